@@ -1,0 +1,117 @@
+"""JSON values: the type, a strict checker, and deep freezing for value objects.
+
+Theory of operation: frontmatter and unknown entry fields are arbitrary JSON. Value objects in this
+library are immutable, so JSON taken into one is *frozen* (objects become read-only mappings, arrays
+become tuples) and *thawed* back into fresh ``dict``/``list`` values on the way out. Before freezing,
+:func:`json_value_problems` checks that a value really is JSON: string keys, finite numbers, no
+tuples or sets or bytes, no lone surrogates (which no UTF-8 SKILL.md can contain), and a bounded
+depth. The walk is iterative, so hostile depth gives a problem report, never a ``RecursionError``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from types import MappingProxyType
+from typing import Final, TypeAlias
+
+__all__ = [
+    "JSONValue",
+    "FrozenJSON",
+    "MAX_JSON_DEPTH",
+    "json_value_problems",
+    "freeze_json",
+    "thaw_json",
+    "escape_pointer_token",
+]
+
+#: A JSON value as :func:`json.loads` returns it.
+JSONValue: TypeAlias = "dict[str, JSONValue] | list[JSONValue] | str | int | float | bool | None"
+#: A frozen JSON value: read-only mappings and tuples instead of dicts and lists.
+FrozenJSON: TypeAlias = (
+    "Mapping[str, FrozenJSON] | tuple[FrozenJSON, ...] | str | int | float | bool | None"
+)
+
+#: Deepest nesting accepted in values taken into value objects. The frontmatter parser caps YAML
+#: nesting lower than this; real frontmatter nests at most 5 levels (corpus/README.md).
+MAX_JSON_DEPTH: Final = 100
+
+
+def escape_pointer_token(token: str) -> str:
+    """Escape one JSON pointer reference token (RFC 6901 §3: ``~`` → ``~0``, ``/`` → ``~1``)."""
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def _string_problem(value: str) -> str | None:
+    if value.isascii():
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return "string contains a lone surrogate, which is not valid Unicode text"
+    return None
+
+
+def json_value_problems(
+    value: object, pointer: str = "", *, max_depth: int = MAX_JSON_DEPTH
+) -> Iterator[tuple[str, str]]:
+    """Yield ``(json_pointer, message)`` for every place where ``value`` is not plain JSON.
+
+    Accepted: ``dict`` with ``str`` keys, ``list``, ``str``, ``int``, finite ``float``, ``bool`` and
+    ``None`` (read-only mappings and tuples are accepted too, so frozen values re-check cleanly).
+    """
+    stack: list[tuple[object, str, int]] = [(value, pointer, 0)]
+    while stack:
+        item, where, depth = stack.pop()
+        if item is None or isinstance(item, bool | int):
+            continue
+        if isinstance(item, str):
+            problem = _string_problem(item)
+            if problem is not None:
+                yield where, problem
+            continue
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                yield where, f"{item!r} is not a JSON number"
+            continue
+        if depth >= max_depth:
+            yield where, f"nested deeper than {max_depth} levels"
+            continue
+        if isinstance(item, dict | MappingProxyType):
+            children: list[tuple[object, str, int]] = []
+            for key, child in item.items():
+                if not isinstance(key, str):
+                    yield where, f"object key {key!r} is not a string"
+                    continue
+                problem = _string_problem(key)
+                if problem is not None:
+                    yield where, f"object key: {problem}"
+                    continue
+                children.append((child, f"{where}/{escape_pointer_token(key)}", depth + 1))
+            stack.extend(reversed(children))
+        elif isinstance(item, list | tuple):
+            stack.extend(
+                (child, f"{where}/{index}", depth + 1)
+                for index, child in reversed(list(enumerate(item)))
+            )
+        else:
+            yield where, f"a {type(item).__name__} is not a JSON value"
+
+
+def freeze_json(value: object) -> FrozenJSON:
+    """Return a deep, read-only copy of a JSON value (check it first with json_value_problems)."""
+    if isinstance(value, dict | MappingProxyType):
+        return MappingProxyType({key: freeze_json(child) for key, child in value.items()})
+    if isinstance(value, list | tuple):
+        return tuple(freeze_json(child) for child in value)
+    assert value is None or isinstance(value, str | int | float)
+    return value
+
+
+def thaw_json(value: FrozenJSON) -> JSONValue:
+    """Return a fresh, mutable ``dict``/``list`` copy of a frozen JSON value."""
+    if isinstance(value, Mapping):
+        return {key: thaw_json(child) for key, child in value.items()}
+    if isinstance(value, tuple):
+        return [thaw_json(child) for child in value]
+    return value

@@ -1,0 +1,125 @@
+"""The public API and the sans-IO promise: exports, docstrings, stdlib-only imports, no I/O in the core."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import skills_core
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "skills_core"
+
+#: Modules allowed to do I/O (DESIGN.md: the server's filesystem loader, the host's cache store,
+#: the stdio adapters and the command line). Everything else is the sans-IO core.
+IO_MODULES = {
+    "skills_core/server/filesystem.py",
+    "skills_core/host/cache_store.py",
+    "skills_core/cli.py",
+    "skills_core/__main__.py",
+}
+IO_PACKAGES = ("skills_core/adapters/",)
+
+FORBIDDEN_IMPORTS = {
+    "socket",
+    "subprocess",
+    "asyncio",
+    "trio",
+    "anyio",
+    "random",
+    "secrets",
+    "time",
+    "datetime",
+    "threading",
+    "multiprocessing",
+    "logging",
+    "shutil",
+    "tempfile",
+    "pathlib",
+    "io",
+    "select",
+    "selectors",
+    "signal",
+    "urllib.request",
+    "http",
+    "os",
+}
+FORBIDDEN_CALLS = {"open", "print", "input", "exec", "eval", "__import__"}
+
+
+def core_modules() -> list[Path]:
+    out = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel in IO_MODULES or rel.startswith(IO_PACKAGES):
+            continue
+        out.append(path)
+    return out
+
+
+def test_every_exported_name_exists_and_is_documented() -> None:
+    assert len(set(skills_core.__all__)) == len(skills_core.__all__)
+    for name in skills_core.__all__:
+        obj = getattr(skills_core, name)
+        if inspect.isclass(obj) or inspect.isfunction(obj):
+            assert obj.__doc__, f"{name} has no docstring"
+
+
+def test_module_all_lists_are_consistent() -> None:
+    for path in core_modules():
+        module_name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        module = __import__(module_name, fromlist=["*"])
+        exported = getattr(module, "__all__", None)
+        if path.name.startswith("_") and path.name != "__init__.py":
+            continue
+        assert exported is not None, f"{module_name} has no __all__"
+        for name in exported:
+            assert hasattr(module, name), f"{module_name}.__all__ names missing {name}"
+
+
+@pytest.mark.parametrize("path", core_modules(), ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_core_module_does_no_io(path: Path) -> None:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                assert alias.name.split(".")[0] not in FORBIDDEN_IMPORTS, (path, alias.name)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            assert node.module.split(".")[0] not in FORBIDDEN_IMPORTS, (path, node.module)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            assert node.func.id not in FORBIDDEN_CALLS, (path, node.func.id, node.lineno)
+
+
+def test_core_modules_start_with_future_annotations_and_a_docstring() -> None:
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        assert ast.get_docstring(tree), f"{path} has no module docstring"
+        futures = [
+            node
+            for node in tree.body
+            if isinstance(node, ast.ImportFrom) and node.module == "__future__"
+        ]
+        assert futures, f"{path} lacks 'from __future__ import annotations'"
+
+
+def test_import_with_the_standard_library_only() -> None:
+    """``python -S -c "import skills_core"`` from the repository root (no site-packages)."""
+    code = (
+        "import sys, skills_core;"
+        "bad = [m for m in ('trio', 'anyio', 'yaml', 'pydantic', 'mcp') if m in sys.modules];"
+        "print(skills_core.__version__, bad)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-S", "-c", code], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == f"{skills_core.__version__} []"
+
+
+def test_py_typed_marker_ships() -> None:
+    assert (PACKAGE / "py.typed").exists()
