@@ -56,6 +56,7 @@ __all__ = [
     "resolve_reference",
     "resolve_directory_reference",
     "encode_path_segment",
+    "check_path_segment",
 ]
 
 #: Longest URI or reference accepted, in characters. Real skill URIs are well under 300 characters;
@@ -147,6 +148,24 @@ def _check_segment(segment: str, value: str, what: str, *, allow_non_ascii: bool
             f"{what} {quote_for_message(value)} contains a percent-encoded dot, separator or "
             "control character (%2e, %2f, %5c, %00-%1f or %7f)",
         )
+
+
+def check_path_segment(segment: str, *, uri: str | None = None) -> None:
+    """Check that ``segment`` is one clean URI path segment (used for directory children; SIL-29).
+
+    A clean segment is non-empty, not ``.`` or ``..``, holds no ``/``, ``?``, ``#``, backslash,
+    control, format or whitespace character, and no malformed or forbidden escape.
+
+    Args:
+        segment: The segment to check.
+        uri: The URI the segment came from, quoted in the error message.
+
+    Raises:
+        URIError: the segment is not clean.
+    """
+    value = segment if uri is None else uri
+    _check_characters(segment, "path segment")
+    _check_segment(segment, value, "path segment")
 
 
 def _explain_bad_segment(segment: str, value: str, what: str, *, allow_non_ascii: bool) -> None:

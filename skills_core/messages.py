@@ -1,0 +1,568 @@
+"""Wire shapes of the methods the Skills extension uses, for both protocol eras.
+
+Theory of operation
+-------------------
+This module knows what the JSON of each request and result looks like, and nothing about what a
+server or a host *does* with it. Builders return plain ``dict`` values ready for JSON-RPC; parsers
+take decoded JSON from the peer, check it strictly, and return value objects or raise a typed error.
+
+Two eras (base-protocol.md, DESIGN.md decision 2):
+
+* **modern** (2026-07-28): stateless. Every request carries ``params._meta`` with the protocol
+  version and the client capabilities; every result carries ``resultType: "complete"``, and the
+  cacheable ones (``server/discover``, ``resources/list``, ``resources/read``, ``skills/list``,
+  ``skills/get``, and ``resources/directory/read`` for the TypeScript SDK's sake) carry ``ttlMs`` and
+  ``cacheScope``;
+* **legacy** (2025-11-25): a session opened by ``initialize``; requests carry no ``_meta`` and results
+  none of the modern fields.
+
+Host-side parsing follows the fail-closed choices of requirements.md: only JSON ``true`` enables
+``directoryRead`` (SIL-15); the extension without the ``resources`` capability is not usable
+(SIL-16); a missing ``ttlMs``/``cacheScope`` means "stale, private" (SIL-14); a ``resources/read``
+result must hold exactly one content item for the requested URI, and its bytes are UTF-8 of ``text``
+or the strict base64 decoding of ``blob``, bounded by the expected size before decoding (VER-17,
+SIL-11, WG-03); directory children must sit exactly one segment below the directory (SIL-29, WG-01).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import enum
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, final
+
+from skills_core.entry import DEFAULT_LIMITS, Limits, SkillEntry
+from skills_core.errors import (
+    EntryProblem,
+    InvalidEntryError,
+    RemoteProtocolError,
+    URIError,
+    VerificationError,
+    VerificationKind,
+    quote_for_message,
+)
+from skills_core.jsonvalue import JSONValue
+from skills_core.spec import (
+    DIRECTORY_MIME_TYPE,
+    DIRECTORY_READ_SETTING,
+    EXTENSION_ID,
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
+    MODERN_PROTOCOL_VERSION,
+    ErrorCode,
+)
+from skills_core.uri import check_path_segment
+
+__all__ = [
+    "Era",
+    "CacheScope",
+    "CacheHint",
+    "Implementation",
+    "ServerFeatures",
+    "ListSkillsPage",
+    "RejectedEntry",
+    "DirectoryChild",
+    "client_capabilities",
+    "request_meta",
+    "with_meta",
+    "server_capabilities",
+    "complete_result",
+    "parse_server_features",
+    "parse_cache_hint",
+    "parse_list_skills_result",
+    "parse_get_skill_result",
+    "encode_resource_contents",
+    "decode_read_result",
+    "parse_directory_result",
+]
+
+
+class Era(enum.Enum):
+    """Which protocol revision a request or result belongs to."""
+
+    #: 2026-07-28 and later: stateless, ``_meta`` on every request.
+    MODERN = "modern"
+    #: 2025-11-25: ``initialize``-based sessions.
+    LEGACY = "legacy"
+
+
+class CacheScope(enum.StrEnum):
+    """``cacheScope`` values of a CacheableResult (base-protocol.md §1.5)."""
+
+    PUBLIC = "public"
+    PRIVATE = "private"
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CacheHint:
+    """``ttlMs`` and ``cacheScope`` of a result: a freshness hint, never integrity (LIST-10).
+
+    Attributes:
+        ttl_ms: Milliseconds the result may be treated as current; 0 means stale at once.
+        scope: Whether the result may be shared across authorisation contexts.
+        present: False when the peer omitted the fields (treated as ``0``/``private``; SIL-14).
+    """
+
+    ttl_ms: int = 0
+    scope: CacheScope = CacheScope.PRIVATE
+    present: bool = False
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Implementation:
+    """An MCP ``Implementation`` object (``clientInfo`` / ``serverInfo``)."""
+
+    name: str
+    version: str
+
+    def to_json(self) -> dict[str, JSONValue]:
+        """Return ``{"name": ..., "version": ...}``."""
+        return {"name": self.name, "version": self.version}
+
+
+# --- requests ---------------------------------------------------------------------------------
+
+
+def client_capabilities(*, declare_skills: bool = True) -> dict[str, JSONValue]:
+    """Return the client capabilities a host sends; it declares the extension (DESIGN.md, SIL-28)."""
+    if not declare_skills:
+        return {}
+    return {"extensions": {EXTENSION_ID: {}}}
+
+
+def request_meta(
+    client_info: Implementation,
+    *,
+    capabilities: Mapping[str, JSONValue] | None = None,
+    protocol_version: str = MODERN_PROTOCOL_VERSION,
+) -> dict[str, JSONValue]:
+    """Return the ``_meta`` object every modern request carries (base-protocol.md §1.3; CAP-10)."""
+    caps: dict[str, JSONValue] = (
+        dict(capabilities) if capabilities is not None else client_capabilities()
+    )
+    return {
+        META_PROTOCOL_VERSION: protocol_version,
+        META_CLIENT_CAPABILITIES: caps,
+        META_CLIENT_INFO: client_info.to_json(),
+    }
+
+
+def with_meta(
+    params: Mapping[str, JSONValue] | None, meta: Mapping[str, JSONValue] | None
+) -> dict[str, JSONValue]:
+    """Return request ``params`` with ``_meta`` added (modern) or unchanged (legacy: ``meta=None``)."""
+    out: dict[str, JSONValue] = dict(params) if params else {}
+    if meta is not None:
+        out["_meta"] = dict(meta)
+    return out
+
+
+# --- server-side results ----------------------------------------------------------------------
+
+
+def server_capabilities(*, directory_read: bool) -> dict[str, JSONValue]:
+    """Return the ServerCapabilities of a skills server (CAP-01, CAP-03, CAP-07).
+
+    The extension's settings are ``{}`` without directory reads and ``{"directoryRead": true}``
+    with them; the ``resources`` capability is always declared alongside.
+    """
+    settings: dict[str, JSONValue] = {DIRECTORY_READ_SETTING: True} if directory_read else {}
+    return {"resources": {}, "extensions": {EXTENSION_ID: settings}}
+
+
+def complete_result(
+    body: Mapping[str, JSONValue],
+    *,
+    era: Era,
+    cache: CacheHint | None = None,
+    server_info: Implementation | None = None,
+) -> dict[str, JSONValue]:
+    """Wrap a result body in the era's envelope fields.
+
+    Modern results get ``resultType: "complete"``, then ``ttlMs``/``cacheScope`` when ``cache`` is
+    given, and ``_meta.serverInfo`` when ``server_info`` is given. Legacy results are the body alone.
+    """
+    out: dict[str, JSONValue] = {}
+    if era is Era.MODERN:
+        out["resultType"] = "complete"
+    out.update(body)
+    if era is Era.MODERN:
+        if cache is not None:
+            out["ttlMs"] = cache.ttl_ms
+            out["cacheScope"] = cache.scope.value
+        if server_info is not None:
+            out["_meta"] = {META_SERVER_INFO: server_info.to_json()}
+    return out
+
+
+def encode_resource_contents(uri: str, data: bytes, mime_type: str | None) -> dict[str, JSONValue]:
+    """Return one ``contents`` item for ``data``: ``text`` only when it is exact UTF-8 (DESIGN 9).
+
+    ``text`` is used only for bytes that decode as strict UTF-8 and re-encode to the same bytes
+    (always true for strict UTF-8, so no BOM games or surrogates can change a byte); ``blob`` (base64)
+    otherwise. A host hashes UTF-8(``text``) or the decoded ``blob``, so either way the digest covers
+    the raw bytes (SIL-11).
+    """
+    item: dict[str, JSONValue] = {"uri": uri}
+    if mime_type is not None:
+        item["mimeType"] = mime_type
+    try:
+        item["text"] = data.decode("utf-8")
+    except UnicodeDecodeError:
+        item["blob"] = base64.b64encode(data).decode("ascii")
+    return item
+
+
+# --- host-side parsing ------------------------------------------------------------------------
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerFeatures:
+    """What a server's capabilities allow a host to do with it.
+
+    Attributes:
+        resources: The base ``resources`` capability is declared.
+        skills: The extension is declared **and** usable (it needs ``resources``; SIL-16).
+        directory_read: ``directoryRead`` is JSON ``true`` (and the extension is usable; SIL-15).
+        notices: Human-readable reasons the declaration was not taken at face value.
+    """
+
+    resources: bool
+    skills: bool
+    directory_read: bool
+    notices: tuple[str, ...] = ()
+
+
+def parse_server_features(capabilities: object) -> ServerFeatures:
+    """Read a server's ``capabilities`` (from ``server/discover`` or ``initialize``).
+
+    Never raises: anything malformed simply enables less, with a notice saying why.
+    """
+    notices: list[str] = []
+    if not isinstance(capabilities, Mapping):
+        return ServerFeatures(
+            resources=False,
+            skills=False,
+            directory_read=False,
+            notices=("the server's capabilities are not a JSON object",),
+        )
+    resources = isinstance(capabilities.get("resources"), Mapping)
+    extensions = capabilities.get("extensions")
+    settings = extensions.get(EXTENSION_ID) if isinstance(extensions, Mapping) else None
+    declared = settings is not None
+    if declared and not isinstance(settings, Mapping):
+        notices.append(
+            f"the server declares {EXTENSION_ID} with {quote_for_message(settings)} instead of "
+            "a settings object; the extension is not used (CAP-01)"
+        )
+        declared = False
+    skills = declared and resources
+    if declared and not resources:
+        notices.append(
+            f"the server declares {EXTENSION_ID} without the resources capability; its skills "
+            "are not used (SIL-16)"
+        )
+    directory_read = False
+    if skills and isinstance(settings, Mapping):
+        value = settings.get(DIRECTORY_READ_SETTING, False)
+        directory_read = value is True
+        if DIRECTORY_READ_SETTING in settings and not isinstance(value, bool):
+            notices.append(
+                f"directoryRead is {quote_for_message(value)}, not a boolean; directory reads "
+                "stay disabled (SIL-15)"
+            )
+    return ServerFeatures(
+        resources=resources,
+        skills=skills,
+        directory_read=directory_read,
+        notices=tuple(notices),
+    )
+
+
+def _check_result_object(result: object, method: str) -> Mapping[str, Any]:
+    if not isinstance(result, Mapping):
+        raise RemoteProtocolError(
+            f"{method} result must be a JSON object, not {quote_for_message(result)}",
+            kind="bad-result",
+            rpc_code=ErrorCode.INVALID_PARAMS,
+        )
+    result_type = result.get("resultType", "complete")
+    if result_type != "complete":
+        raise RemoteProtocolError(
+            f'{method} result has resultType {quote_for_message(result_type)}; only "complete" '
+            "results are supported (SIL-14)",
+            kind="unsupported-result-type",
+        )
+    return result
+
+
+def parse_cache_hint(result: Mapping[str, Any]) -> CacheHint:
+    """Read ``ttlMs``/``cacheScope``; missing or malformed values mean ``0``/private (SIL-14)."""
+    ttl = result.get("ttlMs")
+    scope = result.get("cacheScope")
+    present = "ttlMs" in result and "cacheScope" in result
+    ttl_ms = 0
+    if isinstance(ttl, int) and not isinstance(ttl, bool) and ttl > 0:
+        ttl_ms = ttl
+    elif isinstance(ttl, float) and math.isfinite(ttl) and ttl > 0:
+        ttl_ms = int(ttl)
+    cache_scope = CacheScope.PUBLIC if scope == "public" else CacheScope.PRIVATE
+    return CacheHint(ttl_ms=ttl_ms, scope=cache_scope, present=present)
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RejectedEntry:
+    """A listing entry that was not accepted, with why (kept out of the registry; SIL-12).
+
+    Attributes:
+        index: Position in the page's ``skills`` array.
+        uri: The entry's ``uri`` if it was a string.
+        error: The full error (:class:`EntryOverLimitError` for over-limit entries).
+    """
+
+    index: int
+    uri: str | None
+    error: InvalidEntryError
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ListSkillsPage:
+    """One parsed ``skills/list`` page.
+
+    Attributes:
+        entries: The valid entries, in order.
+        rejected: The invalid or over-limit entries, with reasons.
+        next_cursor: The cursor for the next page, or None at the end.
+        cache: The page's cache hint.
+    """
+
+    entries: tuple[SkillEntry, ...]
+    rejected: tuple[RejectedEntry, ...]
+    next_cursor: str | None
+    cache: CacheHint
+
+
+def parse_list_skills_result(
+    result: object, *, limits: Limits | None = DEFAULT_LIMITS
+) -> ListSkillsPage:
+    """Parse a ``skills/list`` result; each entry is validated on its own (SIL-12).
+
+    Raises:
+        RemoteProtocolError: the result itself is malformed (not an object, ``skills`` not an
+            array, a non-string ``nextCursor``, a resultType other than ``complete``).
+    """
+    body = _check_result_object(result, "skills/list")
+    skills = body.get("skills")
+    if not isinstance(skills, list):
+        raise RemoteProtocolError(
+            f"skills/list result has no 'skills' array (got {quote_for_message(skills)})",
+            kind="bad-result",
+        )
+    cursor = body.get("nextCursor")
+    if cursor is not None and not isinstance(cursor, str):
+        raise RemoteProtocolError(
+            f"skills/list nextCursor must be a string, not {quote_for_message(cursor)}",
+            kind="bad-result",
+        )
+    entries: list[SkillEntry] = []
+    rejected: list[RejectedEntry] = []
+    for index, obj in enumerate(skills):
+        try:
+            entries.append(SkillEntry.from_json(obj, limits=limits))
+        except InvalidEntryError as exc:
+            rejected.append(RejectedEntry(index=index, uri=exc.uri, error=exc))
+    return ListSkillsPage(
+        entries=tuple(entries),
+        rejected=tuple(rejected),
+        next_cursor=cursor,
+        cache=parse_cache_hint(body),
+    )
+
+
+def parse_get_skill_result(
+    result: object, *, requested_uri: str, limits: Limits | None = DEFAULT_LIMITS
+) -> tuple[SkillEntry, CacheHint]:
+    """Parse a ``skills/get`` result for ``requested_uri``.
+
+    Raises:
+        RemoteProtocolError: the result is not an object or lacks ``skill``.
+        InvalidEntryError: the entry is malformed, including an entry for another URI (SIL-13).
+        EntryOverLimitError: the entry exceeds ``limits``.
+    """
+    body = _check_result_object(result, "skills/get")
+    if "skill" not in body:
+        raise RemoteProtocolError("skills/get result has no 'skill' object", kind="bad-result")
+    obj = body["skill"]
+    if isinstance(obj, Mapping) and obj.get("uri") != requested_uri:
+        problem = EntryProblem(
+            code="uri-mismatch",
+            pointer="/uri",
+            message=f"skills/get for {requested_uri} answered with an entry for "
+            f"{quote_for_message(obj.get('uri'))}",
+        )
+        uri = obj.get("uri")
+        raise InvalidEntryError((problem,), uri=uri if isinstance(uri, str) else None)
+    entry = SkillEntry.from_json(obj, limits=limits)
+    return entry, parse_cache_hint(body)
+
+
+def _content_error(uri: str, message: str) -> VerificationError:
+    return VerificationError(
+        f"{uri}: malformed resources/read result: {message}",
+        kind=VerificationKind.CONTENT,
+        uri=uri,
+    )
+
+
+def decode_read_result(result: object, *, uri: str, max_size: int | None = None) -> bytes:
+    """Return the raw bytes of a ``resources/read`` result for ``uri`` (VER-17, SIL-11, WG-03).
+
+    The result must hold exactly one content item whose ``uri`` is exactly ``uri`` and which has
+    exactly one of ``text`` (hashed as its UTF-8 encoding) or ``blob`` (strict base64). When
+    ``max_size`` is given (the entry's ``size``), content that cannot fit is refused *before* it is
+    encoded or decoded: a ``text`` longer than ``max_size`` characters, or a ``blob`` longer than
+    ``4 * ceil(max_size / 3)`` characters.
+
+    Raises:
+        VerificationError: kind ``content`` for a malformed result, kind ``size`` when the content
+            is provably longer than ``max_size``.
+        RemoteProtocolError: the result is not an object or has a resultType other than complete.
+    """
+    body = _check_result_object(result, "resources/read")
+    contents = body.get("contents")
+    if not isinstance(contents, list):
+        raise _content_error(uri, "'contents' is not an array")
+    if len(contents) != 1:
+        raise _content_error(uri, f"expected exactly one content item, got {len(contents)}")
+    item = contents[0]
+    if not isinstance(item, Mapping):
+        raise _content_error(uri, "the content item is not an object")
+    if item.get("uri") != uri:
+        raise _content_error(
+            uri, f"the content item is for {quote_for_message(item.get('uri'))}, not the URI read"
+        )
+    has_text = "text" in item
+    has_blob = "blob" in item
+    if has_text == has_blob:
+        raise _content_error(uri, "the content item must have exactly one of 'text' and 'blob'")
+    if has_text:
+        text = item["text"]
+        if not isinstance(text, str):
+            raise _content_error(uri, "'text' is not a string")
+        if max_size is not None and len(text) > max_size:
+            raise _oversize(uri, max_size, len(text))
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise _content_error(uri, "'text' contains a lone surrogate") from None
+        return data
+    blob = item["blob"]
+    if not isinstance(blob, str):
+        raise _content_error(uri, "'blob' is not a string")
+    if max_size is not None and len(blob) > 4 * -(-max_size // 3):
+        raise _oversize(uri, max_size, None)
+    try:
+        return base64.b64decode(blob.encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeEncodeError, ValueError):
+        raise _content_error(uri, "'blob' is not valid base64") from None
+
+
+def _oversize(uri: str, expected: int, actual: int | None) -> VerificationError:
+    what = f"at least {actual} bytes" if actual is not None else "more bytes"
+    return VerificationError(
+        f"{uri}: size mismatch: the entry lists {expected} bytes but the content has {what}",
+        kind=VerificationKind.SIZE,
+        uri=uri,
+        expected=expected,
+        actual=actual,
+    )
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DirectoryChild:
+    """One accepted child of a ``resources/directory/read`` result (SIL-29).
+
+    Attributes:
+        uri: The child's URI, exactly one segment below the directory.
+        name: The last segment of ``uri`` (never the server-supplied ``name``).
+        is_directory: ``mimeType`` is ``inode/directory``.
+        mime_type: The server-supplied ``mimeType``, if a string.
+    """
+
+    uri: str
+    name: str
+    is_directory: bool
+    mime_type: str | None
+
+
+def parse_directory_result(
+    result: object, *, directory_uri: str
+) -> tuple[tuple[DirectoryChild, ...], tuple[str, ...], str | None]:
+    """Parse a ``resources/directory/read`` result for ``directory_uri``.
+
+    Children that are not exactly one clean segment below the directory are dropped (WG-01,
+    SIL-29); the display name comes from the URI, not the server's ``name``.
+
+    Returns:
+        ``(children, dropped, next_cursor)`` where ``dropped`` holds a reason per refused child.
+
+    Raises:
+        RemoteProtocolError: the result or its ``resources`` array is malformed.
+    """
+    body = _check_result_object(result, "resources/directory/read")
+    resources = body.get("resources")
+    if not isinstance(resources, list):
+        raise RemoteProtocolError(
+            "resources/directory/read result has no 'resources' array", kind="bad-result"
+        )
+    cursor = body.get("nextCursor")
+    if cursor is not None and not isinstance(cursor, str):
+        raise RemoteProtocolError(
+            "resources/directory/read nextCursor must be a string", kind="bad-result"
+        )
+    prefix = directory_uri + "/"
+    children: list[DirectoryChild] = []
+    dropped: list[str] = []
+    seen: set[str] = set()
+    for item in resources:
+        child_uri = item.get("uri") if isinstance(item, Mapping) else None
+        if not isinstance(child_uri, str) or not child_uri.startswith(prefix):
+            dropped.append(
+                f"{quote_for_message(child_uri)} is not inside {directory_uri}; dropped (WG-01)"
+            )
+            continue
+        segment = child_uri[len(prefix) :]
+        try:
+            check_path_segment(segment, uri=child_uri)
+        except URIError as exc:
+            dropped.append(
+                f"{quote_for_message(child_uri)} is not a clean direct child of {directory_uri} "
+                f"({exc.message}); dropped (SIL-29)"
+            )
+            continue
+        if child_uri in seen:
+            dropped.append(f"{quote_for_message(child_uri)} is listed twice; dropped")
+            continue
+        seen.add(child_uri)
+        assert isinstance(item, Mapping)
+        mime = item.get("mimeType")
+        children.append(
+            DirectoryChild(
+                uri=child_uri,
+                name=segment,
+                is_directory=mime == DIRECTORY_MIME_TYPE,
+                mime_type=mime if isinstance(mime, str) else None,
+            )
+        )
+    return tuple(children), tuple(dropped), cursor
