@@ -32,7 +32,7 @@ import enum
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, final
+from typing import Any, Final, final
 
 from skills_core.entry import DEFAULT_LIMITS, Limits, SkillEntry
 from skills_core.errors import (
@@ -207,17 +207,47 @@ def encode_resource_contents(uri: str, data: bytes, mime_type: str | None) -> di
 
     ``text`` is used only for bytes that decode as strict UTF-8 and re-encode to the same bytes
     (always true for strict UTF-8, so no BOM games or surrogates can change a byte); ``blob`` (base64)
-    otherwise. A host hashes UTF-8(``text``) or the decoded ``blob``, so either way the digest covers
-    the raw bytes (SIL-11).
+    otherwise, and also for large text whose JSON escaping would outgrow base64. A host hashes
+    UTF-8(``text``) or the decoded ``blob``, so either way the digest covers the raw bytes (SIL-11).
     """
     item: dict[str, JSONValue] = {"uri": uri}
     if mime_type is not None:
         item["mimeType"] = mime_type
     try:
-        item["text"] = data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
+        text = None
+    if text is not None and not _text_escapes_past_base64(data):
+        item["text"] = text
+    else:
         item["blob"] = base64.b64encode(data).decode("ascii")
     return item
+
+
+#: Below this size the JSON form of a text file is never worth measuring: even six bytes per byte
+#: (every byte a control character escaped as ``\u00XX``) stays far under the message cap.
+_ESCAPE_CHECK_THRESHOLD: Final = 1 << 20
+#: Bytes that JSON writes as escapes, with the length of each escape minus the raw byte it replaces.
+_ESCAPE_GROWTH: Final = (
+    *((bytes([b]), 5) for b in range(0x20) if b not in (0x08, 0x09, 0x0A, 0x0C, 0x0D)),
+    *((bytes([b]), 1) for b in (0x08, 0x09, 0x0A, 0x0C, 0x0D, 0x22, 0x5C)),
+    # U+0085, U+2028 and U+2029 are sent escaped (\uXXXX) by skills_core.jsonrpc.
+    ("\u0085".encode(), 4),
+    ("\u2028".encode(), 3),
+    ("\u2029".encode(), 3),
+)
+
+
+def _text_escapes_past_base64(data: bytes) -> bool:
+    """True when ``data`` as a JSON string would be longer than as base64 (large files only).
+
+    A 16 MiB file of newlines or control characters would become 32-96 MiB of JSON text, past the
+    message cap of :mod:`skills_core.jsonrpc`; base64 bounds it at 4/3 of the size.
+    """
+    if len(data) < _ESCAPE_CHECK_THRESHOLD:
+        return False
+    growth = sum(data.count(raw) * extra for raw, extra in _ESCAPE_GROWTH)
+    return len(data) + growth > 4 * -(-len(data) // 3)
 
 
 # --- host-side parsing ------------------------------------------------------------------------

@@ -374,3 +374,14 @@ def test_complete_result_without_cache_or_server_info() -> None:
         "resultType": "complete",
         "resources": [],
     }
+
+
+def test_large_text_that_escapes_badly_goes_as_blob() -> None:
+    newlines = b"\n" * (2 << 20)  # 2 MiB: 4 MiB as JSON text, 2.7 MiB as base64
+    item = encode_resource_contents("skill://x/a", newlines, "text/plain")
+    assert "blob" in item
+    assert decode_read_result({"contents": [item]}, uri="skill://x/a") == newlines
+    prose = b"plain words " * (200_000)  # 2.4 MB that needs no escaping stays text
+    assert "text" in encode_resource_contents("skill://x/b", prose, "text/plain")
+    separators = "\u2028".encode() * (1 << 19)
+    assert "blob" in encode_resource_contents("skill://x/c", separators, None)
