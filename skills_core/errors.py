@@ -15,7 +15,10 @@ The classes split the way the caller has to react:
 * :class:`VerificationError`: bytes or frontmatter that do not match the entry the host holds;
 * :class:`FrontmatterError`: SKILL.md text outside the supported YAML subset, with line and column;
 * :class:`ProtocolError`: JSON-RPC traffic that breaks the protocol, either ours
-  (:class:`LocalProtocolError`) or the peer's (:class:`RemoteProtocolError`).
+  (:class:`LocalProtocolError`) or the peer's (:class:`RemoteProtocolError`);
+* :class:`JsonRpcError`: the peer answered a request with a JSON-RPC error response;
+* :class:`TransportError`: the connection itself failed (the process could not start, died, or a
+  request timed out); raised by the I/O adapters only.
 
 Errors never carry bytes from the peer beyond what the message quotes (truncated), so they are safe to
 log and to show.
@@ -41,6 +44,8 @@ __all__ = [
     "ProtocolError",
     "LocalProtocolError",
     "RemoteProtocolError",
+    "JsonRpcError",
+    "TransportError",
     "quote_for_message",
 ]
 
@@ -327,3 +332,35 @@ class LocalProtocolError(ProtocolError):
 
 class RemoteProtocolError(ProtocolError):
     """The peer sent something the protocol forbids."""
+
+
+class JsonRpcError(SkillsError):
+    """The peer answered a request with a JSON-RPC error response.
+
+    This is not a protocol violation: ``-32602`` for an unknown skill is a normal answer.
+
+    Attributes:
+        kind: ``"error-response"``.
+        rpc_code: The ``error.code`` the peer sent.
+        data: The ``error.data`` the peer sent, or ``None``.
+        method: The method of the request that failed.
+    """
+
+    rpc_code: int
+    data: object
+    method: str
+
+    def __init__(self, message: str, *, rpc_code: int, method: str, data: object = None) -> None:
+        super().__init__(message, kind="error-response")
+        self.rpc_code = rpc_code
+        self.method = method
+        self.data = data
+
+
+class TransportError(SkillsError):
+    """The connection to a peer failed: it could not start, it died, or a request timed out.
+
+    Attributes:
+        kind: ``"spawn-failed"``, ``"closed"``, ``"timeout"`` or ``"protocol"`` (the peer broke
+            JSON-RPC badly enough that the connection was given up).
+    """

@@ -1,0 +1,14 @@
+"""stdio adapters: thin asyncio and trio loops around the sans-IO cores.
+
+* :mod:`skills_core.adapters.asyncio_stdio` -- standard library only.
+* :mod:`skills_core.adapters.trio_stdio` -- needs the optional ``trio`` extra.
+
+Both offer the same shape: ``serve_stdio(handle)`` serves a request handler over stdin/stdout, and
+``open_stdio_client(argv, label=...)`` spawns a server command and yields a ``StdioClient`` with
+``request(method, params, timeout=...)``. This package imports neither submodule, so importing it
+never imports trio.
+"""
+
+from __future__ import annotations
+
+__all__: list[str] = []

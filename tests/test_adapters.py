@@ -1,0 +1,373 @@
+"""The stdio adapters: asyncio and trio, server loop and client, against real processes."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from skills_core.adapters import asyncio_stdio, trio_stdio
+from skills_core.adapters._core import (
+    ClientLoop,
+    Failed,
+    GiveUp,
+    Reply,
+    Report,
+    Resolved,
+    ServerLoop,
+)
+from skills_core.errors import JsonRpcError, TransportError
+from skills_core.jsonvalue import JSONValue
+
+PEER = str(Path(__file__).resolve().parent / "peers" / "echo_server.py")
+FLAVOURS = ["asyncio", "trio"]
+
+
+def run(flavour: str, fn: Callable[[], Awaitable[None]]) -> None:
+    """Run an async test body on the given event loop."""
+    if flavour == "asyncio":
+        asyncio.run(fn())  # type: ignore[arg-type]
+    else:
+        trio.run(fn)
+
+
+def opener(flavour: str) -> Any:
+    return asyncio_stdio.open_stdio_client if flavour == "asyncio" else trio_stdio.open_stdio_client
+
+
+# --- the pure cores ------------------------------------------------------------------------
+
+
+def echo(message: dict[str, JSONValue]) -> dict[str, object] | None:
+    if "id" not in message:
+        return None
+    if message["method"] == "boom":
+        raise RuntimeError("bug")
+    if message["method"] == "none":
+        return None
+    if message["method"] == "weird":
+        return {"jsonrpc": "2.0", "id": message["id"], "something": 1}
+    if message["method"] == "fail":
+        return {"jsonrpc": "2.0", "id": message["id"], "error": {"code": "x", "message": 5}}
+    return {"jsonrpc": "2.0", "id": message["id"], "result": {"params": message.get("params")}}
+
+
+WIRE = (
+    b'{"jsonrpc":"2.0","id":1,"method":"echo","params":{"a":1}}\n'
+    b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+    b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}\n'
+    b"not json\n"
+    b'{"jsonrpc":"2.0","id":"s","method":"boom"}\n'
+    b'{"jsonrpc":"2.0","id":2,"method":"none"}\n'
+    b'{"jsonrpc":"2.0","id":3,"method":"weird"}\n'
+    b'{"jsonrpc":"2.0","id":4,"method":"fail"}\n'
+    b'{"jsonrpc":"2.0","id":5,"result":{}}\n'
+    b'{"jsonrpc":"2.0","id":6,"method":"echo"}\n'
+)
+EXPECTED = [
+    b'{"jsonrpc":"2.0","id":1,"result":{"params":{"a":1}}}',
+    b'{"jsonrpc":"2.0","id":null,"error":{"code":-32700,',
+    b'{"jsonrpc":"2.0","id":"s","error":{"code":-32603,"message":"Internal error"}}',
+    b'{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"Internal error: no response"}}',
+    b'{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"Internal error"}}',
+    b'{"jsonrpc":"2.0","id":4,"error":{"code":-32603,"message":"Internal error"}}',
+    b'{"jsonrpc":"2.0","id":6,"result":{"params":null}}',
+]
+
+
+@pytest.mark.parametrize("chunk", [len(WIRE), 1, 7])
+def test_server_loop_answers_every_request_whole_and_byte_by_byte(chunk: int) -> None:
+    loop = ServerLoop(echo)
+    out = b""
+    for start in range(0, len(WIRE), chunk):
+        data, finished = loop.feed(WIRE[start : start + chunk])
+        out += data
+        assert not finished
+    data, finished = loop.feed(b"")
+    assert finished
+    assert data == b""
+    lines = out.splitlines()
+    assert len(lines) == len(EXPECTED)
+    for line, prefix in zip(lines, EXPECTED, strict=True):
+        assert line.startswith(prefix), line
+
+
+def test_client_loop_outcomes() -> None:
+    loop = ClientLoop(label="docs-server", max_message_size=1024)
+    first, _ = loop.request("skills/list", {})
+    second, _ = loop.request("skills/get", {"uri": "x"})
+    third, _ = loop.request("resources/read", {"uri": "y"})
+    assert loop.cancel(third, "gone")
+    assert loop.cancel(999, "never sent") == b""
+    outcomes = loop.feed(
+        b'{"jsonrpc":"2.0","id":1,"result":{"skills":[]}}\n'
+        b"Starting server...\n"
+        b'{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"No skill"}}\n'
+        b'{"jsonrpc":"2.0","id":3,"result":{}}\n'
+        b'{"jsonrpc":"2.0","id":77,"result":{}}\n'
+        b'{"jsonrpc":"2.0","id":"q","method":"sampling/createMessage"}\n'
+        b'{"jsonrpc":"2.0","method":"notifications/message","params":{}}\n'
+    )
+    assert isinstance(outcomes[0], Resolved)
+    assert outcomes[0].request_id == first
+    assert isinstance(outcomes[1], Report)
+    assert "not JSON-RPC" in outcomes[1].message
+    assert isinstance(outcomes[2], Failed)
+    assert outcomes[2].request_id == second
+    error = outcomes[2].error
+    assert isinstance(error, JsonRpcError)
+    assert error.rpc_code == -32602
+    assert error.method == "skills/get"
+    assert "docs-server" in str(error)
+    assert isinstance(outcomes[3], Report)  # id 77 is nobody's; the late answer to 3 is dropped
+    assert isinstance(outcomes[4], Reply)
+    assert b'"code":-32601' in outcomes[4].data
+    assert len(outcomes) == 5
+
+
+def test_client_loop_gives_up_on_oversized_or_invalid_messages() -> None:
+    loop = ClientLoop(label="L", max_message_size=1024)
+    loop.request("x", None)
+    outcomes = loop.feed(b'{"jsonrpc":"2.0","id":1,"result":{"x":"' + b"a" * 2000 + b'"}}\n')
+    assert len(outcomes) == 1
+    assert isinstance(outcomes[0], GiveUp)
+    assert outcomes[0].error.kind == "protocol"
+    assert "L" in str(outcomes[0].error)
+
+    loop = ClientLoop(label="L")
+    loop.request("x", None)
+    outcomes = loop.feed(b'{"jsonrpc":"2.0","id":1,"result":5}\n')
+    assert isinstance(outcomes[0], Failed)
+    assert isinstance(outcomes[0].error, TransportError)
+    assert outcomes[0].error.kind == "protocol"
+
+
+def test_client_loop_end_of_stream_fails_pending() -> None:
+    loop = ClientLoop(label="L")
+    loop.request("a", None)
+    loop.request("b", None)
+    outcomes = loop.feed(b"")
+    assert [type(o) for o in outcomes] == [Failed, Failed]
+    assert all(isinstance(o, Failed) and o.error.kind == "closed" for o in outcomes)
+    assert "closed the connection" in str(outcomes[0].error)  # type: ignore[union-attr]
+
+
+# --- real processes ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("client_flavour", FLAVOURS)
+@pytest.mark.parametrize("server_flavour", FLAVOURS)
+def test_client_talks_to_served_handler(client_flavour: str, server_flavour: str) -> None:
+    async def body() -> None:
+        async with opener(client_flavour)(
+            [sys.executable, PEER, server_flavour], label="peer"
+        ) as client:
+            assert await client.request("echo", {"a": [1, "é"]}, timeout=10) == {
+                "echo": {"a": [1, "é"]}
+            }
+            with pytest.raises(JsonRpcError) as info:
+                await client.request("nope", None, timeout=10)
+            assert info.value.rpc_code == -32601
+            with pytest.raises(JsonRpcError) as info:
+                await client.request("boom", {}, timeout=10)
+            assert info.value.rpc_code == -32603
+            await client.notify("notifications/initialized")
+            results = await gather(
+                client_flavour, [client.request("echo", {"n": n}, timeout=10) for n in range(20)]
+            )
+            assert results == [{"echo": {"n": n}} for n in range(20)]
+            process = client.process
+        assert process.returncode is not None  # no server outlives the block
+
+    run(client_flavour, body)
+
+
+async def gather(
+    flavour: str, calls: list[Awaitable[dict[str, JSONValue]]]
+) -> list[dict[str, JSONValue]]:
+    if flavour == "asyncio":
+        return list(await asyncio.gather(*calls))
+    results: list[dict[str, JSONValue]] = [{}] * len(calls)
+
+    async def one(index: int, call: Awaitable[dict[str, JSONValue]]) -> None:
+        results[index] = await call
+
+    async with trio.open_nursery() as nursery:
+        for index, call in enumerate(calls):
+            nursery.start_soon(one, index, call)
+    return results
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_noise_timeouts_requests_and_death(flavour: str, capfd: pytest.CaptureFixture[str]) -> None:
+    reports: list[str] = []
+
+    async def body() -> None:
+        async with opener(flavour)(
+            [sys.executable, PEER, "raw"], label="raw", on_report=reports.append
+        ) as client:
+            assert await client.request("noise", None, timeout=10) == {"ok": "noise"}
+            assert await client.request("ask", None, timeout=10) == {"ok": "ask"}
+            with pytest.raises(TransportError) as info:
+                await client.request("sleep", None, timeout=0.2)
+            assert info.value.kind == "timeout"
+            assert "0.2 seconds" in str(info.value)
+            assert await client.request("echo", None, timeout=10) == {"ok": "echo"}
+            with pytest.raises(TransportError) as info:
+                await client.request("die", None, timeout=10)
+            assert info.value.kind == "closed"
+            with pytest.raises(TransportError):
+                await client.request("echo", None, timeout=10)
+
+    run(flavour, body)
+    assert any("not JSON-RPC" in r for r in reports)
+    assert "a log line on stderr" in capfd.readouterr().err  # stderr passed through
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_oversized_message_gives_up(flavour: str) -> None:
+    async def body() -> None:
+        async with opener(flavour)(
+            [sys.executable, PEER, "raw"], label="raw", max_message_size=1024
+        ) as client:
+            with pytest.raises(TransportError) as info:
+                await client.request("huge", None, timeout=10)
+            assert info.value.kind == "protocol"
+            with pytest.raises(TransportError):
+                await client.request("echo", None, timeout=10)
+
+    run(flavour, body)
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_spawn_failure_is_typed(flavour: str) -> None:
+    async def body() -> None:
+        with pytest.raises(TransportError) as info:
+            async with opener(flavour)(["/nonexistent/server"], label="ghost"):
+                pass  # pragma: no cover
+        assert info.value.kind == "spawn-failed"
+        assert "ghost" in str(info.value)
+        with pytest.raises(TransportError):
+            async with opener(flavour)([], label="empty"):
+                pass  # pragma: no cover
+
+    run(flavour, body)
+
+
+STUBBORN = (
+    "import signal, sys, time\n"
+    "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+    "sys.stdin.read()\n"
+    "time.sleep(60)\n"
+)
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_shutdown_escalates_to_kill(flavour: str) -> None:
+    async def body() -> None:
+        async with opener(flavour)(
+            [sys.executable, "-c", STUBBORN], label="stubborn", shutdown_grace=0.3
+        ) as client:
+            process = client.process
+        assert process.returncode == -signal.SIGKILL
+
+    run(flavour, body)
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_cancelling_a_waiting_call_sends_notifications_cancelled(
+    flavour: str, tmp_path: Path
+) -> None:
+    log = tmp_path / "received.log"
+    script = (
+        "import sys\n"
+        f"log = open({str(log)!r}, 'w')\n"
+        "for line in sys.stdin:\n"
+        "    log.write(line); log.flush()\n"
+    )
+
+    async def body() -> None:
+        async with opener(flavour)([sys.executable, "-c", script], label="s") as client:
+            if flavour == "asyncio":
+                task = asyncio.ensure_future(client.request("slow", {}, timeout=None))
+                await asyncio.sleep(0.2)
+                task.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await task
+            else:
+                with trio.move_on_after(0.2):
+                    await client.request("slow", {}, timeout=None)
+            await client.notify("flush")
+
+    run(flavour, body)
+    lines = log.read_text().splitlines()
+    assert '"method":"slow"' in lines[0]
+    assert '"method":"notifications/cancelled"' in lines[1]
+    assert '"requestId":1' in lines[1]
+
+
+def test_importing_skills_core_does_not_import_trio() -> None:
+    import subprocess
+
+    code = (
+        "import sys, skills_core, skills_core.adapters, skills_core.adapters.asyncio_stdio;"
+        "print('trio' in sys.modules)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[1],
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+    )
+    assert result.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_serve_stdio_in_process_over_pipes(flavour: str) -> None:
+    """serve_stdio answers everything, writes nothing but responses, and returns at end of input."""
+    in_read, in_write = os.pipe()
+    out_read, out_write = os.pipe()
+    os.write(in_write, WIRE)
+    os.close(in_write)
+
+    async def body() -> None:
+        if flavour == "asyncio":
+            await asyncio_stdio.serve_stdio(echo, stdin_fd=in_read, stdout_fd=out_write)
+        else:
+            await trio_stdio.serve_stdio(
+                echo, stdin_fd=in_read, stdout_fd=out_write, max_message_size=4096
+            )
+
+    try:
+        run(flavour, body)
+    finally:
+        os.close(in_read)
+        os.close(out_write)
+    with os.fdopen(out_read, "rb") as out:
+        lines = out.read().splitlines()
+    assert len(lines) == len(EXPECTED)
+    for line, prefix in zip(lines, EXPECTED, strict=True):
+        assert line.startswith(prefix), line
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_default_report_goes_to_stderr(flavour: str, capsys: pytest.CaptureFixture[str]) -> None:
+    async def body() -> None:
+        async with opener(flavour)(
+            [sys.executable, PEER, "raw"], label="noisy", stderr=-3
+        ) as client:
+            assert await client.request("noise", None, timeout=10) == {"ok": "noise"}
+
+    run(flavour, body)
+    assert (
+        "skills-core: server 'noisy' wrote a line that is not JSON-RPC" in capsys.readouterr().err
+    )
