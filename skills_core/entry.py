@@ -78,6 +78,7 @@ ResourceKey: TypeAlias = tuple[str, str, int]
 Resources: TypeAlias = "tuple[SkillResource, ...] | Literal['dynamic']"
 
 _KNOWN_RESOURCE_KEYS: Final = frozenset({"uri", "digest", "size"})
+_NO_EXTRA: Final[Mapping[str, Any]] = MappingProxyType({})
 _KNOWN_ENTRY_KEYS: Final = frozenset({"uri", "frontmatter", "resources"})
 
 
@@ -238,6 +239,8 @@ def _type_name(value: object) -> str:
 
 def _collision_key(file_path: str) -> str:
     """What a file path becomes on a case-insensitive, normalising filesystem (WG-06)."""
+    if file_path.isascii() and "%" not in file_path:
+        return file_path.lower()  # casefold and NFC are the identity on ASCII beyond lowercasing
     decoded = unquote(file_path)
     return unicodedata.normalize("NFC", unicodedata.normalize("NFC", decoded).casefold())
 
@@ -487,8 +490,11 @@ def _trusted_resource(item: dict[str, Any]) -> SkillResource:
     setattr_(resource, "uri", item["uri"])
     setattr_(resource, "digest", item["digest"])
     setattr_(resource, "size", item["size"])
-    extra = {k: v for k, v in item.items() if k not in _KNOWN_RESOURCE_KEYS}
-    setattr_(resource, "extra", freeze_json(extra))
+    if len(item) == 3:
+        setattr_(resource, "extra", _NO_EXTRA)
+    else:
+        extra = {k: v for k, v in item.items() if k not in _KNOWN_RESOURCE_KEYS}
+        setattr_(resource, "extra", freeze_json(extra))
     return resource
 
 
@@ -672,19 +678,29 @@ def _manifest_problems(
                 )
             )
             continue
-        problems.extend(_resource_field_problems(item, pointer))
-        for key, value in item.items():
-            if key not in _KNOWN_RESOURCE_KEYS:
-                problems.extend(
-                    EntryProblem(code="not-json", pointer=where, message=message)
-                    for where, message in json_value_problems(
-                        value, f"{pointer}/{escape_pointer_token(str(key))}"
-                    )
-                )
         size = item.get("size")
+        digest = item.get("digest")
+        sound = (
+            type(size) is int
+            and 0 <= size <= MAX_SAFE_INTEGER
+            and is_valid_digest(digest)
+            and (size == 0) == (digest == EMPTY_DIGEST)
+            and type(item.get("uri")) is str
+        )
+        if not sound:
+            # The slow path, only for resources that have something to report.
+            problems.extend(_resource_field_problems(item, pointer))
+        if len(item) > 3 or not sound:
+            for key, value in item.items():
+                if key not in _KNOWN_RESOURCE_KEYS:
+                    problems.extend(
+                        EntryProblem(code="not-json", pointer=where, message=message)
+                        for where, message in json_value_problems(
+                            value, f"{pointer}/{escape_pointer_token(str(key))}"
+                        )
+                    )
         if isinstance(size, int) and not isinstance(size, bool) and 0 <= size <= MAX_SAFE_INTEGER:
             total += size
-            digest = item.get("digest")
             if is_valid_digest(digest):
                 assert isinstance(digest, str)
                 earlier = digest_sizes.setdefault(digest, (index, size))
