@@ -1,0 +1,178 @@
+"""The catalog a running server serves: the last scan, kept current by re-checks (internal).
+
+Theory of operation
+-------------------
+A :class:`~skills_core.server.catalog.Catalog` is a value: the result of one scan. A running
+server needs more: ``skills/get`` re-checks one skill and the answer must replace that skill in
+later listings, and listing pages must cost ``O(log n + page)``. :class:`LiveCatalog` keeps
+
+* the listed SKILL.md URIs in a sorted list (keyset pagination by binary search),
+* published skills by SKILL.md URI and by root URI (a client URI maps to the innermost published
+  skill containing it in ``O(depth)`` lookups),
+* each entry's wire JSON, built once on first use and shared by every response afterwards,
+* the ``resources/list`` index (every served file, sorted), built on first use,
+
+and updates them in place when a re-check finds a changed, new or vanished skill.
+"""
+
+from __future__ import annotations
+
+import bisect
+from typing import Final, final
+
+from skills_core.jsonvalue import JSONValue
+from skills_core.server.catalog import Catalog
+from skills_core.server.mime import mime_type_for
+from skills_core.server.model import OmittedSkill, PublishedSkill
+from skills_core.server.paths import split_uri
+from skills_core.spec import SKILL_MD, SKILL_MD_MIME_TYPE
+
+__all__ = ["LiveCatalog"]
+
+#: ``annotations.priority`` of ``resources/list`` items (WG-14): SKILL.md matters most.
+_SKILL_MD_PRIORITY: Final = 0.8
+_FILE_PRIORITY: Final = 0.3
+
+
+@final
+class LiveCatalog:
+    """The server's current view: the last scan, plus whatever skills/get re-checked since.
+
+    Not a value: the handler updates it in place as re-checks find changes. :attr:`catalog`
+    materialises it as an immutable :class:`Catalog` when asked.
+    """
+
+    __slots__ = (
+        "_base",
+        "_by_root",
+        "_by_uri",
+        "_catalog",
+        "_json",
+        "_listed",
+        "_omitted",
+        "_resources",
+    )
+
+    def __init__(self, catalog: Catalog) -> None:
+        self._base = catalog
+        self._catalog: Catalog | None = catalog
+        self._by_uri: dict[str, PublishedSkill] = {skill.uri: skill for skill in catalog.skills}
+        self._by_root: dict[str, PublishedSkill] = {s.root_uri: s for s in catalog.skills}
+        self._listed: list[str] = [skill.uri for skill in catalog.skills if skill.listed]
+        self._omitted: list[OmittedSkill] = list(catalog.omitted)
+        self._json: dict[str, dict[str, JSONValue]] = {}
+        self._resources: tuple[list[str], list[dict[str, JSONValue]]] | None = None
+
+    @property
+    def catalog(self) -> Catalog:
+        catalog = self._catalog
+        if catalog is None:
+            skills = tuple(sorted(self._by_uri.values(), key=lambda skill: skill.uri))
+            catalog = Catalog(
+                skills=skills, omitted=tuple(self._omitted), problems=self._base.problems
+            )
+            self._catalog = catalog
+        return catalog
+
+    @property
+    def listed(self) -> list[str]:
+        return self._listed
+
+    def get(self, uri: str) -> PublishedSkill | None:
+        return self._by_uri.get(uri)
+
+    def entry_json(self, skill: PublishedSkill) -> dict[str, JSONValue]:
+        cached = self._json.get(skill.uri)
+        if cached is None:
+            cached = skill.entry.to_json()
+            self._json[skill.uri] = cached
+        return cached
+
+    def update(self, uri: str, result: PublishedSkill | OmittedSkill | None) -> None:
+        """Record what a re-check of ``uri`` found."""
+        old = self._by_uri.get(uri)
+        if isinstance(result, PublishedSkill):
+            if old is not None and old.entry == result.entry and old.listed == result.listed:
+                return
+            self._drop(uri, old)
+            self._by_uri[uri] = result
+            self._by_root[result.root_uri] = result
+            if result.listed:
+                bisect.insort(self._listed, uri)
+        else:
+            if old is None and result is None:
+                return
+            self._drop(uri, old)
+            if result is not None:
+                self._omitted.append(result)
+        self._catalog = None
+        self._resources = None
+
+    def _drop(self, uri: str, old: PublishedSkill | None) -> None:
+        self._omitted = [o for o in self._omitted if o.uri != uri]
+        self._json.pop(uri, None)
+        if old is None:
+            return
+        del self._by_uri[uri]
+        del self._by_root[old.root_uri]
+        index = bisect.bisect_left(self._listed, uri)
+        if index < len(self._listed) and self._listed[index] == uri:
+            del self._listed[index]
+
+    def resolve(self, uri: str) -> tuple[PublishedSkill, str] | None:
+        """Return the innermost published skill ``uri`` lies in and the path inside it."""
+        split = split_uri(uri)
+        if split is None:
+            return None
+        scheme, names = split
+        ends: list[int] = []
+        position = len(scheme) + 3
+        for _ in range(len(names) - 1):
+            position = uri.index("/", position)
+            ends.append(position)
+            position += 1
+        ends.append(len(uri))
+        for count in range(len(names), 0, -1):
+            skill = self._by_root.get(uri[: ends[count - 1]])
+            if skill is not None:
+                return skill, "/".join(names[count:])
+        return None
+
+    def resource_index(self) -> tuple[list[str], list[dict[str, JSONValue]]]:
+        """Every served file as a Resource, sorted by URI (built once per catalog change)."""
+        index = self._resources
+        if index is None:
+            items: dict[str, dict[str, JSONValue]] = {}
+            for skill in self._by_uri.values():
+                if skill.is_dynamic:
+                    items[skill.uri] = self.resource_item(skill.uri, SKILL_MD)
+                    continue
+                for file_uri, path in skill.files.items():
+                    if file_uri not in items:
+                        item = self.resource_item(file_uri, path.rpartition("/")[2])
+                        resource = skill.entry.resource(file_uri)
+                        assert resource is not None
+                        item["size"] = resource.size
+                        items[file_uri] = item
+            uris = sorted(items)
+            index = (uris, [items[uri] for uri in uris])
+            self._resources = index
+        return index
+
+    def resource_item(self, uri: str, name: str, *, annotate: bool = True) -> dict[str, JSONValue]:
+        """The Resource metadata of a file (FMT-07..FMT-09, FMT-11, WG-14)."""
+        skill = self._by_uri.get(uri) if name == SKILL_MD else None
+        item: dict[str, JSONValue]
+        if skill is not None:
+            item = {
+                "uri": uri,
+                "name": skill.entry.name,
+                "description": skill.entry.description,
+                "mimeType": SKILL_MD_MIME_TYPE,
+            }
+        else:
+            item = {"uri": uri, "name": name, "mimeType": mime_type_for(name)}
+        if annotate:
+            priority = _SKILL_MD_PRIORITY if name == SKILL_MD else _FILE_PRIORITY
+            item["annotations"] = {"audience": ["assistant"], "priority": priority}
+        return item

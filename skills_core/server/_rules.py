@@ -1,0 +1,256 @@
+"""The rules that decide what a folder publishes (internal to :mod:`skills_core.server.catalog`).
+
+Theory of operation
+-------------------
+Small pure functions the catalog builder composes: the verdict on one SKILL.md (parse, name,
+validation), path collisions under case folding and normalisation (SIL-05, WG-06), namespace
+conflicts between roots and dynamic skills, the omission records, and the construction of entries
+from values built here (which therefore skip full wire validation; see ``trusted_entry``).
+"""
+
+from __future__ import annotations
+
+import operator
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Final
+
+from skills_core.entry import SkillEntry, SkillResource
+from skills_core.entry import _init_trusted as _entry_init_trusted
+from skills_core.errors import FrontmatterError, URIError
+from skills_core.frontmatter import parse_frontmatter
+from skills_core.jsonvalue import FrozenJSON, freeze_json
+from skills_core.names import is_valid_skill_name
+from skills_core.server.model import (
+    DynamicSkill,
+    OmitCode,
+    OmittedSkill,
+    SnapshotFile,
+    SourceProblem,
+)
+from skills_core.spec import DYNAMIC, SKILL_MD
+from skills_core.uri import SkillURI
+from skills_core.validation import Finding, Severity, validate_frontmatter
+
+__all__ = [
+    "Verdict",
+    "Candidate",
+    "EMPTY",
+    "path_of",
+    "trusted_entry",
+    "resource",
+    "warning",
+    "ancestors",
+    "judge",
+    "path_collision",
+    "find_conflicts",
+    "conflict",
+    "bad_path",
+    "refused",
+]
+
+_SKILL_MD_SUFFIX: Final = "/" + SKILL_MD
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What one SKILL.md (by digest) in one folder (by name) amounts to."""
+
+    frontmatter: FrozenJSON | None
+    findings: tuple[Finding, ...] = ()
+    code: OmitCode | None = None
+    reason: str = ""
+
+
+@dataclass(slots=True)
+class Candidate:
+    origin: tuple[int, int]  # (0, root index) or (1, dynamic index)
+    root_uri: str
+    root: int | None = None
+    folder: str = ""
+    skill_md: SnapshotFile | None = None
+    files: Sequence[SnapshotFile] = ()
+    problems: list[SourceProblem] | None = None
+    dynamic: DynamicSkill | None = None
+    conflicts: list[str] | None = None
+
+
+path_of: Final = operator.attrgetter("path")
+#: The ``extra`` of every entry and resource built here: nothing (shared, read-only).
+EMPTY: Final[Mapping[str, FrozenJSON]] = MappingProxyType({})
+
+
+def collision_key(path: str) -> str:
+    """What a path becomes on a case-insensitive, normalising filesystem (SIL-05, WG-06)."""
+    if path.isascii():
+        return path.lower()
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", path).casefold())
+
+
+def trusted_entry(
+    skill: SkillURI, frontmatter: FrozenJSON, resources: tuple[SkillResource, ...] | str
+) -> SkillEntry:
+    """Build an entry from values this module made and checked itself (see the module docstring).
+
+    Every input is valid by construction: the URI comes from :func:`encode_folder` and a name that
+    passed :func:`is_valid_skill_name`, digests from :func:`compute_digest`, sizes from byte
+    lengths, the frontmatter from the YAML parser (plain JSON by construction) with ``name`` equal
+    to the folder name and a string ``description``, and path collisions were checked here.
+    Re-validating all of that costs more than parsing the frontmatter, so this skips it.
+    """
+    entry = SkillEntry.__new__(SkillEntry)
+    _entry_init_trusted(
+        entry,
+        uri=skill.uri,
+        frontmatter=frontmatter,
+        resources=DYNAMIC if isinstance(resources, str) else resources,
+        extra=EMPTY,
+        skill=skill,
+    )
+    return entry
+
+
+def resource(uri: str, digest: str, size: int) -> SkillResource:
+    resource = SkillResource.__new__(SkillResource)
+    setattr_ = object.__setattr__
+    setattr_(resource, "uri", uri)
+    setattr_(resource, "digest", digest)
+    setattr_(resource, "size", size)
+    setattr_(resource, "extra", EMPTY)
+    return resource
+
+
+def warning(field_name: str, code: str, message: str) -> Finding:
+    return Finding(severity=Severity.WARNING, field=field_name, code=code, message=message)
+
+
+def ancestors(uri_or_path: str, start: int) -> Iterable[str]:
+    """Yield every proper ``/``-prefix of ``uri_or_path`` that ends after ``start``."""
+    index = uri_or_path.find("/", start)
+    while index != -1:
+        yield uri_or_path[:index]
+        index = uri_or_path.find("/", index + 1)
+
+
+def judge(data: bytes, name: str) -> Verdict:
+    """Parse and validate one SKILL.md for a folder called ``name``."""
+    try:
+        parsed = parse_frontmatter(data)
+    except FrontmatterError as exc:
+        return Verdict(None, code=OmitCode.FRONTMATTER, reason=f"SKILL.md {exc.message}")
+    frontmatter = parsed.data
+    declared = frontmatter.get("name")
+    if isinstance(declared, str) and declared != name:
+        return Verdict(
+            None,
+            code=OmitCode.NAME_MISMATCH,
+            reason=f"the frontmatter name {declared!r} differs from the folder name {name!r}; "
+            "they must be equal",
+        )
+    findings = validate_frontmatter(frontmatter, directory_name=name)
+    errors = [f.message for f in findings if f.severity == Severity.ERROR]
+    if not errors and not is_valid_skill_name(declared):
+        errors.append(f"the skill name {declared!r} breaks the naming rules")
+    if not errors and not isinstance(frontmatter.get("description"), str):
+        errors.append("the frontmatter has no string 'description'")
+    if errors:
+        return Verdict(None, code=OmitCode.INVALID, reason="; ".join(errors))
+    warnings = tuple(f for f in findings if f.severity != Severity.ERROR)
+    return Verdict(freeze_json(frontmatter), findings=warnings)
+
+
+def path_collision(paths: Iterable[str]) -> str | None:
+    seen: dict[str, str] = {}
+    for path in paths:
+        key = collision_key(path)
+        earlier = seen.setdefault(key, path)
+        if earlier != path:
+            return (
+                f"{earlier} and {path} name the same file on a case-insensitive or "
+                "Unicode-normalising filesystem"
+            )
+    for key, path in seen.items():
+        for folder in ancestors(key, 0):
+            clash = seen.get(folder)
+            if clash is not None:
+                return f"{clash} is a file, but also a folder of {path} on a case-insensitive filesystem"
+    return None
+
+
+def find_conflicts(candidates: Sequence[Candidate]) -> None:
+    """Mark candidates whose namespace another origin shares or encloses (module docstring, 4)."""
+    if len({candidate.origin for candidate in candidates}) < 2:
+        return  # one root and no dynamic skill: folders map to distinct, consistent URIs
+    owners: dict[str, list[Candidate]] = {}
+    for candidate in candidates:
+        owners.setdefault(candidate.root_uri, []).append(candidate)
+    for candidate in candidates:
+        start = candidate.root_uri.index("://") + 3
+        for prefix in (*ancestors(candidate.root_uri, start), candidate.root_uri):
+            for other in owners.get(prefix, ()):
+                if other.origin == candidate.origin:
+                    continue
+                if prefix == candidate.root_uri:
+                    add_conflict(candidate, f"{origin_name(other)} has the same skill path")
+                else:
+                    add_conflict(
+                        candidate, f"{origin_name(other)} has an enclosing skill ({prefix})"
+                    )
+                    add_conflict(
+                        other,
+                        f"{origin_name(candidate)} has a skill inside it ({candidate.root_uri})",
+                    )
+
+
+def add_conflict(candidate: Candidate, reason: str) -> None:
+    if candidate.conflicts is None:
+        candidate.conflicts = []
+    candidate.conflicts.append(reason)
+
+
+def origin_name(candidate: Candidate) -> str:
+    kind, number = candidate.origin
+    return f"root {number}" if kind == 0 else "a dynamic skill"
+
+
+def conflict(candidate: Candidate) -> OmittedSkill:
+    uri = candidate.root_uri + _SKILL_MD_SUFFIX
+    assert candidate.conflicts is not None
+    reason = "; ".join(dict.fromkeys(candidate.conflicts))
+    if candidate.dynamic is not None:
+        return OmittedSkill(
+            root=None,
+            path=candidate.dynamic.uri,
+            uri=candidate.dynamic.uri,
+            code=OmitCode.URI_COLLISION,
+            reason=f"{reason}; neither is served",
+        )
+    return OmittedSkill(
+        root=candidate.root,
+        path=candidate.folder,
+        uri=uri,
+        code=OmitCode.URI_COLLISION,
+        reason=f"{reason}; neither is served",
+    )
+
+
+def bad_path(root: int, folder: str, exc: URIError) -> OmittedSkill:
+    return OmittedSkill(
+        root=root,
+        path=folder,
+        uri=None,
+        code=OmitCode.BAD_PATH,
+        reason=f"the folder path cannot be a skill URI: {exc.message}",
+    )
+
+
+def refused(root: int, problem: SourceProblem) -> OmittedSkill:
+    return OmittedSkill(
+        root=root,
+        path=problem.path[: -len(_SKILL_MD_SUFFIX)],
+        uri=None,
+        code=OmitCode.REFUSED,
+        reason=f"SKILL.md was refused: {problem.reason}",
+    )

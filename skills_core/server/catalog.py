@@ -1,0 +1,480 @@
+"""The catalog: which skills a server publishes, built from a snapshot of files (no I/O).
+
+Theory of operation
+-------------------
+A *source* (in memory, or the filesystem loader) describes each of its roots as a
+:class:`RootSnapshot`: every file as ``(relative path, size, digest)``, with the bytes of each
+``SKILL.md``, plus the problems met while walking (symbolic links and special files that were
+refused). :class:`CatalogBuilder` turns the snapshots into a :class:`Catalog`:
+
+1. **Skills.** Every folder that holds a file named exactly ``SKILL.md`` (case-sensitive, SIL-05) is
+   a candidate skill, at any depth (URI-12). Its URI is ``<scheme>://<folder>/SKILL.md`` with each
+   folder name percent-encoded (:mod:`skills_core.server.paths`): the folders above the skill are its
+   organisational prefix (URI-08) and the last one is its name. A ``SKILL.md`` directly in a root has
+   no folder name, so it cannot be published.
+2. **Files.** A skill's manifest lists every file below its folder, itself first, the files of
+   nested skills included (ENTRY-08, ENTRY-13); each file was hashed once by the source, however many
+   skills it belongs to.
+3. **Rules.** A candidate is published only when its frontmatter parses and validates (FMT-01,
+   FMT-03; warnings are kept as findings), its ``name`` equals its folder name (URI-06), it is within
+   the limits (512 files and 16 MiB, ENTRY-19: over-limit skills are not served), no two of its paths
+   collide under case folding or Unicode normalisation (SIL-05, WG-06), and no other root or dynamic
+   skill claims the same namespace. Anything else becomes an :class:`OmittedSkill` with a code and a
+   one-line reason, and nothing of it is readable.
+4. **Namespaces.** Two roots yielding the same skill URI, or one root's skill nested inside
+   another root's, would make one URI name two different files: all the skills involved are
+   omitted, never first-wins. Two skills that only share a *name* at different paths are both
+   published; :meth:`Catalog.findings` adds a warning to each (ORG-10), computed on demand.
+5. **Nesting.** Omission does not cascade. An omitted enclosing skill does not hide a valid nested
+   skill (the nested one is published with its own files only), and an omitted nested skill stays
+   part of its valid enclosing skill's files, as ordinary supporting content (spec, "Nested
+   Skills").
+6. **Dynamic skills** (:class:`DynamicSkill`) generate their files on demand: their entries carry
+   ``"resources": "dynamic"`` (ENTRY-15, GET-08) and their frontmatter comes from parsing the
+   ``SKILL.md`` they serve.
+
+The published skills are sorted by URI, so a listing can page by keyset. Entries are built from
+values this module produced itself (encoded URIs, computed digests, parsed frontmatter), so they skip
+the full wire validation of :meth:`SkillEntry.from_json`; the tests check that every published entry
+passes it anyway. The verdict on each ``SKILL.md`` is cached by digest, so a rescan re-parses only
+the ``SKILL.md`` files that changed.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Final, final
+
+from skills_core.digest import compute_digest
+from skills_core.entry import DEFAULT_LIMITS, Limits, SkillEntry
+from skills_core.errors import URIError
+from skills_core.server._rules import (
+    Candidate,
+    Verdict,
+    ancestors,
+    bad_path,
+    conflict,
+    find_conflicts,
+    judge,
+    path_collision,
+    path_of,
+    refused,
+    resource,
+    trusted_entry,
+    warning,
+)
+from skills_core.server.model import (
+    DynamicSkill,
+    OmitCode,
+    OmittedSkill,
+    PublishedSkill,
+    RootSnapshot,
+    SourceProblem,
+)
+from skills_core.server.paths import (
+    DEFAULT_SCHEME,
+    check_scheme,
+    encode_folder,
+    encode_segment,
+    split_uri,
+)
+from skills_core.spec import DYNAMIC, SKILL_MD
+from skills_core.uri import SkillURI
+from skills_core.validation import Finding
+
+__all__ = ["Catalog", "CatalogBuilder"]
+
+_SKILL_MD_SUFFIX: Final = "/" + SKILL_MD
+#: Verdicts kept between scans, at most; past this the cache starts again (a bound, not a tuning).
+_MAX_CACHED_VERDICTS: Final = 65_536
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Catalog:
+    """The skills a server publishes, and those it leaves out, at one moment.
+
+    Attributes:
+        skills: The published skills, sorted by URI, each URI once.
+        omitted: The skills left out, with reasons, sorted by root and path.
+        problems: Filesystem entries refused while walking (links, special files, unreadable).
+    """
+
+    skills: tuple[PublishedSkill, ...] = ()
+    omitted: tuple[OmittedSkill, ...] = ()
+    problems: tuple[SourceProblem, ...] = ()
+    _index: Mapping[str, PublishedSkill] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+    _names: Mapping[str, tuple[str, ...]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        uris = [skill.uri for skill in self.skills]
+        if any(a >= b for a, b in itertools.pairwise(uris)):
+            raise ValueError("Catalog.skills must be sorted by URI, each URI once")
+
+    @classmethod
+    def from_files(
+        cls,
+        files: Mapping[str, bytes],
+        *,
+        scheme: str = DEFAULT_SCHEME,
+        limits: Limits = DEFAULT_LIMITS,
+        dynamic: Iterable[DynamicSkill] = (),
+    ) -> Catalog:
+        """Build a catalog from one in-memory root, e.g. ``{"pdf-processing/SKILL.md": b"..."}``.
+
+        Raises:
+            ValueError: a path is not a clean relative path.
+        """
+        builder = CatalogBuilder(scheme=scheme, limits=limits)
+        return builder.build([RootSnapshot.from_files(files)], dynamic=tuple(dynamic))
+
+    def get(self, uri: str) -> PublishedSkill | None:
+        """Return the published skill whose SKILL.md URI is exactly ``uri``, or None."""
+        index = self._index
+        if index is None:
+            index = MappingProxyType({skill.uri: skill for skill in self.skills})
+            object.__setattr__(self, "_index", index)
+        return index.get(uri)
+
+    @property
+    def duplicate_names(self) -> Mapping[str, tuple[str, ...]]:
+        """``{name: URIs}`` for every name that more than one published skill uses (ORG-10).
+
+        Names SHOULD be unique within a listing; both skills are still published, and hosts tell
+        them apart by path.
+        """
+        names = self._names
+        if names is None:
+            by_name: dict[str, list[str]] = {}
+            for skill in self.skills:
+                by_name.setdefault(skill.entry.name, []).append(skill.uri)
+            names = MappingProxyType(
+                {name: tuple(uris) for name, uris in by_name.items() if len(uris) > 1}
+            )
+            object.__setattr__(self, "_names", names)
+        return names
+
+    def findings(self, skill: PublishedSkill) -> tuple[Finding, ...]:
+        """Every warning about a published skill: its own, plus a shared name (ORG-10)."""
+        others = [uri for uri in self.duplicate_names.get(skill.entry.name, ()) if uri != skill.uri]
+        if not others:
+            return skill.findings
+        shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+        return (
+            *skill.findings,
+            warning(
+                "/name",
+                "duplicate-name",
+                f"the name {skill.entry.name!r} is also used by {shown}; hosts tell such skills "
+                "apart by path (ORG-10)",
+            ),
+        )
+
+    @property
+    def entries(self) -> tuple[SkillEntry, ...]:
+        """The published entries, in URI order."""
+        return tuple(skill.entry for skill in self.skills)
+
+    def manifest_json(self) -> list[dict[str, object]]:
+        """The published entries as wire JSON, in URI order (what ``manifest --json`` prints)."""
+        return [dict(skill.entry.to_json()) for skill in self.skills]
+
+
+# --- building ------------------------------------------------------------------------------------
+
+
+@final
+class CatalogBuilder:
+    """Turns snapshots into catalogs; keeps a cache of SKILL.md verdicts between builds.
+
+    One builder belongs to one source. It holds no I/O and no clock: the only state is the cache,
+    keyed by ``(SKILL.md digest, folder name)``, which a full :meth:`build` prunes to what it used.
+    """
+
+    __slots__ = ("_old", "_verdicts", "limits", "scheme")
+
+    def __init__(self, *, scheme: str = DEFAULT_SCHEME, limits: Limits = DEFAULT_LIMITS) -> None:
+        """Build ``<scheme>://`` URIs and enforce ``limits`` (the spec's, by default).
+
+        Raises:
+            ValueError: ``scheme`` is not a URI scheme name.
+        """
+        self.scheme = check_scheme(scheme)
+        self.limits = limits
+        self._verdicts: dict[tuple[str, str], Verdict] = {}
+        self._old: dict[tuple[str, str], Verdict] = {}
+
+    # -- public -----------------------------------------------------------------------------------
+
+    def build(
+        self, roots: Sequence[RootSnapshot], *, dynamic: Sequence[DynamicSkill] = ()
+    ) -> Catalog:
+        """Build the catalog of every root (in order) and every dynamic skill."""
+        self._old, self._verdicts = self._verdicts, {}
+        omitted: list[OmittedSkill] = []
+        problems: list[SourceProblem] = []
+        candidates: list[Candidate] = []
+        for index, snapshot in enumerate(roots):
+            problems.extend(snapshot.problems)
+            candidates.extend(self._root_candidates(index, snapshot, omitted))
+        for number, skill in enumerate(dynamic):
+            candidates.append(
+                Candidate(
+                    origin=(1, number), root_uri=SkillURI.parse(skill.uri).root, dynamic=skill
+                )
+            )
+        find_conflicts(candidates)
+        published: list[PublishedSkill] = []
+        for candidate in candidates:
+            if candidate.conflicts:
+                omitted.append(conflict(candidate))
+                continue
+            result = (
+                self.build_dynamic(candidate.dynamic)
+                if candidate.dynamic is not None
+                else self._build(candidate)
+            )
+            if isinstance(result, OmittedSkill):
+                omitted.append(result)
+            else:
+                published.append(result)
+        self._old = {}
+        published.sort(key=lambda skill: skill.uri)
+        omitted.sort(key=lambda o: (o.root is None, o.root or 0, o.path))
+        return Catalog(skills=tuple(published), omitted=tuple(omitted), problems=tuple(problems))
+
+    def build_skill(
+        self, root: int, folder: str, snapshot: RootSnapshot
+    ) -> PublishedSkill | OmittedSkill:
+        """Build the one skill in ``folder`` of root ``root`` from a snapshot of that folder.
+
+        ``snapshot`` holds the files below ``folder`` (paths relative to the root; anything else
+        is ignored) and the problems met there. Cross-root collisions are the source's business.
+        """
+        files = sorted(snapshot.files, key=path_of)
+        paths = [f.path for f in files]
+        prefix = folder + "/"
+        low = bisect.bisect_left(paths, prefix)
+        high = bisect.bisect_left(paths, folder + "0")  # "0" follows "/"
+        inside = files[low:high]
+        skill_md = next((f for f in inside if f.path == prefix + SKILL_MD), None)
+        if skill_md is None:  # the source checked that SKILL.md exists; it vanished since
+            return OmittedSkill(
+                root=root,
+                path=folder,
+                uri=None,
+                code=OmitCode.REFUSED,
+                reason="SKILL.md is no longer a readable regular file",
+            )
+        try:
+            root_uri = f"{self.scheme}://{encode_folder(folder)}"
+        except URIError as exc:
+            return bad_path(root, folder, exc)
+        candidate = Candidate(
+            origin=(0, root),
+            root_uri=root_uri,
+            root=root,
+            folder=folder,
+            skill_md=skill_md,
+            files=inside,
+            problems=[p for p in snapshot.problems if p.path.startswith(prefix)],
+        )
+        result = self._build(candidate)
+        if len(self._verdicts) > _MAX_CACHED_VERDICTS:
+            self._verdicts = {}
+        return result
+
+    def build_dynamic(self, skill: DynamicSkill) -> PublishedSkill | OmittedSkill:
+        """Build the entry of a dynamic skill from the SKILL.md it serves now."""
+        parsed = SkillURI.parse(skill.uri)
+        data = skill.read(SKILL_MD)
+        if data is None:
+            return OmittedSkill(
+                root=None,
+                path=skill.uri,
+                uri=skill.uri,
+                code=OmitCode.UNAVAILABLE,
+                reason="the dynamic skill returned no SKILL.md",
+            )
+        verdict = self._verdict(compute_digest(data), data, parsed.name)
+        if verdict.frontmatter is None:
+            assert verdict.code is not None
+            return OmittedSkill(
+                root=None, path=skill.uri, uri=skill.uri, code=verdict.code, reason=verdict.reason
+            )
+        return PublishedSkill(
+            entry=trusted_entry(parsed, verdict.frontmatter, DYNAMIC),
+            root=None,
+            folder=parsed.skill_path,
+            findings=verdict.findings,
+            listed=skill.listed,
+        )
+
+    def knows(self, digest: str, name: str) -> bool:
+        """Whether the verdict on a SKILL.md with ``digest`` in a folder ``name`` is cached.
+
+        A source may then snapshot that SKILL.md without its bytes (:class:`SnapshotFile` with
+        ``data=None``) for the next :meth:`build` or :meth:`build_skill`.
+        """
+        return (digest, name) in self._verdicts
+
+    def folder_of(self, uri: str) -> str | None:
+        """Return the folder (raw names) a SKILL.md URI of this builder's scheme names, or None.
+
+        None when the URI is of another scheme, is not ``.../SKILL.md`` with at least one folder,
+        or is not in the canonical encoding (see :func:`skills_core.server.paths.split_uri`).
+        """
+        split = split_uri(uri)
+        if split is None:
+            return None
+        scheme, names = split
+        if scheme != self.scheme or len(names) < 2 or names[-1] != SKILL_MD:
+            return None
+        return "/".join(names[:-1])
+
+    # -- internals --------------------------------------------------------------------------------
+
+    def _root_candidates(
+        self, index: int, snapshot: RootSnapshot, omitted: list[OmittedSkill]
+    ) -> list[Candidate]:
+        files = sorted(snapshot.files, key=path_of)
+        paths = [f.path for f in files]
+        candidates: list[Candidate] = []
+        by_folder: dict[str, Candidate] = {}
+        for position, file in enumerate(files):
+            path = file.path
+            if path == SKILL_MD:
+                omitted.append(
+                    OmittedSkill(
+                        root=index,
+                        path="",
+                        uri=None,
+                        code=OmitCode.TOP_LEVEL,
+                        reason="SKILL.md sits directly in the root, so the skill has no folder "
+                        "name; serve the folder that contains it instead",
+                    )
+                )
+                continue
+            if not path.endswith(_SKILL_MD_SUFFIX):
+                continue
+            folder = path[: -len(_SKILL_MD_SUFFIX)]
+            try:
+                root_uri = f"{self.scheme}://{encode_folder(folder)}"
+            except URIError as exc:
+                omitted.append(bad_path(index, folder, exc))
+                continue
+            low = bisect.bisect_left(paths, folder + "/", 0, position + 1)
+            high = bisect.bisect_left(paths, folder + "0", position)
+            candidate = Candidate(
+                origin=(0, index),
+                root_uri=root_uri,
+                root=index,
+                folder=folder,
+                skill_md=file,
+                files=files[low:high],
+            )
+            candidates.append(candidate)
+            by_folder[folder] = candidate
+        for problem in snapshot.problems:
+            if problem.path.endswith(_SKILL_MD_SUFFIX) and problem.path[:-9] not in by_folder:
+                omitted.append(refused(index, problem))
+            for folder in ancestors(problem.path, 0):
+                owner = by_folder.get(folder)
+                if owner is not None:
+                    if owner.problems is None:
+                        owner.problems = []
+                    owner.problems.append(problem)
+        return candidates
+
+    def _verdict(self, digest: str, data: bytes | None, name: str) -> Verdict:
+        key = (digest, name)
+        verdict = self._verdicts.get(key)
+        if verdict is not None:
+            return verdict
+        verdict = self._old.get(key)
+        if verdict is None:
+            assert data is not None, "a SKILL.md snapshot without bytes needs a cached verdict"
+            verdict = judge(data, name)
+        self._verdicts[key] = verdict
+        return verdict
+
+    def _build(self, candidate: Candidate) -> PublishedSkill | OmittedSkill:
+        assert candidate.skill_md is not None
+        assert candidate.root is not None
+        root, folder, root_uri = candidate.root, candidate.folder, candidate.root_uri
+        skill_uri = root_uri + _SKILL_MD_SUFFIX
+        name = folder.rpartition("/")[2]
+        verdict = self._verdict(candidate.skill_md.digest, candidate.skill_md.data, name)
+        if verdict.frontmatter is None:
+            assert verdict.code is not None
+            return OmittedSkill(
+                root=root, path=folder, uri=skill_uri, code=verdict.code, reason=verdict.reason
+            )
+        findings = list(verdict.findings)
+        if candidate.problems:
+            findings.extend(
+                warning("", str(problem.code), f"{problem.path}: {problem.reason}")
+                for problem in candidate.problems
+            )
+        start = len(folder) + 1
+        skill_md = candidate.skill_md
+        resources = [resource(skill_uri, skill_md.digest, skill_md.size)]
+        files = {skill_uri: SKILL_MD}
+        total = skill_md.size
+        for file in candidate.files:
+            if file is skill_md:
+                continue
+            relative = file.path[start:]
+            try:
+                uri = root_uri + "/" + "/".join([encode_segment(n) for n in relative.split("/")])
+            except URIError as exc:
+                findings.append(
+                    warning(
+                        "",
+                        "bad-file-name",
+                        f"{relative} is not served: its name cannot be a URI segment "
+                        f"({exc.message})",
+                    )
+                )
+                continue
+            resources.append(resource(uri, file.digest, file.size))
+            files[uri] = relative
+            total += file.size
+        limits = self.limits
+        if len(resources) > limits.max_resources or total > limits.max_total_bytes:
+            return OmittedSkill(
+                root=root,
+                path=folder,
+                uri=skill_uri,
+                code=OmitCode.OVER_LIMIT,
+                reason=f"the skill has {len(resources)} files and {total} bytes; the limits are "
+                f"{limits.max_resources} files and {limits.max_total_bytes} bytes",
+            )
+        if len(files) > 1:
+            collision = path_collision(files.values())
+            if collision is not None:
+                return OmittedSkill(
+                    root=root,
+                    path=folder,
+                    uri=skill_uri,
+                    code=OmitCode.PATH_COLLISION,
+                    reason=collision,
+                )
+        skill = SkillURI(
+            uri=skill_uri, scheme=self.scheme, skill_path=root_uri[len(self.scheme) + 3 :]
+        )
+        return PublishedSkill(
+            entry=trusted_entry(skill, verdict.frontmatter, tuple(resources)),
+            root=root,
+            folder=folder,
+            files=MappingProxyType(files),
+            findings=tuple(findings),
+        )

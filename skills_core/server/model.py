@@ -1,0 +1,249 @@
+"""Value objects of the server catalog: skills published and omitted, snapshots, dynamic skills.
+
+Theory of operation
+-------------------
+These are the nouns the catalog builder (:mod:`skills_core.server.catalog`), the sources
+(:mod:`skills_core.server.source`, :mod:`skills_core.server.filesystem`) and the request handler
+share. A source describes a root as a :class:`RootSnapshot` of :class:`SnapshotFile` values plus
+:class:`SourceProblem` values for what it refused; the builder turns snapshots into
+:class:`PublishedSkill` and :class:`OmittedSkill` values; a :class:`DynamicSkill` is a skill whose
+files a program generates. All are frozen; none does anything but hold data, except
+:meth:`SnapshotFile.of` and :meth:`RootSnapshot.from_files`, which hash in-memory bytes.
+"""
+
+from __future__ import annotations
+
+import enum
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Final, final
+
+from skills_core.digest import compute_digest
+from skills_core.entry import SkillEntry
+from skills_core.spec import SKILL_MD
+from skills_core.validation import Finding
+
+__all__ = [
+    "OmitCode",
+    "ProblemCode",
+    "SourceProblem",
+    "SnapshotFile",
+    "RootSnapshot",
+    "PublishedSkill",
+    "OmittedSkill",
+    "DynamicSkill",
+    "check_relative_path",
+]
+
+_SKILL_MD_SUFFIX: Final = "/" + SKILL_MD
+
+
+class OmitCode(enum.StrEnum):
+    """Why a folder with a ``SKILL.md`` is not published."""
+
+    #: ``SKILL.md`` sits directly in a root, so the skill has no folder name.
+    TOP_LEVEL = "top-level"
+    #: A folder name cannot be a URI path segment (control character, backslash, bad encoding).
+    BAD_PATH = "bad-path"
+    #: ``SKILL.md`` itself was refused (a symbolic link, a special file, unreadable).
+    REFUSED = "refused"
+    #: ``SKILL.md`` has no well-formed YAML frontmatter (FMT-03).
+    FRONTMATTER = "frontmatter"
+    #: The frontmatter breaks the Agent Skills rules (FMT-01).
+    INVALID = "invalid"
+    #: ``name`` differs from the folder name (URI-06).
+    NAME_MISMATCH = "name-mismatch"
+    #: More than 512 files or 16 MiB (ENTRY-19).
+    OVER_LIMIT = "over-limit"
+    #: Two of the skill's paths are one file on a case-insensitive or normalising filesystem.
+    PATH_COLLISION = "path-collision"
+    #: Another root or dynamic skill claims the same URI, or one enclosing or inside it.
+    URI_COLLISION = "uri-collision"
+    #: A dynamic skill did not produce its ``SKILL.md``.
+    UNAVAILABLE = "unavailable"
+
+
+class ProblemCode(enum.StrEnum):
+    """Why a filesystem entry was refused while walking a root."""
+
+    #: A symbolic link, to a file or a folder (WG-09): never followed, never served.
+    SYMLINK = "symlink"
+    #: A FIFO, socket or device: never opened.
+    SPECIAL_FILE = "special-file"
+    #: The entry could not be read (permissions, or it vanished mid-walk).
+    UNREADABLE = "unreadable"
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SourceProblem:
+    """A filesystem entry that a source refused to serve.
+
+    Attributes:
+        root: Index of the root it was found in.
+        path: Its path relative to the root, ``/``-separated, raw names.
+        code: What was wrong.
+        reason: One line for people, with no absolute path in it.
+    """
+
+    root: int
+    path: str
+    code: ProblemCode
+    reason: str
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class SnapshotFile:
+    """One regular file of a root, as a source saw it.
+
+    Attributes:
+        path: Relative to the root, ``/``-separated, raw (not URI-encoded) names.
+        size: Length of its bytes.
+        digest: ``sha256:`` digest of its bytes.
+        data: The bytes, required for files named ``SKILL.md`` (their frontmatter is parsed)
+            unless the builder already knows the verdict on them
+            (:meth:`~skills_core.server.catalog.CatalogBuilder.knows`); optional for others.
+    """
+
+    path: str
+    size: int
+    digest: str
+    data: bytes | None = None
+
+    @classmethod
+    def of(cls, path: str, data: bytes) -> SnapshotFile:
+        """Describe ``data`` at ``path``, keeping the bytes only when it is a ``SKILL.md``."""
+        keep = path == SKILL_MD or path.endswith(_SKILL_MD_SUFFIX)
+        return cls(path, len(data), compute_digest(data), data if keep else None)
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RootSnapshot:
+    """Everything a source saw in one root (or in one folder of it, for a recheck).
+
+    Attributes:
+        files: The regular files, in any order.
+        problems: Entries that were refused while walking.
+    """
+
+    files: Sequence[SnapshotFile] = ()
+    problems: Sequence[SourceProblem] = ()
+
+    @classmethod
+    def from_files(cls, files: Mapping[str, bytes]) -> RootSnapshot:
+        """Snapshot an in-memory tree ``{relative path: bytes}``.
+
+        Raises:
+            ValueError: a path is not a clean relative path (see :func:`check_relative_path`).
+        """
+        return cls(
+            files=[SnapshotFile.of(check_relative_path(path), data) for path, data in files.items()]
+        )
+
+
+def check_relative_path(path: str) -> str:
+    """Return ``path`` when it is a clean relative POSIX path of raw names.
+
+    Raises:
+        ValueError: ``path`` is empty, absolute, or has an empty, ``.`` or ``..`` segment, or a NUL.
+    """
+    if not isinstance(path, str) or not path:
+        raise ValueError(f"{path!r} is not a relative path")
+    for name in path.split("/"):
+        if name in ("", ".", "..") or "\0" in name:
+            raise ValueError(f"{path!r} is not a clean relative path (empty, '.', '..' or NUL)")
+    return path
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PublishedSkill:
+    """A skill the server serves.
+
+    Attributes:
+        entry: Its entry, exactly as ``skills/list`` and ``skills/get`` send it.
+        root: Index of the root it comes from; ``None`` for a dynamic skill.
+        folder: Its folder relative to the root (raw names); for a dynamic skill, its skill path.
+        files: ``{resource URI: file path relative to the skill folder}`` for every file in the
+            manifest (empty for a dynamic skill).
+        findings: Warnings about the skill (validation warnings, refused files, duplicate names).
+        listed: Whether ``skills/list`` shows it; ``skills/get`` answers either way (GET-03).
+    """
+
+    entry: SkillEntry
+    root: int | None
+    folder: str
+    files: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    findings: tuple[Finding, ...] = ()
+    listed: bool = True
+
+    @property
+    def uri(self) -> str:
+        """The SKILL.md URI."""
+        return self.entry.uri
+
+    @property
+    def root_uri(self) -> str:
+        """The skill's root directory URI."""
+        return self.entry.root
+
+    @property
+    def is_dynamic(self) -> bool:
+        """True for a skill whose files are generated (``"resources": "dynamic"``)."""
+        return self.root is None
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OmittedSkill:
+    """A folder with a ``SKILL.md`` (or a dynamic skill) that is not published, and why.
+
+    Attributes:
+        root: Index of the root; ``None`` for a dynamic skill.
+        path: The folder relative to the root (raw names), or a dynamic skill's URI.
+        uri: The SKILL.md URI it would have had, when it has one.
+        code: Stable machine-readable reason.
+        reason: One line for people (the ``manifest`` command prints it).
+    """
+
+    root: int | None
+    path: str
+    uri: str | None
+    code: OmitCode
+    reason: str
+
+
+class DynamicSkill(ABC):
+    """A skill whose files are generated on demand, so no stable digests exist (ENTRY-15).
+
+    Its entry carries ``"resources": "dynamic"`` in both ``skills/list`` and ``skills/get``
+    (GET-08); its frontmatter is parsed from what :meth:`read` returns for ``SKILL.md``, each time
+    the skill is (re)checked. Paths given to :meth:`read` and :meth:`list_directory` are relative
+    to the skill root, ``/``-separated, decoded (raw names), and never contain empty, ``.`` or
+    ``..`` segments.
+    """
+
+    @property
+    @abstractmethod
+    def uri(self) -> str:
+        """The skill's SKILL.md URI, any scheme (URI-13), e.g. ``skill://reports/daily/SKILL.md``."""
+
+    @property
+    def listed(self) -> bool:
+        """Whether ``skills/list`` shows the skill (default True); ``skills/get`` always answers."""
+        return True
+
+    @abstractmethod
+    def read(self, file_path: str) -> bytes | None:
+        """Return the current bytes of ``file_path`` (``"SKILL.md"`` included), or None if absent."""
+
+    @abstractmethod
+    def list_directory(self, dir_path: str) -> Sequence[tuple[str, bool]] | None:
+        """Return the direct children of ``dir_path`` (``""`` is the root) as ``(name, is_dir)``.
+
+        Return None when ``dir_path`` is not a directory of the skill.
+        """

@@ -1,0 +1,406 @@
+"""Where a server's skills come from: the :class:`SkillSource` protocol, and an in-memory source.
+
+Theory of operation
+-------------------
+The request handler needs four things from whatever holds the skills, and nothing else:
+
+* :meth:`~SkillSource.scan`: the whole catalog, when the server starts and on ``refresh()``;
+* :meth:`~SkillSource.recheck`: one skill *as it is now*, for ``skills/get`` (the spec's
+  ``credit-note.md`` flow: a file added to a served folder shows up in the next ``skills/get``
+  without a full re-scan);
+* :meth:`~SkillSource.read`: one file's bytes now, for ``resources/read``;
+* :meth:`~SkillSource.list_directory`: one folder's direct children now, for
+  ``resources/directory/read``.
+
+Paths handed to a source are already decoded and clean (no empty, ``.`` or ``..`` segment): the
+handler decodes client URIs with :mod:`skills_core.server.paths`, and anything that does not
+decode canonically never reaches the source.
+
+:class:`TreeSource` implements all four on top of five small primitives per root (snapshot a
+folder, test for a skill folder, read a file, list a folder, count roots) and the pure
+:class:`~skills_core.server.catalog.CatalogBuilder`, and adds dynamic skills. :class:`MemorySource`
+implements the primitives over ``{path: bytes}`` dictionaries (tests, embedding, generated
+catalogs), with no clock and no randomness; :class:`skills_core.server.filesystem.FilesystemSource`
+implements them over real folders.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Protocol, final
+
+from skills_core.entry import DEFAULT_LIMITS, Limits
+from skills_core.errors import URIError
+from skills_core.server.catalog import Catalog, CatalogBuilder
+from skills_core.server.model import (
+    DynamicSkill,
+    OmitCode,
+    OmittedSkill,
+    PublishedSkill,
+    RootSnapshot,
+    SnapshotFile,
+    check_relative_path,
+)
+from skills_core.server.paths import DEFAULT_SCHEME, encode_segment, split_uri
+from skills_core.spec import SKILL_MD
+from skills_core.uri import SkillURI
+
+__all__ = ["SkillSource", "TreeSource", "MemorySource"]
+
+_SKILL_MD_SUFFIX = "/" + SKILL_MD
+
+
+class SkillSource(Protocol):
+    """What the request handler needs from a store of skills (see the module docstring)."""
+
+    def scan(self) -> Catalog:
+        """Return the catalog of every skill, as the files are now."""
+        ...
+
+    def recheck(self, uri: str) -> PublishedSkill | OmittedSkill | None:
+        """Return the skill whose SKILL.md URI is ``uri`` as it is now, looking at that skill only.
+
+        Returns None when no folder (or dynamic skill) claims ``uri``.
+        """
+        ...
+
+    def read(self, skill: PublishedSkill, file_path: str) -> bytes | None:
+        """Return the current bytes of ``file_path`` (relative to the skill, raw names), or None.
+
+        None covers a missing file, a directory, and anything the source refuses to serve.
+        """
+        ...
+
+    def list_directory(
+        self, skill: PublishedSkill, dir_path: str
+    ) -> Sequence[tuple[str, bool]] | None:
+        """Return ``(name, is_dir)`` for each servable direct child of ``dir_path``, sorted by name.
+
+        ``dir_path`` is relative to the skill (``""`` is its root). None when it is not a folder.
+        """
+        ...
+
+
+class TreeSource(ABC):
+    """A :class:`SkillSource` over roots of folders, plus dynamic skills.
+
+    Subclasses implement the primitives (methods starting with ``_``); this class does the rest.
+    Paths given to the primitives are relative to a root, ``/``-separated, raw and clean
+    (``""`` is the root itself).
+    """
+
+    def __init__(
+        self,
+        *,
+        scheme: str = DEFAULT_SCHEME,
+        limits: Limits = DEFAULT_LIMITS,
+        dynamic: Iterable[DynamicSkill] = (),
+    ) -> None:
+        """Publish ``<scheme>://`` URIs, enforce ``limits`` and serve ``dynamic`` skills too.
+
+        Raises:
+            ValueError: ``scheme`` is not a scheme name, or a dynamic skill is added twice.
+            URIError: a dynamic skill's URI is not a valid SKILL.md URI.
+        """
+        self._builder = CatalogBuilder(scheme=scheme, limits=limits)
+        self._dynamic: dict[str, DynamicSkill] = {}
+        self._collisions: dict[str, OmittedSkill] = {}
+        for skill in dynamic:
+            self.add_dynamic(skill)
+
+    @property
+    def scheme(self) -> str:
+        """The URI scheme of the skills found in the roots."""
+        return self._builder.scheme
+
+    def add_dynamic(self, skill: DynamicSkill) -> None:
+        """Serve ``skill`` from the next :meth:`scan` on (or at once, through :meth:`recheck`).
+
+        Raises:
+            URIError: its URI is not a valid SKILL.md URI.
+            ValueError: its URI is not canonical (see :mod:`skills_core.server.paths`), or a
+                dynamic skill with that URI is already registered.
+        """
+        SkillURI.parse(skill.uri)
+        if split_uri(skill.uri) is None:
+            raise ValueError(
+                f"{skill.uri} is not in canonical form (percent-encode with uppercase hex only "
+                "what a path segment cannot carry, and ':' and '@' in the first segment)"
+            )
+        if skill.uri in self._dynamic:
+            raise ValueError(f"a dynamic skill is already registered at {skill.uri}")
+        self._dynamic[skill.uri] = skill
+
+    def remove_dynamic(self, uri: str) -> None:
+        """Stop serving the dynamic skill at ``uri``.
+
+        Raises:
+            KeyError: no dynamic skill is registered at ``uri``.
+        """
+        del self._dynamic[uri]
+
+    # -- primitives -----------------------------------------------------------------------------
+
+    @abstractmethod
+    def _root_count(self) -> int:
+        """How many roots there are."""
+
+    @abstractmethod
+    def _snapshot(self, root: int, folder: str) -> RootSnapshot:
+        """Snapshot every file below ``folder`` (``""``: the whole root), paths relative to the root.
+
+        Files below folders that hold a ``SKILL.md`` need digests (and SKILL.md files their
+        bytes); files elsewhere may be left out.
+        """
+
+    @abstractmethod
+    def _is_skill_folder(self, root: int, folder: str) -> bool:
+        """Whether ``folder/SKILL.md`` is a servable regular file."""
+
+    @abstractmethod
+    def _read_file(self, root: int, path: str) -> bytes | None:
+        """The bytes of the servable regular file at ``path``, or None."""
+
+    @abstractmethod
+    def _list_dir(self, root: int, path: str) -> Sequence[tuple[str, bool]] | None:
+        """The servable regular files and folders directly in ``path``, or None if not a folder."""
+
+    # -- SkillSource ----------------------------------------------------------------------------
+
+    def scan(self) -> Catalog:
+        """Return the catalog of every root and dynamic skill (a full walk)."""
+        snapshots = [self._snapshot(index, "") for index in range(self._root_count())]
+        catalog = self._builder.build(snapshots, dynamic=tuple(self._dynamic.values()))
+        # Collisions found by a full walk (a skill inside another root's skill, say) stand until
+        # the next scan: a re-check of one skill cannot see everything below it elsewhere.
+        self._collisions = {
+            o.uri: o for o in catalog.omitted if o.code is OmitCode.URI_COLLISION and o.uri
+        }
+        return catalog
+
+    def recheck(self, uri: str) -> PublishedSkill | OmittedSkill | None:
+        """Return the skill at ``uri`` as it is now; walks that skill's folder only.
+
+        Besides the skill itself, it looks for the same folder in other roots, for skills of
+        other roots enclosing it, and for dynamic skills sharing its namespace (any of which
+        leaves it out, as in a full scan), and remembers the collisions the last scan found.
+        """
+        known = self._collisions.get(uri)
+        if known is not None:
+            return known
+        dynamic = self._dynamic.get(uri)
+        if dynamic is not None:
+            conflicts = self._conflicts(uri, origin=None)
+            if conflicts:
+                return _collision(None, uri, uri, conflicts)
+            return self._builder.build_dynamic(dynamic)
+        folder = self._builder.folder_of(uri)
+        if folder is None:
+            return None
+        origins = [i for i in range(self._root_count()) if self._is_skill_folder(i, folder)]
+        if not origins:
+            return None
+        root = origins[0]
+        conflicts = [f"root {index} has the same skill path" for index in origins[1:]]
+        conflicts += self._conflicts(uri, origin=root)
+        if conflicts:
+            return _collision(root, folder, uri, conflicts)
+        return self._builder.build_skill(root, folder, self._snapshot(root, folder))
+
+    def _conflicts(self, uri: str, *, origin: int | None) -> list[str]:
+        """Skills of other origins whose namespace encloses ``uri``'s, or (dynamic) overlaps it."""
+        conflicts: list[str] = []
+        root_uri = uri[: -len(_SKILL_MD_SUFFIX)]
+        for other in self._dynamic:
+            other_root = other[: -len(_SKILL_MD_SUFFIX)]
+            if other != uri and (
+                (root_uri + "/").startswith(other_root + "/")
+                or (other_root + "/").startswith(root_uri + "/")
+            ):
+                conflicts.append(f"a dynamic skill overlaps it ({other})")
+        folder = self._builder.folder_of(uri)
+        if folder is None:
+            return conflicts
+        names = folder.split("/")
+        for depth in range(1, len(names) + (origin is None)):
+            ancestor = "/".join(names[:depth])
+            conflicts.extend(
+                f"root {index} has an enclosing skill ({ancestor})"
+                if depth < len(names)
+                else f"root {index} has the same skill path"
+                for index in range(self._root_count())
+                if index != origin and self._is_skill_folder(index, ancestor)
+            )
+        return conflicts
+
+    def read(self, skill: PublishedSkill, file_path: str) -> bytes | None:
+        """Return the current bytes of one file of ``skill``, or None."""
+        if skill.root is None:
+            dynamic = self._dynamic.get(skill.uri)
+            return None if dynamic is None else dynamic.read(file_path)
+        return self._read_file(skill.root, f"{skill.folder}/{file_path}")
+
+    def list_directory(
+        self, skill: PublishedSkill, dir_path: str
+    ) -> Sequence[tuple[str, bool]] | None:
+        """Return the servable children of one folder of ``skill``, sorted by name, or None."""
+        if skill.root is None:
+            dynamic = self._dynamic.get(skill.uri)
+            children = None if dynamic is None else dynamic.list_directory(dir_path)
+        else:
+            path = f"{skill.folder}/{dir_path}" if dir_path else skill.folder
+            children = self._list_dir(skill.root, path)
+        if children is None:
+            return None
+        return sorted((name, is_dir) for name, is_dir in children if _nameable(name))
+
+
+def _collision(root: int | None, path: str, uri: str, conflicts: list[str]) -> OmittedSkill:
+    return OmittedSkill(
+        root=root,
+        path=path,
+        uri=uri,
+        code=OmitCode.URI_COLLISION,
+        reason="; ".join(conflicts) + "; neither is served",
+    )
+
+
+def _nameable(name: str) -> bool:
+    """Whether a child can be named by a URI (others are never listed or served)."""
+    try:
+        encode_segment(name)
+    except URIError:
+        return False
+    return True
+
+
+@final
+class MemorySource(TreeSource):
+    """A mutable in-memory tree of skills: for tests, embedding, and generated catalogs.
+
+    Each root is a ``{relative path: bytes}`` mapping; folders exist when a file is below them or
+    when made with :meth:`mkdir`, as on a filesystem. Edits show up in ``skills/get``,
+    ``resources/read`` and directory reads at once, and in ``skills/list`` after ``refresh()``.
+
+    Example:
+        >>> source = MemorySource({"hello/SKILL.md": b"---\\nname: hello\\ndescription: Hi\\n---\\n"})
+        >>> [s.uri for s in source.scan().skills]
+        ['skill://hello/SKILL.md']
+    """
+
+    def __init__(
+        self,
+        *roots: Mapping[str, bytes],
+        scheme: str = DEFAULT_SCHEME,
+        limits: Limits = DEFAULT_LIMITS,
+        dynamic: Iterable[DynamicSkill] = (),
+    ) -> None:
+        """Start with one root per mapping given (one empty root when none is).
+
+        Raises:
+            ValueError: a path is not clean, or is both a file and a folder.
+        """
+        super().__init__(scheme=scheme, limits=limits, dynamic=dynamic)
+        self._files: list[dict[str, SnapshotFile]] = []
+        self._bytes: list[dict[str, bytes]] = []
+        self._children: list[dict[str, dict[str, bool]]] = []
+        for files in roots or ({},):
+            self._files.append({})
+            self._bytes.append({})
+            self._children.append({"": {}})
+            for path, data in files.items():
+                self.write(path, data, root=len(self._files) - 1)
+
+    # -- editing --------------------------------------------------------------------------------
+
+    def write(self, path: str, data: bytes, *, root: int = 0) -> None:
+        """Create or replace the file at ``path`` (folders above it are made as needed).
+
+        Raises:
+            ValueError: ``path`` is not clean, or it or a folder above it is the other kind.
+            IndexError: no such root.
+        """
+        check_relative_path(path)
+        children = self._children[root]
+        if path in children:
+            raise ValueError(f"{path!r} is a folder")
+        self._make_parents(root, path)
+        data = bytes(data)
+        self._files[root][path] = SnapshotFile.of(path, data)
+        self._bytes[root][path] = data
+
+    def mkdir(self, path: str, *, root: int = 0) -> None:
+        """Make an (empty) folder at ``path`` and the folders above it.
+
+        Raises:
+            ValueError: ``path`` is not clean, or it or a folder above it is a file.
+            IndexError: no such root.
+        """
+        check_relative_path(path)
+        if path in self._files[root]:
+            raise ValueError(f"{path!r} is a file")
+        self._make_parents(root, path)
+        parent, _, name = path.rpartition("/")
+        self._children[root][parent][name] = True
+        self._children[root].setdefault(path, {})
+
+    def delete(self, path: str, *, root: int = 0) -> None:
+        """Delete the file at ``path``, or the folder at ``path`` with everything in it.
+
+        Raises:
+            KeyError: nothing is at ``path``.
+            ValueError: ``path`` is not clean.
+            IndexError: no such root.
+        """
+        check_relative_path(path)
+        files, children = self._files[root], self._children[root]
+        parent, _, name = path.rpartition("/")
+        if path in files:
+            del files[path]
+            del self._bytes[root][path]
+        elif path in children:
+            prefix = path + "/"
+            for gone in [p for p in files if p.startswith(prefix)]:
+                del files[gone]
+                del self._bytes[root][gone]
+            for gone in [p for p in children if p == path or p.startswith(prefix)]:
+                del children[gone]
+        else:
+            raise KeyError(path)
+        del children[parent][name]
+
+    def _make_parents(self, root: int, path: str) -> None:
+        files, children = self._files[root], self._children[root]
+        parent = ""
+        for name in path.split("/")[:-1]:
+            folder = f"{parent}/{name}" if parent else name
+            if folder in files:
+                raise ValueError(f"{folder!r} is a file")
+            children[parent][name] = True
+            children.setdefault(folder, {})
+            parent = folder
+        parent, _, name = path.rpartition("/")
+        children[parent].setdefault(name, False)
+
+    # -- primitives -----------------------------------------------------------------------------
+
+    def _root_count(self) -> int:
+        return len(self._files)
+
+    def _snapshot(self, root: int, folder: str) -> RootSnapshot:
+        files = self._files[root]
+        if not folder:
+            return RootSnapshot(files=list(files.values()))
+        prefix = folder + "/"
+        return RootSnapshot(files=[f for path, f in files.items() if path.startswith(prefix)])
+
+    def _is_skill_folder(self, root: int, folder: str) -> bool:
+        return folder + _SKILL_MD_SUFFIX in self._files[root]
+
+    def _read_file(self, root: int, path: str) -> bytes | None:
+        return self._bytes[root].get(path)
+
+    def _list_dir(self, root: int, path: str) -> Sequence[tuple[str, bool]] | None:
+        children = self._children[root].get(path)
+        return None if children is None else list(children.items())

@@ -1,0 +1,879 @@
+"""Skills from real folders: the server's only I/O.
+
+Rows: WG-09 (symlinks), SIL-01 and ERR-03 on disk (nothing outside a root is opened), ENTRY-19,
+SIL-23, and the filesystem rules of the server issue: special files never opened, ignored names,
+percent-encoded names, one read per file per scan, re-checks of one skill.
+"""
+
+from __future__ import annotations
+
+import base64
+import errno
+import os
+import signal
+import socket
+import stat
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from server_helpers import KEY, Client, Generated, skill_md
+
+import skills_core.server.filesystem as fs_module
+from skills_core import SkillEntry, compute_digest
+from skills_core import spec_examples as ex
+from skills_core.server import (
+    DEFAULT_IGNORED_NAMES,
+    FilesystemSource,
+    OmitCode,
+    OmittedSkill,
+    ProblemCode,
+    PublishedSkill,
+    SkillsServer,
+    server_from_roots,
+)
+
+SKILL_URI = ex.SKILL_MD_URI
+
+
+def write(root: Path, files: dict[str, bytes]) -> None:
+    for path, data in files.items():
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    folder = tmp_path / "root"
+    write(folder, {f"pdf-processing/{p}": b for p, b in ex.FILES.items()})
+    return folder
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    secret = tmp_path / "outside" / "secret.txt"
+    secret.parent.mkdir()
+    secret.write_bytes(b"TOP SECRET\n")
+    return secret
+
+
+@pytest.fixture
+def opened(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every path the filesystem module opens, resolved through /proc/self/fd after the fact."""
+    paths: list[str] = []
+    real_open = os.open
+
+    def spy(path: Any, flags: int, mode: int = 0o777, *, dir_fd: int | None = None) -> int:
+        fd = real_open(path, flags, mode, dir_fd=dir_fd)
+        paths.append(os.readlink(f"/proc/self/fd/{fd}"))
+        return fd
+
+    monkeypatch.setattr(os, "open", spy)
+    return paths
+
+
+@pytest.fixture
+def alarm() -> Iterator[None]:
+    """Fail instead of hanging if anything blocks on a FIFO."""
+
+    def timeout(signum: int, frame: object) -> None:
+        raise TimeoutError("blocked")
+
+    previous = signal.signal(signal.SIGALRM, timeout)
+    signal.alarm(10)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def client(*roots: Path, **options: Any) -> Client:
+    return Client(server_from_roots(list(roots), cursor_key=KEY, **options))
+
+
+def assert_inside(paths: list[str], *roots: Path) -> None:
+    real = [os.path.realpath(r) for r in roots]
+    for path in paths:
+        assert any(os.path.commonpath([path, r]) == r for r in real), path
+
+
+# --- the spec's example, from disk ----------------------------------------------------------------
+
+
+def test_spec_example_from_disk(root: Path) -> None:
+    c = client(root)
+    assert c.call("skills/list")["skills"] == [ex.entry_json()]
+    assert (
+        c.call("resources/read", {"uri": SKILL_URI})["contents"][0]["text"] == ex.SKILL_MD.decode()
+    )
+    assert [
+        r["name"]
+        for r in c.call("resources/directory/read", {"uri": "skill://pdf-processing/templates"})[
+            "resources"
+        ]
+    ] == ["invoice.md", "purchase-order.md"]
+
+
+def test_credit_note_added_while_running_shows_in_get(root: Path) -> None:
+    c = client(root)
+    (root / "pdf-processing/templates/credit-note.md").write_bytes(ex.CREDIT_NOTE)
+    got = SkillEntry.from_json(c.call("skills/get", {"uri": SKILL_URI})["skill"])
+    assert (
+        got.resource_set == SkillEntry.from_json(ex.entry_json(with_credit_note=True)).resource_set
+    )
+    names = [
+        r["name"]
+        for r in c.call("resources/directory/read", {"uri": "skill://pdf-processing/templates"})[
+            "resources"
+        ]
+    ]
+    assert names == ["credit-note.md", "invoice.md", "purchase-order.md"]
+    read = c.call("resources/read", {"uri": "skill://pdf-processing/templates/credit-note.md"})
+    assert read["contents"][0]["text"] == ex.CREDIT_NOTE.decode()
+
+
+# --- symbolic links: WG-09 -------------------------------------------------------------------------
+
+
+def test_symlink_to_a_file_outside_the_root_is_refused_WG_09(
+    root: Path, outside: Path, opened: list[str]
+) -> None:
+    link = root / "pdf-processing/templates/id_rsa.example"
+    link.symlink_to(outside)
+    c = client(root)
+    entry = SkillEntry.from_json(c.call("skills/get", {"uri": SKILL_URI})["skill"])
+    assert entry.resource("skill://pdf-processing/templates/id_rsa.example") is None
+    error = c.error("resources/read", {"uri": "skill://pdf-processing/templates/id_rsa.example"})
+    assert error["code"] == -32602
+    children = c.call("resources/directory/read", {"uri": "skill://pdf-processing/templates"})[
+        "resources"
+    ]
+    assert "id_rsa.example" not in [child["name"] for child in children]
+    assert opened
+    assert_inside(opened, root)
+    catalog = c.server.catalog
+    (problem,) = catalog.problems
+    assert (problem.path, problem.code) == (
+        "pdf-processing/templates/id_rsa.example",
+        ProblemCode.SYMLINK,
+    )
+    assert str(outside) not in problem.reason
+    assert [f.code for f in catalog.skills[0].findings] == ["symlink"]
+
+
+def test_symlinks_to_folders_inside_or_outside_are_not_followed_WG_09(
+    root: Path, outside: Path, opened: list[str]
+) -> None:
+    (root / "pdf-processing/escape").symlink_to(outside.parent, target_is_directory=True)
+    (root / "pdf-processing/loop").symlink_to(
+        root / "pdf-processing/templates", target_is_directory=True
+    )
+    c = client(root)
+    for uri in (
+        "skill://pdf-processing/escape/secret.txt",
+        "skill://pdf-processing/loop/invoice.md",
+    ):
+        assert c.error("resources/read", {"uri": uri})["code"] == -32602
+    for uri in ("skill://pdf-processing/escape", "skill://pdf-processing/loop"):
+        assert c.error("resources/directory/read", {"uri": uri})["code"] == -32602
+    assert len(c.server.catalog.skills[0].entry.resources) == 3
+    assert_inside(opened, root)
+
+
+def test_symlinked_skill_md_or_skill_folder_is_not_published(root: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    write(elsewhere, {"linked/SKILL.md": skill_md("linked"), "half/SKILL.md": skill_md("half")})
+    (root / "linked").symlink_to(elsewhere / "linked", target_is_directory=True)
+    (root / "half").mkdir()
+    (root / "half/SKILL.md").symlink_to(elsewhere / "half/SKILL.md")
+    c = client(root)
+    catalog = c.server.catalog
+    assert [s.uri for s in catalog.skills] == [SKILL_URI]
+    (refused,) = catalog.omitted
+    assert (refused.path, refused.code) == ("half", OmitCode.REFUSED)
+    assert {p.path for p in catalog.problems} == {"linked", "half/SKILL.md"}
+    for uri in ("skill://linked/SKILL.md", "skill://half/SKILL.md"):
+        assert c.error("skills/get", {"uri": uri})["code"] == -32602
+        assert c.error("resources/read", {"uri": uri})["code"] == -32602
+
+
+def test_folder_swapped_for_a_symlink_after_the_scan_is_refused(
+    root: Path, outside: Path, opened: list[str]
+) -> None:
+    c = client(root)
+    templates = root / "pdf-processing/templates"
+    for child in templates.iterdir():
+        child.unlink()
+    templates.rmdir()
+    templates.symlink_to(outside.parent, target_is_directory=True)
+    (outside.parent / "invoice.md").write_bytes(b"planted")
+    assert (
+        c.error("resources/read", {"uri": "skill://pdf-processing/templates/invoice.md"})["code"]
+        == -32602
+    )
+    assert (
+        c.error("resources/directory/read", {"uri": "skill://pdf-processing/templates"})["code"]
+        == -32602
+    )
+    entry = SkillEntry.from_json(c.call("skills/get", {"uri": SKILL_URI})["skill"])
+    assert [r.uri for r in entry.resources] == [SKILL_URI]  # type: ignore[union-attr]
+    assert_inside(opened, root)
+
+
+def test_file_swapped_for_a_symlink_after_the_scan_is_refused(root: Path, outside: Path) -> None:
+    c = client(root)
+    invoice = root / "pdf-processing/templates/invoice.md"
+    invoice.unlink()
+    invoice.symlink_to(outside)
+    assert (
+        c.error("resources/read", {"uri": "skill://pdf-processing/templates/invoice.md"})["code"]
+        == -32602
+    )
+
+
+def test_a_symlinked_root_is_resolved_once(root: Path, tmp_path: Path) -> None:
+    alias = tmp_path / "alias"
+    alias.symlink_to(root, target_is_directory=True)
+    source = FilesystemSource([alias])
+    assert source.roots == (str(root),)
+    assert [s.uri for s in source.scan().skills] == [SKILL_URI]
+
+
+# --- traversal on disk: SIL-01, ERR-03 ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "skill://pdf-processing/../outside/secret.txt",
+        "skill://pdf-processing/%2e%2e/%2e%2e/outside/secret.txt",
+        "skill://pdf-processing/templates%2f..%2f..%2f..%2foutside%2fsecret.txt",
+        "skill://pdf-processing/%2E%2E%2F%2E%2E%2Foutside/secret.txt",
+        "skill://pdf-processing/..%5c..%5coutside%5csecret.txt",
+        "skill://pdf-processing/templates/",
+        "skill://pdf-processing/templates/invoice.md/",
+        "skill://pdf-processing/templates/invoice.md%00.txt",
+    ],
+)
+def test_traversal_attempts_read_nothing_outside_the_roots_SIL_01_ERR_03(
+    root: Path, outside: Path, opened: list[str], uri: str
+) -> None:
+    c = client(root)
+    opened.clear()
+    for method in ("resources/read", "resources/directory/read"):
+        assert c.error(method, {"uri": uri})["code"] == -32602
+    assert opened == []  # refused before the source was asked for anything
+
+
+# --- special files -------------------------------------------------------------------------------------
+
+
+def test_fifo_is_never_opened(root: Path, alarm: None, opened: list[str]) -> None:
+    os.mkfifo(root / "pdf-processing/templates/pipe")
+    c = client(root)
+    assert all(not p.endswith("/pipe") for p in opened)
+    (problem,) = c.server.catalog.problems
+    assert problem.code is ProblemCode.SPECIAL_FILE
+    assert (
+        c.error("resources/read", {"uri": "skill://pdf-processing/templates/pipe"})["code"]
+        == -32602
+    )
+    names = [
+        r["name"]
+        for r in c.call("resources/directory/read", {"uri": "skill://pdf-processing/templates"})[
+            "resources"
+        ]
+    ]
+    assert "pipe" not in names
+
+
+def test_file_swapped_for_a_fifo_is_not_read_and_does_not_block(root: Path, alarm: None) -> None:
+    c = client(root)
+    invoice = root / "pdf-processing/templates/invoice.md"
+    invoice.unlink()
+    os.mkfifo(invoice)
+    assert (
+        c.error("resources/read", {"uri": "skill://pdf-processing/templates/invoice.md"})["code"]
+        == -32602
+    )
+    entry = SkillEntry.from_json(c.call("skills/get", {"uri": SKILL_URI})["skill"])
+    assert entry.resource("skill://pdf-processing/templates/invoice.md") is None
+
+
+def test_fifo_raced_in_during_a_walk_is_refused(
+    root: Path, alarm: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Between the listing (a regular file) and the open (now a FIFO): fstat catches it."""
+    source = FilesystemSource([root])
+    real_file = FilesystemSource._file
+
+    def racing(
+        self: FilesystemSource, walk: Any, dir_fd: int, entry: os.DirEntry[str], folder: str
+    ) -> Any:
+        if entry.name == "invoice.md":
+            path = root / folder / entry.name
+            path.unlink()
+            os.mkfifo(path)
+        return real_file(self, walk, dir_fd, entry, folder)
+
+    monkeypatch.setattr(FilesystemSource, "_file", racing)
+    catalog = source.scan()
+    assert ("pdf-processing/templates/invoice.md", ProblemCode.SPECIAL_FILE) in [
+        (p.path, p.code) for p in catalog.problems
+    ]
+
+
+def test_socket_is_refused(root: Path, tmp_path: Path) -> None:
+    path = root / "pdf-processing/sock"
+    if len(str(path)) > 100:
+        pytest.skip("socket path too long for AF_UNIX")
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(path))
+        catalog = FilesystemSource([root]).scan()
+    assert [(p.path, p.code) for p in catalog.problems] == [
+        ("pdf-processing/sock", ProblemCode.SPECIAL_FILE)
+    ]
+
+
+def test_device_is_refused(root: Path) -> None:
+    try:
+        os.mknod(root / "pdf-processing/null", stat.S_IFCHR | 0o600, os.makedev(1, 3))
+    except PermissionError:
+        pytest.skip("creating device nodes needs privileges")
+    catalog = FilesystemSource([root]).scan()
+    assert [(p.path, p.code) for p in catalog.problems] == [
+        ("pdf-processing/null", ProblemCode.SPECIAL_FILE)
+    ]
+
+
+# --- unreadable entries ----------------------------------------------------------------------------------
+
+
+def failing_open(monkeypatch: pytest.MonkeyPatch, name: str, error: int) -> None:
+    real_open = os.open
+
+    def fake(path: Any, flags: int, mode: int = 0o777, *, dir_fd: int | None = None) -> int:
+        if path == name:
+            raise OSError(error, os.strerror(error))
+        return real_open(path, flags, mode, dir_fd=dir_fd)
+
+    monkeypatch.setattr(os, "open", fake)
+
+
+def test_unreadable_file_becomes_a_problem(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    failing_open(monkeypatch, "invoice.md", errno.EACCES)
+    catalog = FilesystemSource([root]).scan()
+    (problem,) = catalog.problems
+    assert (problem.path, problem.code) == (
+        "pdf-processing/templates/invoice.md",
+        ProblemCode.UNREADABLE,
+    )
+    assert problem.reason == "could not be read (Permission denied)"
+    assert len(catalog.skills[0].entry.resources) == 2
+
+
+def test_unreadable_folder_becomes_a_problem(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    failing_open(monkeypatch, "templates", errno.EACCES)
+    catalog = FilesystemSource([root]).scan()
+    assert [(p.path, p.code) for p in catalog.problems] == [
+        ("pdf-processing/templates", ProblemCode.UNREADABLE)
+    ]
+
+
+def test_folder_that_cannot_be_listed_becomes_a_problem(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_scandir = os.scandir
+    calls = {"n": 0}
+
+    def fake(fd: Any) -> Any:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise OSError(errno.EIO, "Input/output error")
+        return real_scandir(fd)
+
+    monkeypatch.setattr(os, "scandir", fake)
+    catalog = FilesystemSource([root]).scan()
+    assert [p.code for p in catalog.problems] == [ProblemCode.UNREADABLE]
+
+
+def test_unexpected_os_errors_on_read_are_internal_errors(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    c = client(root)
+    failing_open(monkeypatch, "invoice.md", errno.EIO)
+    response = c.send("resources/read", {"uri": "skill://pdf-processing/templates/invoice.md"})
+    assert response["error"] == {"code": -32603, "message": "Internal error"}
+    failing_open(monkeypatch, "templates", errno.EIO)
+    response = c.send("resources/directory/read", {"uri": "skill://pdf-processing/templates"})
+    assert response["error"] == {"code": -32603, "message": "Internal error"}
+
+
+def test_unexpected_os_error_checking_for_skill_md(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = FilesystemSource([root])
+    real_stat = os.stat
+
+    def fake(
+        path: Any, *, dir_fd: int | None = None, follow_symlinks: bool = True
+    ) -> os.stat_result:
+        if path == "SKILL.md" and dir_fd is not None:
+            raise OSError(errno.EIO, "Input/output error")
+        return real_stat(path, dir_fd=dir_fd, follow_symlinks=follow_symlinks)
+
+    monkeypatch.setattr(os, "stat", fake)
+    with pytest.raises(OSError, match="Input/output"):
+        source.recheck(SKILL_URI)
+
+
+def test_missing_skill_md_in_an_unlistable_folder(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = FilesystemSource([root])
+    failing_open(monkeypatch, "pdf-processing", errno.EACCES)
+    assert source.recheck(SKILL_URI) is None
+
+
+# --- names: ignored, percent-encoded, undecodable ---------------------------------------------------------
+
+
+def test_ignored_names_are_neither_published_nor_readable(root: Path) -> None:
+    write(
+        root,
+        {
+            "pdf-processing/.git/config": b"[core]",
+            "pdf-processing/scripts/__pycache__/x.pyc": b"\0",
+            "pdf-processing/.DS_Store": b"\0",
+            "pdf-processing/scripts/run.py": b"pass\n",
+        },
+    )
+    (root / ".git").mkdir()
+    write(root, {".git/x/SKILL.md": skill_md("x")})
+    c = client(root)
+    entry = SkillEntry.from_json(c.call("skills/get", {"uri": SKILL_URI})["skill"])
+    assert {r.uri for r in entry.resources} == {  # type: ignore[union-attr]
+        SKILL_URI,
+        "skill://pdf-processing/templates/invoice.md",
+        "skill://pdf-processing/templates/purchase-order.md",
+        "skill://pdf-processing/scripts/run.py",
+    }
+    for uri in (
+        "skill://pdf-processing/.git/config",
+        "skill://pdf-processing/.DS_Store",
+        "skill://pdf-processing/scripts/__pycache__/x.pyc",
+    ):
+        assert c.error("resources/read", {"uri": uri})["code"] == -32602
+    assert (
+        c.error("resources/directory/read", {"uri": "skill://pdf-processing/.git"})["code"]
+        == -32602
+    )
+    assert [
+        r["name"]
+        for r in c.call("resources/directory/read", {"uri": "skill://pdf-processing/scripts"})[
+            "resources"
+        ]
+    ] == ["run.py"]
+    assert c.error("skills/get", {"uri": "skill://.git/x/SKILL.md"})["code"] == -32602
+    assert ".git" in DEFAULT_IGNORED_NAMES
+
+
+def test_ignore_can_be_configured(root: Path) -> None:
+    write(root, {"pdf-processing/.git/config": b"[core]"})
+    source = FilesystemSource([root], ignore=())
+    assert len(source.scan().skills[0].entry.resources) == 4
+
+
+def test_names_needing_percent_encoding_round_trip(tmp_path: Path) -> None:
+    write(tmp_path, {"équipe/a b/x/SKILL.md": skill_md("x"), "équipe/a b/x/ça va?.md": b"oui"})
+    c = client(tmp_path)
+    (skill,) = c.call("skills/list")["skills"]
+    assert skill["uri"] == "skill://%C3%A9quipe/a%20b/x/SKILL.md"
+    file_uri = "skill://%C3%A9quipe/a%20b/x/%C3%A7a%20va%3F.md"
+    assert file_uri in [r["uri"] for r in skill["resources"]]
+    assert c.call("resources/read", {"uri": file_uri})["contents"][0]["text"] == "oui"
+    for alias in (
+        "skill://%c3%a9quipe/a%20b/x/%C3%A7a%20va%3F.md",
+        "skill://équipe/a%20b/x/%C3%A7a%20va%3F.md",
+        "skill://%C3%A9quipe/a b/x/%C3%A7a%20va%3F.md",
+    ):
+        assert c.error("resources/read", {"uri": alias})["code"] == -32602
+
+
+def test_undecodable_names_are_not_served(tmp_path: Path) -> None:
+    base = os.fsencode(tmp_path)
+    os.makedirs(base + b"/x")
+    (tmp_path / "x/SKILL.md").write_bytes(skill_md("x"))
+    with open(base + b"/x/bad\xff.md", "wb") as handle:
+        handle.write(b"latin")
+    os.makedirs(base + b"/\xff/y")
+    with open(base + b"/\xff/y/SKILL.md", "wb") as handle:
+        handle.write(skill_md("y"))
+    c = client(tmp_path)
+    catalog = c.server.catalog
+    assert [s.uri for s in catalog.skills] == ["skill://x/SKILL.md"]
+    assert [f.code for f in catalog.skills[0].findings] == ["bad-file-name"]
+    assert [o.code for o in catalog.omitted] == [OmitCode.BAD_PATH]
+    assert [
+        r["name"] for r in c.call("resources/directory/read", {"uri": "skill://x"})["resources"]
+    ] == ["x"]
+
+
+def test_skill_md_directly_in_a_root(tmp_path: Path) -> None:
+    write(tmp_path, {"SKILL.md": skill_md("x")})
+    catalog = FilesystemSource([tmp_path]).scan()
+    assert catalog.skills == ()
+    assert [o.code for o in catalog.omitted] == [OmitCode.TOP_LEVEL]
+
+
+# --- limits: ENTRY-19 -----------------------------------------------------------------------------------
+
+
+def test_huge_file_makes_its_skill_over_limit_without_being_hashed(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with open(root / "pdf-processing/huge.bin", "wb") as handle:
+        handle.truncate(17 * 1024 * 1024)  # sparse: costs no disk
+    hashed: list[int] = []
+    real = fs_module._read_fd
+
+    def spy(fd: int, size: int, keep: bool) -> tuple[int, str, bytes | None]:
+        hashed.append(size)
+        return real(fd, size, keep)
+
+    monkeypatch.setattr(fs_module, "_read_fd", spy)
+    c = client(root)
+    assert max(hashed) < 1000
+    (left_out,) = c.server.catalog.omitted
+    assert left_out.code is OmitCode.OVER_LIMIT
+    assert f"{17 * 1024 * 1024 + 151 + 29 + 35} bytes" in left_out.reason
+    assert c.error("resources/read", {"uri": "skill://pdf-processing/huge.bin"})["code"] == -32602
+
+
+def test_large_files_are_read_in_chunks(root: Path) -> None:
+    data = bytes(range(256)) * (3 * 4096 + 7)  # about 3 MiB
+    (root / "pdf-processing/big.bin").write_bytes(data)
+    c = client(root)
+    entry = c.server.catalog.skills[0].entry
+    resource = entry.resource("skill://pdf-processing/big.bin")
+    assert resource is not None
+    assert (resource.size, resource.digest) == (len(data), compute_digest(data))
+    read = c.call("resources/read", {"uri": "skill://pdf-processing/big.bin"})
+    assert base64.b64decode(read["contents"][0]["blob"]) == data
+
+
+def test_read_of_a_file_that_grows_or_shrinks_while_read() -> None:
+    for data, claimed in (
+        (b"x" * 5000, 10),
+        (b"x" * 10, 5000),
+        (b"", 3),
+        (b"y" * (2 << 20), 1 << 20),
+    ):
+        read_end, write_end = os.pipe()
+
+        def feed(fd: int = write_end, payload: bytes = data) -> None:
+            with os.fdopen(fd, "wb") as writer:
+                writer.write(payload)
+
+        reader_data: tuple[int, str, bytes | None]
+        thread = threading.Thread(target=feed)
+        thread.start()
+        try:
+            reader_data = fs_module._read_fd(read_end, claimed, True)
+        finally:
+            thread.join()
+            os.close(read_end)
+        assert reader_data == (len(data), compute_digest(data), data)
+
+
+def test_hash_only_read(tmp_path: Path) -> None:
+    path = tmp_path / "f"
+    path.write_bytes(b"z" * (3 << 20))
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        assert fs_module._read_fd(fd, 1 << 20, False) == (
+            3 << 20,
+            compute_digest(b"z" * (3 << 20)),
+            None,
+        )
+    finally:
+        os.close(fd)
+
+
+# --- one read per file; re-checks; the digest cache: SIL-23 ---------------------------------------------
+
+
+def test_each_file_is_read_once_per_scan(root: Path, opened: list[str]) -> None:
+    write(
+        root,
+        {
+            "pdf-processing/sub/SKILL.md": skill_md("sub"),
+            "pdf-processing/sub/x.md": b"x",
+            "outside-any-skill/readme.md": b"r",
+        },
+    )
+    catalog = FilesystemSource([root]).scan()
+    assert len(catalog.skills) == 2
+    files = [p for p in opened if os.path.isfile(p)]
+    assert sorted(files) == sorted(set(files))
+    assert not any(p.endswith("readme.md") for p in files)  # not inside a skill: never read
+    assert len(files) == 5
+
+
+def test_unchanged_files_are_not_read_again_on_rescan(
+    root: Path, opened: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(time, "time_ns", lambda: 1 << 62)  # long after every change
+    source = FilesystemSource([root])
+    first = source.scan()
+    opened.clear()
+    second = source.scan()
+    assert first == second
+    assert [p for p in opened if os.path.isfile(p)] == []  # SKILL.md's verdict is cached too
+    invoice = root / "pdf-processing/templates/invoice.md"
+    before = invoice.stat()
+    invoice.write_bytes(ex.INVOICE.replace(b"Amount", b"Amoun7"))  # same size
+    os.utime(invoice, ns=(before.st_atime_ns, before.st_mtime_ns))  # same mtime: ctime still moves
+    third = source.scan()
+    assert third.skills[0].entry.resource_set != first.skills[0].entry.resource_set
+
+
+def test_unchanged_skill_md_is_read_again_when_its_verdict_is_no_longer_cached(
+    root: Path, opened: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import skills_core.server.catalog as catalog_module
+
+    monkeypatch.setattr(time, "time_ns", lambda: 1 << 62)
+    monkeypatch.setattr(catalog_module, "_MAX_CACHED_VERDICTS", 0)
+    source = FilesystemSource([root])
+    first = source.scan()
+    assert source.recheck(SKILL_URI) == first.skills[0]  # prunes the verdict cache afterwards
+    opened.clear()
+    assert source.scan() == first
+    assert [p for p in opened if os.path.isfile(p)] == [str(root / "pdf-processing/SKILL.md")]
+
+
+def test_racy_cache_entries_are_not_trusted(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Written and hashed within the same few seconds: the stat key alone is not enough."""
+    clock = {"now": 0}
+    monkeypatch.setattr(time, "time_ns", lambda: clock["now"])
+    source = FilesystemSource([root])
+    invoice = root / "pdf-processing/templates/invoice.md"
+    clock["now"] = invoice.stat().st_mtime_ns + 1
+    source.scan()
+    digest = compute_digest(ex.INVOICE.replace(b"Amount", b"Amoun7"))
+    original = os.stat(invoice)
+    invoice.write_bytes(ex.INVOICE.replace(b"Amount", b"Amoun7"))
+    # Even if the file system kept every timestamp (coarse clocks do), the entry is re-hashed.
+    real_stat = fs_module._stat_key
+    monkeypatch.setattr(fs_module, "_stat_key", lambda st: real_stat(original))
+    result = source.recheck(SKILL_URI)
+    assert isinstance(result, PublishedSkill)
+    resource = result.entry.resource("skill://pdf-processing/templates/invoice.md")
+    assert resource is not None
+    assert resource.digest == digest
+
+
+def test_recheck_walks_one_skill_only(root: Path, opened: list[str]) -> None:
+    write(root, {"other/SKILL.md": skill_md("other"), "other/big.md": b"b"})
+    source = FilesystemSource([root])
+    source.scan()
+    opened.clear()
+    result = source.recheck(SKILL_URI)
+    assert isinstance(result, PublishedSkill)
+    assert not any("/other" in p for p in opened)
+
+
+def test_recheck_of_unknown_or_foreign_uris(root: Path) -> None:
+    source = FilesystemSource([root])
+    for uri in (
+        "skill://nope/SKILL.md",
+        "other://pdf-processing/SKILL.md",
+        "skill://pdf-processing/templates/SKILL.md",
+    ):
+        assert source.recheck(uri) is None
+
+
+def test_skill_deleted_while_running(root: Path) -> None:
+    c = client(root)
+    (root / "pdf-processing/SKILL.md").unlink()
+    assert c.error("skills/get", {"uri": SKILL_URI})["code"] == -32602
+    assert c.call("skills/list")["skills"] == []
+
+
+# --- several roots ---------------------------------------------------------------------------------
+
+
+def test_two_roots_are_merged(root: Path, tmp_path: Path) -> None:
+    second = tmp_path / "second"
+    write(second, {"acme/billing/refunds/SKILL.md": skill_md("refunds")})
+    c = client(root, second)
+    assert [s["uri"] for s in c.call("skills/list")["skills"]] == [
+        "skill://acme/billing/refunds/SKILL.md",
+        SKILL_URI,
+    ]
+    assert c.call("resources/read", {"uri": "skill://acme/billing/refunds/SKILL.md"})
+    assert c.server.catalog.skills[0].root == 1
+
+
+def test_same_skill_in_two_roots_is_served_from_neither(root: Path, tmp_path: Path) -> None:
+    second = tmp_path / "second"
+    write(second, {f"pdf-processing/{p}": b for p, b in ex.FILES.items()})
+    srv = server_from_roots([root, second], cursor_key=KEY)
+    c = Client(srv)
+    assert c.call("skills/list")["skills"] == []
+    assert [o.code for o in srv.catalog.omitted] == [OmitCode.URI_COLLISION, OmitCode.URI_COLLISION]
+    error = c.error("skills/get", {"uri": SKILL_URI})
+    assert "has the same skill path; neither is served" in error["message"]
+    assert c.error("resources/read", {"uri": SKILL_URI})["code"] == -32602
+    # Collisions found by a scan stand until the next scan, even once resolved on disk.
+    (second / "pdf-processing/SKILL.md").unlink()
+    assert c.error("skills/get", {"uri": SKILL_URI})["code"] == -32602
+    srv.refresh()
+    assert c.call("skills/get", {"uri": SKILL_URI})["skill"] == ex.entry_json()
+
+
+def test_collision_appearing_while_running_is_seen_by_get(root: Path, tmp_path: Path) -> None:
+    second = tmp_path / "second"
+    second.mkdir()
+    c = client(root, second)
+    write(second, {"pdf-processing/SKILL.md": ex.SKILL_MD})
+    assert "root 1 has the same skill path" in c.error("skills/get", {"uri": SKILL_URI})["message"]
+    write(second, {"pdf-processing/templates/SKILL.md": skill_md("templates")})
+    (second / "pdf-processing/SKILL.md").unlink()
+    write(root, {"pdf-processing/templates/SKILL.md": skill_md("templates")})
+    error = c.error("skills/get", {"uri": "skill://pdf-processing/templates/SKILL.md"})
+    assert "root 1 has the same skill path" in error["message"]
+
+
+def test_enclosing_skill_in_another_root_is_seen_by_get(root: Path, tmp_path: Path) -> None:
+    second = tmp_path / "second"
+    write(second, {"pdf-processing/extra/SKILL.md": skill_md("extra")})
+    srv = server_from_roots([root, second], cursor_key=KEY)
+    assert srv.catalog.skills == ()
+    other = tmp_path / "third"
+    write(other, {"x/y/SKILL.md": skill_md("y")})
+    srv2 = server_from_roots([root, other], cursor_key=KEY)
+    write(root, {"x/SKILL.md": skill_md("x")})
+    error = Client(srv2).error("skills/get", {"uri": "skill://x/y/SKILL.md"})
+    assert "root 0 has an enclosing skill (x)" in error["message"]
+
+
+def test_dynamic_skill_overlapping_a_folder_is_seen_by_get(root: Path) -> None:
+    daily = Generated("skill://reports/daily/SKILL.md", {"SKILL.md": skill_md("daily")})
+    source = FilesystemSource([root], dynamic=[daily])
+    srv = SkillsServer(source, cursor_key=KEY)
+    c = Client(srv)
+    assert c.call("skills/get", {"uri": daily.uri})["skill"]["resources"] == "dynamic"
+    write(root, {"reports/daily/SKILL.md": skill_md("daily")})
+    assert "root 0 has the same skill path" in c.error("skills/get", {"uri": daily.uri})["message"]
+    write(root, {"reports/daily/inner/SKILL.md": skill_md("inner")})
+    error = c.error("skills/get", {"uri": "skill://reports/daily/inner/SKILL.md"})
+    assert "a dynamic skill overlaps it (skill://reports/daily/SKILL.md)" in error["message"]
+    other = Generated("docs://elsewhere/x/SKILL.md", {"SKILL.md": skill_md("x")})
+    source.add_dynamic(other)
+    assert c.call("skills/get", {"uri": other.uri})["skill"]["uri"] == other.uri
+    source.remove_dynamic(other.uri)
+    assert c.error("skills/get", {"uri": other.uri})["code"] == -32602
+
+
+def test_dynamic_skill_registration_rules(root: Path) -> None:
+    daily = Generated("skill://reports/daily/SKILL.md", {})
+    source = FilesystemSource([root], dynamic=[daily])
+    with pytest.raises(ValueError, match="already registered"):
+        source.add_dynamic(daily)
+    with pytest.raises(ValueError, match="canonical"):
+        source.add_dynamic(Generated("skill://reports/%7Ex/daily/SKILL.md", {}))
+    with pytest.raises(KeyError):
+        source.remove_dynamic("skill://nope/SKILL.md")
+
+
+def test_dynamic_skill_removed_after_the_scan_reads_nothing(root: Path) -> None:
+    daily = Generated(
+        "skill://reports/daily/SKILL.md", {"SKILL.md": skill_md("daily"), "a.md": b"a"}
+    )
+    source = FilesystemSource([root], dynamic=[daily])
+    c = Client(SkillsServer(source, cursor_key=KEY))
+    source.remove_dynamic(daily.uri)
+    assert c.error("resources/read", {"uri": "skill://reports/daily/a.md"})["code"] == -32602
+    assert c.error("resources/directory/read", {"uri": "skill://reports/daily"})["code"] == -32602
+
+
+# --- construction ----------------------------------------------------------------------------------
+
+
+def test_roots_must_be_folders(tmp_path: Path) -> None:
+    (tmp_path / "file").write_bytes(b"")
+    with pytest.raises(NotADirectoryError):
+        FilesystemSource([tmp_path / "file"])
+    with pytest.raises(FileNotFoundError):
+        FilesystemSource([tmp_path / "missing"])
+
+
+def test_root_removed_while_running(tmp_path: Path) -> None:
+    folder = tmp_path / "r"
+    write(folder, {"x/SKILL.md": skill_md("x")})
+    source = FilesystemSource([folder])
+    (folder / "x/SKILL.md").unlink()
+    (folder / "x").rmdir()
+    folder.rmdir()
+    assert source.scan().skills == ()
+    assert source.recheck("skill://x/SKILL.md") is None
+
+
+def test_server_from_roots_passes_options(root: Path) -> None:
+    srv = server_from_roots(
+        [root],
+        cursor_key=KEY,
+        directory_read=False,
+        page_size=3,
+        ttl_ms=5,
+        scheme="docs",
+        instructions="x",
+    )
+    assert isinstance(srv.source, FilesystemSource)
+    assert [s.uri for s in srv.catalog.skills] == ["docs://pdf-processing/SKILL.md"]
+    assert (
+        Client(srv).error("resources/directory/read", {"uri": "docs://pdf-processing"})["code"]
+        == -32601
+    )
+    assert (
+        Client(srv).call("resources/read", {"uri": "docs://pdf-processing/SKILL.md"})["ttlMs"] == 5
+    )
+
+
+def test_omitted_skill_read_attempts(tmp_path: Path) -> None:
+    write(tmp_path, {"bad/SKILL.md": b"nope", "bad/notes.md": b"n"})
+    c = client(tmp_path)
+    (left_out,) = c.server.catalog.omitted
+    assert isinstance(left_out, OmittedSkill)
+    assert c.error("resources/read", {"uri": "skill://bad/notes.md"})["code"] == -32602
+
+
+def test_unexpected_error_opening_a_root_propagates(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = FilesystemSource([root])
+    failing_open(monkeypatch, str(root), errno.EIO)
+    with pytest.raises(OSError, match="Input/output"):
+        source.scan()
+
+
+def test_folders_are_closed_when_a_walk_fails(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = FilesystemSource([root])
+    before = len(os.listdir("/proc/self/fd"))
+
+    def boom(
+        self: FilesystemSource, walk: Any, dir_fd: int, entry: os.DirEntry[str], folder: str
+    ) -> Any:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(FilesystemSource, "_file", boom)
+    with pytest.raises(RuntimeError, match="boom"):
+        source.scan()
+    assert len(os.listdir("/proc/self/fd")) == before
