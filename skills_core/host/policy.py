@@ -1,0 +1,126 @@
+"""Host policy: every knob of the host state machine, with fail-closed defaults.
+
+Theory of operation
+-------------------
+One frozen value object configures a :class:`~skills_core.host.machine.Host`. The defaults are the
+secure choices of DESIGN.md decision 8 and requirements.md §13-§14; each field cites its row. A host
+may loosen them (allow dynamic skills, raise limits) but the library never does so by itself.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Final, final
+
+from skills_core.entry import DEFAULT_LIMITS, Limits
+from skills_core.frontmatter import DEFAULT_MAX_BYTES
+from skills_core.host.gates import DEFAULT_WIDENING_FIELDS
+from skills_core.spec import MAX_TOTAL_BYTES
+
+__all__ = [
+    "MIB",
+    "DEFAULT_SERVER_BUDGET",
+    "CrossOriginPolicy",
+    "HostPolicy",
+    "DEFAULT_POLICY",
+]
+
+MIB: Final = 1024 * 1024
+#: Cumulative skill-file bytes fetched from one server (WG-04; the threat model's fixtures use
+#: 200 MiB, about twelve maximal skills).
+DEFAULT_SERVER_BUDGET: Final = 200 * MIB
+
+
+class CrossOriginPolicy(enum.StrEnum):
+    """What happens when an acting skill asks to read from another server (ORG-08, ORG-09)."""
+
+    #: Ask the user, per call, naming both servers.
+    PROMPT = "prompt"
+    #: Refuse outright (stricter, still compliant).
+    DENY = "deny"
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HostPolicy:
+    """How the host treats MCP-served skills.
+
+    Attributes:
+        allow_dynamic: Load ``"dynamic"`` skills (approved per load, never persisted); declined by
+            default (ENTRY-16, APR-04).
+        require_approval: Prompt before every load not covered by an approval of the exact set.
+            ``False`` means the host's own policy approves loads (SEC-06); nothing is persisted.
+        limits: Per-skill limits checked from the entry before anything is fetched (ENTRY-17..21).
+            The spec's values are the floor.
+        max_pages: Pages followed in one ``skills/list`` walk (SIL-17, WG-05).
+        max_entries: Entries accepted in one ``skills/list`` walk (SIL-17, WG-05).
+        max_directory_pages: Pages followed in one directory read (WG-05).
+        max_directory_entries: Children accepted in one directory read (WG-05).
+        per_server_budget_bytes: Cumulative skill-file bytes fetched from one server (WG-04).
+        max_file_bytes: Optional per-file cap, checked from the entry before fetching (WG-03).
+        max_resource_bytes: Cap on an ordinary resource read (no entry bounds it; WG-03).
+        cross_origin: Reads of another server driven by a skill (ORG-08, ORG-09).
+        widening_fields: Frontmatter fields ignored unless granted for the skill (APR-08, APR-09).
+        denied_origins: Labels whose skills are never loaded (SEC-04).
+        denied_skills: ``(label, uri)`` pairs never loaded (SEC-04).
+        max_frontmatter_bytes: Cap on a SKILL.md frontmatter when verifying it (SIL-09, SIL-10).
+    """
+
+    allow_dynamic: bool = False
+    require_approval: bool = True
+    limits: Limits = DEFAULT_LIMITS
+    max_pages: int = 50
+    max_entries: int = 10_000
+    max_directory_pages: int = 50
+    max_directory_entries: int = 10_000
+    per_server_budget_bytes: int = DEFAULT_SERVER_BUDGET
+    max_file_bytes: int | None = None
+    max_resource_bytes: int = MAX_TOTAL_BYTES
+    cross_origin: CrossOriginPolicy = CrossOriginPolicy.PROMPT
+    widening_fields: frozenset[str] = DEFAULT_WIDENING_FIELDS
+    denied_origins: frozenset[str] = field(default_factory=frozenset)
+    denied_skills: frozenset[tuple[str, str]] = field(default_factory=frozenset)
+    max_frontmatter_bytes: int = DEFAULT_MAX_BYTES
+
+    def __post_init__(self) -> None:
+        for name in (
+            "max_pages",
+            "max_entries",
+            "max_directory_pages",
+            "max_directory_entries",
+            "per_server_budget_bytes",
+            "max_resource_bytes",
+            "max_frontmatter_bytes",
+        ):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"HostPolicy.{name} must be a positive int, not {value!r}")
+        if self.max_file_bytes is not None and (
+            isinstance(self.max_file_bytes, bool)
+            or not isinstance(self.max_file_bytes, int)
+            or self.max_file_bytes < 0
+        ):
+            raise ValueError(
+                f"HostPolicy.max_file_bytes must be None or a non-negative int, not "
+                f"{self.max_file_bytes!r}"
+            )
+        if not isinstance(self.limits, Limits):
+            raise ValueError("HostPolicy.limits must be a Limits")
+        object.__setattr__(self, "cross_origin", CrossOriginPolicy(self.cross_origin))
+        object.__setattr__(self, "widening_fields", frozenset(self.widening_fields))
+        object.__setattr__(self, "denied_origins", frozenset(self.denied_origins))
+        object.__setattr__(self, "denied_skills", frozenset(self.denied_skills))
+
+    @property
+    def dynamic_total_bytes(self) -> int:
+        """Cumulative bytes one load of a dynamic skill may deliver (ENTRY-22, HELD-08)."""
+        return self.limits.max_total_bytes
+
+    def denies(self, origin: str, uri: str) -> bool:
+        """True when explicit policy forbids loading ``(origin, uri)`` (SEC-04)."""
+        return origin in self.denied_origins or (origin, uri) in self.denied_skills
+
+
+#: The fail-closed defaults.
+DEFAULT_POLICY: Final = HostPolicy()
