@@ -8,12 +8,20 @@ Start with:
 
 * :class:`SkillEntry` -- validate a skill entry from ``skills/list`` or ``skills/get``;
 * :func:`resolve_reference` -- resolve a relative reference in a skill, refusing escapes;
-* :func:`compute_digest`, :func:`verify_bytes`, :class:`DigestVerifier` -- size-then-digest checks.
+* :func:`compute_digest`, :func:`verify_bytes`, :class:`DigestVerifier` -- size-then-digest checks;
+* :func:`parse_frontmatter`, :func:`compare_frontmatter`, :func:`validate_skill_md` -- SKILL.md;
+* :class:`SkillsServer` (:mod:`skills_core.server`) -- publish folders of skills;
+* :class:`Host` (:mod:`skills_core.host`) -- load MCP-served skills safely;
+* :class:`JsonRpcConnection` (:mod:`skills_core.jsonrpc`) -- newline-delimited JSON-RPC framing;
+* :mod:`skills_core.adapters` -- asyncio and trio stdio loops.
 
 Every error is a :class:`SkillsError` with a stable ``kind``.
 """
 
 from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
 
 from skills_core._version import __version__ as __version__
 from skills_core.digest import EMPTY_DIGEST as EMPTY_DIGEST
@@ -52,6 +60,65 @@ from skills_core.uri import parse_skill_uri as parse_skill_uri
 from skills_core.uri import resolve_directory_reference as resolve_directory_reference
 from skills_core.uri import resolve_reference as resolve_reference
 from skills_core.uri import skill_root as skill_root
+
+if TYPE_CHECKING:
+    from skills_core.frontmatter import ABSENT as ABSENT
+    from skills_core.frontmatter import FrontmatterDifference as FrontmatterDifference
+    from skills_core.frontmatter import ParsedFrontmatter as ParsedFrontmatter
+    from skills_core.frontmatter import compare_frontmatter as compare_frontmatter
+    from skills_core.frontmatter import parse_frontmatter as parse_frontmatter
+    from skills_core.host.approvals import ApprovalStore as ApprovalStore
+    from skills_core.host.machine import Host as Host
+    from skills_core.host.policy import HostPolicy as HostPolicy
+    from skills_core.jsonrpc import NEED_DATA as NEED_DATA
+    from skills_core.jsonrpc import JsonRpcConnection as JsonRpcConnection
+    from skills_core.server.catalog import Catalog as Catalog
+    from skills_core.server.handler import ServerConnection as ServerConnection
+    from skills_core.server.handler import SkillsServer as SkillsServer
+    from skills_core.server.source import MemorySource as MemorySource
+    from skills_core.validation import Finding as Finding
+    from skills_core.validation import Severity as Severity
+    from skills_core.validation import lint_portability as lint_portability
+    from skills_core.validation import validate_frontmatter as validate_frontmatter
+    from skills_core.validation import validate_skill_md as validate_skill_md
+
+# Names from the heavier subsystems load on first use (PEP 562), so that ``import skills_core``
+# and a ``skills-core serve`` start-up pay only for what they use.
+_LAZY: dict[str, str] = {
+    "ABSENT": "skills_core.frontmatter",
+    "FrontmatterDifference": "skills_core.frontmatter",
+    "ParsedFrontmatter": "skills_core.frontmatter",
+    "compare_frontmatter": "skills_core.frontmatter",
+    "parse_frontmatter": "skills_core.frontmatter",
+    "ApprovalStore": "skills_core.host.approvals",
+    "Host": "skills_core.host.machine",
+    "HostPolicy": "skills_core.host.policy",
+    "NEED_DATA": "skills_core.jsonrpc",
+    "JsonRpcConnection": "skills_core.jsonrpc",
+    "Catalog": "skills_core.server.catalog",
+    "ServerConnection": "skills_core.server.handler",
+    "SkillsServer": "skills_core.server.handler",
+    "MemorySource": "skills_core.server.source",
+    "Finding": "skills_core.validation",
+    "Severity": "skills_core.validation",
+    "lint_portability": "skills_core.validation",
+    "validate_frontmatter": "skills_core.validation",
+    "validate_skill_md": "skills_core.validation",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'skills_core' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __all__ = [
     "__version__",
@@ -96,4 +163,27 @@ __all__ = [
     "ResourceKey",
     "SkillResource",
     "SkillEntry",
+    # frontmatter and validation
+    "ABSENT",
+    "ParsedFrontmatter",
+    "FrontmatterDifference",
+    "parse_frontmatter",
+    "compare_frontmatter",
+    "Finding",
+    "Severity",
+    "validate_frontmatter",
+    "validate_skill_md",
+    "lint_portability",
+    # server (more in skills_core.server)
+    "Catalog",
+    "MemorySource",
+    "SkillsServer",
+    "ServerConnection",
+    # host (more in skills_core.host)
+    "Host",
+    "HostPolicy",
+    "ApprovalStore",
+    # JSON-RPC (more in skills_core.jsonrpc)
+    "JsonRpcConnection",
+    "NEED_DATA",
 ]

@@ -273,6 +273,7 @@ class SkillEntry:
     _skill: SkillURI | None = field(default=None, init=False, repr=False)
     _canonical: str | None = field(default=None, init=False, repr=False)
     _index: Mapping[str, SkillResource] | None = field(default=None, init=False, repr=False)
+    _set: frozenset[ResourceKey] | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         resources: object = self.resources
@@ -402,7 +403,11 @@ class SkillEntry:
         """
         if isinstance(self.resources, str):
             raise ValueError(f"{self.uri} is dynamic: it has no manifest to bind to")
-        return frozenset(r.key for r in self.resources)
+        keys = self._set
+        if keys is None:
+            keys = frozenset(r.key for r in self.resources)
+            object.__setattr__(self, "_set", keys)
+        return keys
 
     @property
     def total_size(self) -> int:
@@ -482,6 +487,43 @@ def _init_trusted(
     setattr_(entry, "_skill", skill)
     setattr_(entry, "_canonical", None)
     setattr_(entry, "_index", None)
+    setattr_(entry, "_set", None)
+
+
+def _unchecked_entry(
+    *,
+    skill: SkillURI,
+    frontmatter: FrozenJSON,
+    resources: tuple[SkillResource, ...] | Literal["dynamic"],
+) -> SkillEntry:
+    """Build an entry without validation, for package code that made every part itself.
+
+    Package-private: :mod:`skills_core.server` builds entries from URIs it encoded, digests it
+    computed and frontmatter its own parser produced, and re-validating all of that costs more than
+    parsing the frontmatter. Its tests check that every such entry equals
+    ``SkillEntry.from_json(entry.to_json())``. Never call this on data from a peer.
+    """
+    entry = SkillEntry.__new__(SkillEntry)
+    _init_trusted(
+        entry,
+        uri=skill.uri,
+        frontmatter=frontmatter,
+        resources=resources,
+        extra=_NO_EXTRA,
+        skill=skill,
+    )
+    return entry
+
+
+def _unchecked_resource(uri: str, digest: str, size: int) -> SkillResource:
+    """Build a resource without validation; see :func:`_unchecked_entry`."""
+    resource = SkillResource.__new__(SkillResource)
+    setattr_ = object.__setattr__
+    setattr_(resource, "uri", uri)
+    setattr_(resource, "digest", digest)
+    setattr_(resource, "size", size)
+    setattr_(resource, "extra", _NO_EXTRA)
+    return resource
 
 
 def _trusted_resource(item: dict[str, Any]) -> SkillResource:

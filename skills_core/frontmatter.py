@@ -374,7 +374,8 @@ def _kind(value: object) -> str:
         return "number" if math.isfinite(value) else f"not a JSON value ({value!r})"
     if isinstance(value, str):
         return "string"
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):
+        # Tuples are arrays too: SkillEntry.frontmatter is frozen (tuples, read-only mappings).
         return "array"
     if isinstance(value, Mapping):
         for key in value:
@@ -391,7 +392,9 @@ def compare_frontmatter(
 
     Args:
         parsed: The frontmatter parsed from SKILL.md (:attr:`ParsedFrontmatter.data`).
-        published: The entry's ``frontmatter`` object as decoded from JSON.
+        published: The entry's ``frontmatter`` object as decoded from JSON, or the frozen
+            :attr:`SkillEntry.frontmatter <skills_core.entry.SkillEntry.frontmatter>` (tuples
+            compare as arrays, any mapping as an object).
 
     Returns:
         Every difference, parsed members in document order first, then members only the entry
@@ -448,7 +451,7 @@ def _compare(
                     )
                 )
         return
-    if isinstance(a, list) and isinstance(b, list):
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
         for index, (x, y) in enumerate(zip(a, b, strict=False)):
             _compare(x, y, f"{pointer}/{index}", out, depth + 1)
         for index in range(len(b), len(a)):

@@ -123,3 +123,23 @@ def test_import_with_the_standard_library_only() -> None:
 
 def test_py_typed_marker_ships() -> None:
     assert (PACKAGE / "py.typed").exists()
+
+
+def test_lazy_exports_resolve_and_unknown_names_raise() -> None:
+    assert skills_core.Host.__name__ == "Host"
+    assert "Host" in dir(skills_core)
+    with pytest.raises(AttributeError, match="no attribute 'Nope'"):
+        _ = skills_core.Nope  # type: ignore[attr-defined]
+
+
+def test_plain_import_stays_light() -> None:
+    """``import skills_core`` loads neither the host nor the server nor the YAML parser."""
+    code = (
+        "import sys, skills_core;"
+        "print(sorted(m for m in sys.modules if m.startswith(('skills_core.host', "
+        "'skills_core.server', 'skills_core._yaml', 'skills_core.jsonrpc'))))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "[]"

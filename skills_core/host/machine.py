@@ -927,9 +927,7 @@ class Host:
                 kind=VerificationKind.FRONTMATTER,
                 uri=entry.uri,
             ) from None
-        published = thaw_json(entry.frontmatter)
-        assert isinstance(published, dict)
-        differences = compare_frontmatter(parsed.data, published)
+        differences = compare_frontmatter(parsed.data, entry.frontmatter)
         if differences:
             shown = "; ".join(str(d) for d in differences[:5])
             more = f" (and {len(differences) - 5} more)" if len(differences) > 5 else ""
@@ -937,7 +935,7 @@ class Host:
                 f"{entry.uri}: frontmatter mismatch with the entry: {shown}{more}",
                 kind=VerificationKind.FRONTMATTER,
                 uri=entry.uri,
-                expected=published,
+                expected=thaw_json(entry.frontmatter),
                 actual=parsed.data,
             )
 

@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
 
-from skills_core.entry import SkillEntry, SkillResource
-from skills_core.entry import _init_trusted as _entry_init_trusted
+from skills_core.entry import SkillEntry, SkillResource, _unchecked_entry, _unchecked_resource
 from skills_core.errors import FrontmatterError, URIError
 from skills_core.frontmatter import parse_frontmatter
 from skills_core.jsonvalue import FrozenJSON, freeze_json
@@ -100,26 +99,16 @@ def trusted_entry(
     to the folder name and a string ``description``, and path collisions were checked here.
     Re-validating all of that costs more than parsing the frontmatter, so this skips it.
     """
-    entry = SkillEntry.__new__(SkillEntry)
-    _entry_init_trusted(
-        entry,
-        uri=skill.uri,
+    return _unchecked_entry(
+        skill=skill,
         frontmatter=frontmatter,
         resources=DYNAMIC if isinstance(resources, str) else resources,
-        extra=EMPTY,
-        skill=skill,
     )
-    return entry
 
 
 def resource(uri: str, digest: str, size: int) -> SkillResource:
-    resource = SkillResource.__new__(SkillResource)
-    setattr_ = object.__setattr__
-    setattr_(resource, "uri", uri)
-    setattr_(resource, "digest", digest)
-    setattr_(resource, "size", size)
-    setattr_(resource, "extra", EMPTY)
-    return resource
+    """Build a manifest resource from a URI this module encoded and a digest it computed."""
+    return _unchecked_resource(uri, digest, size)
 
 
 def warning(field_name: str, code: str, message: str) -> Finding:
