@@ -21,6 +21,8 @@ IO_MODULES = {
     "skills_core/server/filesystem.py",
     "skills_core/host/cache_store.py",
     "skills_core/cli.py",
+    "skills_core/cli_host.py",
+    "skills_core/demo.py",
     "skills_core/__main__.py",
 }
 IO_PACKAGES = ("skills_core/adapters/",)

@@ -1,0 +1,10 @@
+"""``python -m skills_core``: the same as the ``skills-core`` command."""
+
+from __future__ import annotations
+
+import sys
+
+from skills_core.cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())
