@@ -1,0 +1,266 @@
+"""Throughput over stdio: pipelined ``resources/read`` of a 1 KB file, ours vs FastMCP vs a stub.
+
+Run: ``.venv/bin/python tests/benchmarks/bench_throughput.py [--requests N] [--rounds R]``.
+
+One run measures three targets with the same driver, on the same folder (one skill, ``bench``,
+whose ``data/1k.md`` is 1,024 bytes of text):
+
+1. ``python -m skills_core serve <folder>`` (ours);
+2. ``tests/peers/fastmcp_server.py <folder>`` (FastMCP 4.1.6, ``experimental_skills=True``);
+3. ``tests/peers/stub_server.py`` answering every request with prepared bytes: our server's own
+   answer to the same request, captured during (1), with the id substituted. Nothing any Python
+   stdio server does per request can be cheaper, so this is the ceiling: the cost of Python
+   stdio itself (and of this driver).
+
+The driver uses plain asyncio subprocess pipes (no MCP client). Per target: spawn, handshake
+(``server/discover`` with the modern ``_meta``), then a writer task writes N ``resources/read``
+requests (prepared before timing, each with the modern ``_meta``) while a reader task reads the
+answers concurrently (a server stops reading when its stdout pipe is full, so writing everything
+first could deadlock). Every answer is parsed; it must carry a pending id and a result whose one
+content item decodes (text as UTF-8, or blob as base64) to exactly the file's 1,024 bytes. The
+time is from the first write to the last answer. The targets: ours at least 30x FastMCP's
+requests per second, and at least a third of the stub's.
+
+Children run with bytecode available (``compileall`` is run first on the package and on the
+venv's site-packages, and ``PYTHONDONTWRITEBYTECODE`` is removed from their environment), so
+start-up compilation does not leak into anything; it does not matter much here since timing
+starts after the handshake.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import compileall
+import json
+import os
+import platform
+import statistics
+import sys
+import sysconfig
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+PEERS = REPO / "tests" / "peers"
+URI = "skill://bench/data/1k.md"
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "bench-throughput", "version": "0"},
+    "io.modelcontextprotocol/clientCapabilities": {
+        "extensions": {"io.modelcontextprotocol/skills": {}}
+    },
+}
+SKILL_MD = (
+    b"---\nname: bench\ndescription: A skill with one 1 KB file for benchmarks\n---\n\n# Bench\n"
+)
+#: 1,024 bytes of plain markdown: 16 lines of 64 bytes.
+ONE_KB = b"".join(f"line {i:02d} ".encode() + b"x" * 55 + b"\n" for i in range(16))
+assert len(ONE_KB) == 1024
+WRITE_CHUNK = 1 << 16
+READ_CHUNK = 1 << 16
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.partition(":")[2].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
+    env.update(
+        FASTMCP_LOG_LEVEL="WARNING",
+        FASTMCP_CHECK_FOR_UPDATES="off",
+        FASTMCP_SHOW_SERVER_BANNER="false",
+    )
+    return env
+
+
+def compile_bytecode() -> None:
+    """Make sure every module the children import has bytecode (this machine disables writing)."""
+    compileall.compile_dir(REPO / "skills_core", quiet=1, workers=0)
+    compileall.compile_dir(sysconfig.get_paths()["purelib"], quiet=1, workers=0)
+
+
+def request_line(request_id: int | str, method: str, params: dict[str, Any]) -> bytes:
+    message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+    return json.dumps(message, separators=(",", ":")).encode() + b"\n"
+
+
+@dataclass
+class Outcome:
+    name: str
+    requests: int
+    seconds: float
+    first_answer: bytes
+
+    @property
+    def rate(self) -> float:
+        return self.requests / self.seconds
+
+
+def check_answer(message: dict[str, Any]) -> None:
+    result = message.get("result")
+    if not isinstance(result, dict):
+        raise AssertionError(f"not a result: {str(message)[:200]}")
+    [item] = result["contents"]
+    text = item.get("text")
+    data = text.encode() if text is not None else base64.b64decode(item["blob"], validate=True)
+    if data != ONE_KB:
+        raise AssertionError(f"wrong content ({len(data)} bytes) for id {message.get('id')}")
+
+
+async def measure(name: str, argv: list[str], requests: int, timeout: float) -> Outcome:
+    """Spawn ``argv``, handshake, pipeline ``requests`` reads; return the timing."""
+    process = await asyncio.create_subprocess_exec(
+        *argv,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        env=child_env(),
+        limit=1 << 24,
+    )
+    stdin, stdout = process.stdin, process.stdout
+    assert stdin is not None
+    assert stdout is not None
+    try:
+        stdin.write(request_line(0, "server/discover", {"_meta": META}))
+        await stdin.drain()
+        answer = json.loads(await asyncio.wait_for(stdout.readline(), timeout))
+        if answer.get("id") != 0 or "result" not in answer:
+            raise AssertionError(f"{name}: handshake failed: {answer}")
+        payload = b"".join(
+            request_line(i, "resources/read", {"uri": URI, "_meta": META})
+            for i in range(1, requests + 1)
+        )
+        pending = set(range(1, requests + 1))
+        first_answer = b""
+
+        async def writer() -> None:
+            view = memoryview(payload)
+            for start in range(0, len(view), WRITE_CHUNK):
+                stdin.write(view[start : start + WRITE_CHUNK])
+                await stdin.drain()
+
+        async def reader() -> None:
+            nonlocal first_answer
+            buffer = b""
+            while pending:
+                data = await stdout.read(READ_CHUNK)
+                if not data:
+                    raise AssertionError(f"{name} closed its output; {len(pending)} unanswered")
+                lines = (buffer + data).split(b"\n")
+                buffer = lines.pop()
+                for line in lines:
+                    message = json.loads(line)
+                    request_id = message.get("id")
+                    if request_id not in pending:
+                        raise AssertionError(f"{name}: unexpected id {request_id!r}")
+                    pending.discard(request_id)
+                    check_answer(message)
+                    if not first_answer:
+                        first_answer = line
+
+        start = time.perf_counter()
+        await asyncio.wait_for(asyncio.gather(writer(), reader()), timeout)
+        seconds = time.perf_counter() - start
+        return Outcome(name, requests, seconds, first_answer)
+    finally:
+        if not stdin.is_closing():
+            stdin.close()
+        try:
+            await asyncio.wait_for(process.wait(), 5)
+        except TimeoutError:
+            process.kill()
+            await process.wait()
+
+
+def stub_template(answer_line: bytes) -> bytes:
+    """Our server's answer with its id replaced by the stub's placeholder."""
+    message = json.loads(answer_line)
+    message["id"] = "@@ID@@"
+    return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+async def main_async(args: argparse.Namespace, folder: Path, stub_file: Path) -> int:
+    n = args.requests
+    ours_argv = [sys.executable, "-m", "skills_core", "serve", str(folder)]
+    fastmcp_argv = [sys.executable, str(PEERS / "fastmcp_server.py"), str(folder)]
+    stub_argv = [sys.executable, str(PEERS / "stub_server.py"), str(stub_file)]
+
+    ours: list[Outcome] = []
+    stub: list[Outcome] = []
+    for round_number in range(args.rounds):
+        ours.append(await measure("skills-core serve", ours_argv, n, 120))
+        if round_number == 0:
+            stub_file.write_bytes(stub_template(ours[0].first_answer) + b"\n")
+        stub.append(await measure("stub", stub_argv, n, 120))
+    fastmcp = [] if args.skip_fastmcp else [await measure("FastMCP", fastmcp_argv, n, 600)]
+
+    ours_rate = statistics.median(o.rate for o in ours)
+    stub_rate = statistics.median(o.rate for o in stub)
+    print(f"Machine: {cpu_model()}, {os.cpu_count()} cores; Python {platform.python_version()}")
+    print(f"         ({platform.platform()})")
+    print("Bytecode: compiled first (compileall), PYTHONDONTWRITEBYTECODE unset for children.")
+    print(
+        f"Workload: {n:,} pipelined resources/read of a {len(ONE_KB):,}-byte file over stdio, "
+        f"every answer checked; answer line {len(ours[0].first_answer):,} bytes."
+    )
+    print()
+    print(f"{'target':<22}{'runs (req/s)':<36}{'median req/s':>14}{'median s':>10}")
+    for label, runs in (
+        ("skills-core serve", ours),
+        ("stub (ceiling)", stub),
+        ("FastMCP", fastmcp),
+    ):
+        if not runs:
+            continue
+        rates = ", ".join(f"{o.rate:,.0f}" for o in runs)
+        print(
+            f"{label:<22}{rates:<36}{statistics.median(o.rate for o in runs):>14,.0f}"
+            f"{statistics.median(o.seconds for o in runs):>10.3f}"
+        )
+    print()
+    ok = True
+    if fastmcp:
+        ratio = ours_rate / fastmcp[0].rate
+        met = ratio >= 30
+        ok &= met
+        print(f"ours / FastMCP = {ratio:,.1f}x   (target >= 30x: {'met' if met else 'MISSED'})")
+    share = ours_rate / stub_rate
+    met = share >= 1 / 3
+    ok &= met
+    print(f"ours / stub    = {share:.2f}      (target >= 0.33: {'met' if met else 'MISSED'})")
+    return 0 if ok else 1
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--requests", type=int, default=10_000)
+    parser.add_argument(
+        "--rounds", type=int, default=5, help="runs of ours and the stub (FastMCP runs once)"
+    )
+    parser.add_argument("--skip-fastmcp", action="store_true", help="for quick iterations")
+    args = parser.parse_args()
+    compile_bytecode()
+    with tempfile.TemporaryDirectory(prefix="bench-throughput-") as tmp:
+        folder = Path(tmp) / "skills"
+        (folder / "bench" / "data").mkdir(parents=True)
+        (folder / "bench" / "SKILL.md").write_bytes(SKILL_MD)
+        (folder / "bench" / "data" / "1k.md").write_bytes(ONE_KB)
+        return asyncio.run(main_async(args, folder, Path(tmp) / "stub-answer.json"))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
