@@ -1,7 +1,7 @@
 """The ``skills-core`` command line: serve, manifest, validate, host, demo.
 
 Theory of operation: each command is a thin shell over the library. ``serve`` wraps a
-:class:`~skills_core.server.SkillsServer` in the asyncio stdio adapter; ``manifest`` and
+:class:`~skills_core.server.SkillsServer` in the blocking stdio loop; ``manifest`` and
 ``validate`` print what the catalog and the validators decide; ``host`` (in
 :mod:`skills_core.cli_host`) drives a :class:`~skills_core.host.Host` over server processes;
 ``demo`` (in :mod:`skills_core.demo`) replays the spec's example flow. Every failure is one line on
@@ -20,7 +20,6 @@ stderr, never a traceback, and the exit code says what kind of failure it was (D
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import sys
@@ -236,7 +235,7 @@ def _os_message(exc: BaseException) -> str:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from skills_core.adapters.asyncio_stdio import serve_stdio  # noqa: PLC0415
+    from skills_core.adapters.blocking_stdio import serve_stdio  # noqa: PLC0415
     from skills_core.server.handler import SkillsServer  # noqa: PLC0415
 
     source = _open_source(args.roots)
@@ -250,7 +249,8 @@ def _serve(args: argparse.Namespace) -> int:
     omitted = len(server.catalog.omitted)
     if omitted:  # stdout belongs to the protocol; stderr is for the operator (§1.7)
         _error(f"serve: {omitted} skill folder(s) left out; `skills-core manifest` says why")
-    asyncio.run(serve_stdio(server.connection().handle))
+    # A SkillsServer's results have string keys by construction: skip the endpoint's key walk.
+    serve_stdio(server.connection().handle, results_have_string_keys=True)
     return EXIT_OK
 
 

@@ -876,10 +876,13 @@ class JsonRpcConnection:
 
     # --- output ------------------------------------------------------------------------------
 
-    def _encode(self, message: Mapping[str, object]) -> bytes:
+    def _encode(self, message: Mapping[str, object], *, check_keys: bool = True) -> bytes:
         try:
             text = json.dumps(
-                _to_json(message), ensure_ascii=False, separators=(",", ":"), allow_nan=False
+                _to_json(message) if check_keys else message,
+                ensure_ascii=False,
+                separators=(",", ":"),
+                allow_nan=False,
             )
             for char, escape in _UNSAFE_SEPARATORS:
                 if char in text:
@@ -891,6 +894,8 @@ class JsonRpcConnection:
             raise _not_serializable(quote_for_message(str(exc))) from exc
         except RecursionError as exc:
             raise _not_serializable("the value is nested too deeply, or contains itself") from exc
+        except TypeError as exc:  # only without check_keys: _to_json refuses these itself
+            raise _not_serializable(quote_for_message(str(exc))) from exc
         if len(data) > self._max_message_size:
             raise LocalProtocolError(
                 f"cannot send a message of {len(data)} bytes: the maximum is "
@@ -950,12 +955,19 @@ class JsonRpcConnection:
             message["params"] = _check_object(params, "params")
         return self._encode(message)
 
-    def send_response(self, request_id: RequestId, result: Mapping[str, object]) -> bytes:
+    def send_response(
+        self, request_id: RequestId, result: Mapping[str, object], *, check_keys: bool = True
+    ) -> bytes:
         """Build the successful response to a request received from the peer.
 
         Args:
             request_id: The id of the request, as received.
             result: The result object (MCP results are always objects).
+            check_keys: Walk ``result`` first to refuse object keys that are not strings, which
+                ``json.dumps`` would silently turn into strings. Everything else that is not
+                plain JSON (NaN, sets, bytes, lone surrogates) is refused either way. Pass
+                ``False`` only for results whose keys are strings by construction, such as a
+                :class:`~skills_core.server.SkillsServer`'s; it saves a walk of every response.
 
         Returns:
             The bytes to write.
@@ -969,7 +981,7 @@ class JsonRpcConnection:
             "id": _check_request_id(request_id),
             "result": _check_object(result, "a result"),
         }
-        return self._encode(message)
+        return self._encode(message, check_keys=check_keys)
 
     def send_error(
         self, request_id: RequestId | None, code: int, message: str, data: object = None

@@ -371,3 +371,53 @@ def test_default_report_goes_to_stderr(flavour: str, capsys: pytest.CaptureFixtu
     assert (
         "skills-core: server 'noisy' wrote a line that is not JSON-RPC" in capsys.readouterr().err
     )
+
+
+def test_blocking_serve_stdio_over_pipes() -> None:
+    from skills_core.adapters import blocking_stdio
+
+    in_read, in_write = os.pipe()
+    out_read, out_write = os.pipe()
+    os.write(in_write, WIRE)
+    os.close(in_write)
+    try:
+        blocking_stdio.serve_stdio(
+            echo, stdin_fd=in_read, stdout_fd=out_write, results_have_string_keys=True
+        )
+    finally:
+        os.close(in_read)
+        os.close(out_write)
+    with os.fdopen(out_read, "rb") as out:
+        lines = out.read().splitlines()
+    assert len(lines) == len(EXPECTED)
+    for line, prefix in zip(lines, EXPECTED, strict=True):
+        assert line.startswith(prefix), line
+
+
+def test_blocking_serve_stdio_stops_when_the_client_leaves() -> None:
+    from skills_core.adapters import blocking_stdio
+
+    in_read, in_write = os.pipe()
+    out_read, out_write = os.pipe()
+    os.write(in_write, WIRE)
+    os.close(out_read)  # nobody reads the answers: the first write fails with EPIPE
+    try:
+        blocking_stdio.serve_stdio(echo, stdin_fd=in_read, stdout_fd=out_write)
+    finally:
+        os.close(in_write)
+        os.close(in_read)
+        os.close(out_write)
+
+
+def test_server_loop_refuses_unencodable_results() -> None:
+    def bad(message: dict[str, JSONValue]) -> dict[str, object]:
+        return {"jsonrpc": "2.0", "id": message["id"], "result": {"x": {1, 2}}}
+
+    for keys in (False, True):
+        out, _ = ServerLoop(bad, results_have_string_keys=keys).feed(
+            b'{"jsonrpc":"2.0","id":1,"method":"m"}\n'
+        )
+        assert out == (
+            b'{"jsonrpc":"2.0","id":1,"error":{"code":-32603,'
+            b'"message":"Internal error: unencodable result"}}\n'
+        )

@@ -1354,3 +1354,15 @@ def test_events_match_exhaustively() -> None:
         "notification n",
         "closed False",
     ]
+
+
+def test_send_response_without_the_key_walk_still_refuses_non_json() -> None:
+    conn = JsonRpcConnection()
+    assert conn.send_response(1, {"a": [1, "x"]}, check_keys=False) == (
+        b'{"jsonrpc":"2.0","id":1,"result":{"a":[1,"x"]}}\n'
+    )
+    for bad in ({"x": {1, 2}}, {"x": float("nan")}, {"x": "\ud800"}, {"x": b"y"}):
+        with pytest.raises(LocalProtocolError):
+            conn.send_response(1, bad, check_keys=False)
+    with pytest.raises(LocalProtocolError, match="not str"):
+        conn.send_response(1, {"x": {1: "a"}})  # the default walk refuses non-string keys

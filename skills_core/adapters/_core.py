@@ -22,7 +22,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeAlias, final
 
-from skills_core.errors import JsonRpcError, RemoteProtocolError, SkillsError, TransportError
+from skills_core.errors import (
+    JsonRpcError,
+    LocalProtocolError,
+    RemoteProtocolError,
+    SkillsError,
+    TransportError,
+)
 from skills_core.jsonrpc import (
     NEED_DATA,
     CancelRequested,
@@ -63,16 +69,26 @@ Handler: TypeAlias = Callable[[dict[str, JSONValue]], Mapping[str, object] | Non
 class ServerLoop:
     """Server side: bytes from the client in, bytes for the client out."""
 
-    __slots__ = ("_conn", "_handle")
+    __slots__ = ("_check_keys", "_conn", "_handle")
 
-    def __init__(self, handle: Handler, *, max_message_size: int | None = None) -> None:
+    def __init__(
+        self,
+        handle: Handler,
+        *,
+        max_message_size: int | None = None,
+        results_have_string_keys: bool = False,
+    ) -> None:
         """Serve requests through ``handle``.
 
         Args:
             handle: The request handler (see :data:`Handler`).
             max_message_size: The endpoint's message cap; ``None`` keeps its default.
+            results_have_string_keys: The handler's results use only string object keys (true of
+                a :class:`~skills_core.server.SkillsServer`), so the endpoint may skip its key walk
+                (see :meth:`~skills_core.jsonrpc.JsonRpcConnection.send_response`).
         """
         self._handle = handle
+        self._check_keys = not results_have_string_keys
         self._conn = (
             JsonRpcConnection()
             if max_message_size is None
@@ -138,7 +154,12 @@ class ServerLoop:
             )
         result = response.get("result")
         if isinstance(result, Mapping):
-            return self._conn.send_response(request_id, result)
+            try:
+                return self._conn.send_response(request_id, result, check_keys=self._check_keys)
+            except LocalProtocolError:  # a handler bug: a result that is not plain JSON
+                return self._conn.send_error(
+                    request_id, ErrorCode.INTERNAL_ERROR, "Internal error: unencodable result"
+                )
         error = response.get("error")
         if isinstance(error, Mapping):
             code = error.get("code")

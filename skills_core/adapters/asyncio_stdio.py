@@ -55,6 +55,7 @@ async def serve_stdio(
     stdin_fd: int = 0,
     stdout_fd: int = 1,
     max_message_size: int | None = None,
+    results_have_string_keys: bool = False,
 ) -> None:
     """Serve ``handle`` over newline-delimited JSON-RPC on two file descriptors until end of input.
 
@@ -68,7 +69,11 @@ async def serve_stdio(
         max_message_size: The endpoint's message cap; ``None`` keeps the default.
     """
     loop = asyncio.get_running_loop()
-    core = ServerLoop(handle, max_message_size=max_message_size)
+    core = ServerLoop(
+        handle,
+        max_message_size=max_message_size,
+        results_have_string_keys=results_have_string_keys,
+    )
     while True:
         data = await loop.run_in_executor(None, os.read, stdin_fd, READ_CHUNK)
         out, finished = core.feed(data)

@@ -56,12 +56,17 @@ async def serve_stdio(
     stdin_fd: int = 0,
     stdout_fd: int = 1,
     max_message_size: int | None = None,
+    results_have_string_keys: bool = False,
 ) -> None:
     """Serve ``handle`` over newline-delimited JSON-RPC on two file descriptors until end of input.
 
     The descriptors are duplicated, so closing the streams leaves the originals open.
     """
-    core = ServerLoop(handle, max_message_size=max_message_size)
+    core = ServerLoop(
+        handle,
+        max_message_size=max_message_size,
+        results_have_string_keys=results_have_string_keys,
+    )
     async with (
         trio.lowlevel.FdStream(os.dup(stdin_fd)) as stdin,
         trio.lowlevel.FdStream(os.dup(stdout_fd)) as stdout,

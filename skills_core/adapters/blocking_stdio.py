@@ -1,0 +1,62 @@
+"""Blocking stdio server loop: the fastest way to serve one client, and what ``skills-core serve`` uses.
+
+Theory of operation: a server answers each request synchronously (the handler never waits), so a
+stdio server needs no event loop at all. :func:`serve_stdio` reads stdin in large chunks with
+``os.read``, feeds :class:`~skills_core.adapters._core.ServerLoop`, and writes all the answers to
+one chunk with one ``os.write`` loop. Without asyncio there is nothing to import at start-up and no
+thread hop per read. Use the asyncio or trio adapter instead when the server shares a process with
+other asynchronous work.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Final
+
+from skills_core.adapters._core import Handler, ServerLoop
+
+__all__ = ["serve_stdio", "READ_CHUNK"]
+
+#: Bytes asked for per read: large enough that a burst of pipelined requests is one read.
+READ_CHUNK: Final = 1 << 16
+
+
+def serve_stdio(
+    handle: Handler,
+    *,
+    stdin_fd: int = 0,
+    stdout_fd: int = 1,
+    max_message_size: int | None = None,
+    results_have_string_keys: bool = False,
+) -> None:
+    """Serve ``handle`` over newline-delimited JSON-RPC until end of input (or the client leaves).
+
+    Args:
+        handle: The request handler, e.g. ``ServerConnection(server).handle``.
+        stdin_fd: Descriptor to read requests from.
+        stdout_fd: Descriptor to write responses to (nothing else is ever written to it).
+        max_message_size: The endpoint's message cap; ``None`` keeps the default.
+        results_have_string_keys: See :class:`~skills_core.adapters._core.ServerLoop`.
+    """
+    core = ServerLoop(
+        handle,
+        max_message_size=max_message_size,
+        results_have_string_keys=results_have_string_keys,
+    )
+    while True:
+        data = os.read(stdin_fd, READ_CHUNK)
+        out, finished = core.feed(data)
+        if out:
+            try:
+                _write_all(stdout_fd, out)
+            except BrokenPipeError:  # the client has gone; nobody is left to answer
+                return
+        if finished:
+            return
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
