@@ -93,6 +93,7 @@ def assert_inside(root: str, resolved: str) -> None:
 
 @settings(max_examples=3000, deadline=None)
 @given(base=st.sampled_from(BASES), ref=REFERENCES)
+# Requirement rows: URI-19, URI-22
 def test_no_accepted_reference_lands_outside_the_root_URI_19_URI_22(base: str, ref: str) -> None:
     root = parse_skill_uri(base).root
     try:

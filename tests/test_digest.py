@@ -30,6 +30,7 @@ SPEC_VECTORS = [
 
 
 @pytest.mark.parametrize(("path", "data"), SPEC_VECTORS)
+# Requirement rows: VER-05
 def test_spec_example_files_have_the_published_size_and_digest_VER_05(
     path: str, data: bytes
 ) -> None:
@@ -46,6 +47,7 @@ def test_spec_example_texts_end_with_exactly_one_newline() -> None:
         data.decode("utf-8")
 
 
+# Requirement rows: SIL-18
 def test_compute_digest_matches_hashlib_and_empty_digest_SIL_18() -> None:
     assert compute_digest(b"") == EMPTY_DIGEST
     assert EMPTY_DIGEST == "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
@@ -61,6 +63,7 @@ def test_compute_digest_matches_hashlib_and_empty_digest_SIL_18() -> None:
         EMPTY_DIGEST,
     ],
 )
+# Requirement rows: ENTRY-12
 def test_valid_digest_format_ENTRY_12(value: str) -> None:
     assert is_valid_digest(value)
     assert check_digest(value) == value
@@ -84,6 +87,7 @@ def test_valid_digest_format_ENTRY_12(value: str) -> None:
         42,
     ],
 )
+# Requirement rows: ENTRY-12
 def test_invalid_digest_format_ENTRY_12(value: object) -> None:
     assert not is_valid_digest(value)
     with pytest.raises(DigestFormatError) as info:
@@ -113,6 +117,7 @@ NEGATIVE = [
 
 
 @pytest.mark.parametrize(("data", "size", "hexdigest"), NEGATIVE)
+# Requirement rows: VER-07
 def test_negative_vectors_fail_on_size_VER_07(data: bytes, size: int, hexdigest: str) -> None:
     assert len(data) == size
     assert compute_digest(data) == "sha256:" + hexdigest
@@ -128,6 +133,7 @@ def test_negative_vectors_fail_on_size_VER_07(data: bytes, size: int, hexdigest:
     assert str(size) in str(err)
 
 
+# Requirement rows: VER-07
 def test_size_mismatch_never_computes_the_digest_VER_07(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[bytes] = []
     real = digest_module.compute_digest
@@ -145,6 +151,7 @@ def test_size_mismatch_never_computes_the_digest_VER_07(monkeypatch: pytest.Monk
     assert calls == []
 
 
+# Requirement rows: VER-06
 def test_one_flipped_byte_is_a_digest_mismatch_VER_06() -> None:
     size, digest = ex.EXPECTED["templates/invoice.md"]
     tampered = b"# Invoicf\n\nCustomer:\nAmount:\n"
@@ -156,12 +163,14 @@ def test_one_flipped_byte_is_a_digest_mismatch_VER_06() -> None:
     assert "digest mismatch" in str(info.value)
 
 
+# Requirement rows: VER-17
 def test_blob_form_of_the_invoice_verifies_VER_17() -> None:
     size, digest = ex.EXPECTED["templates/invoice.md"]
     blob = "IyBJbnZvaWNlCgpDdXN0b21lcjoKQW1vdW50Ogo="
     verify_bytes(base64.b64decode(blob, validate=True), size=size, digest=digest)
 
 
+# Requirement rows: SIL-18
 def test_zero_size_with_empty_digest_SIL_18() -> None:
     verify_bytes(b"", size=0, digest=EMPTY_DIGEST)
     with pytest.raises(VerificationError) as info:

@@ -87,6 +87,7 @@ def problems_of(obj: object, limits: Limits | None = DEFAULT_LIMITS) -> list[str
 
 
 @pytest.mark.parametrize("obj", SPEC_LISTING, ids=lambda o: o["uri"])
+# Requirement rows: ENTRY-01
 def test_spec_listing_entries_are_valid_ENTRY_01(obj: dict[str, Any]) -> None:
     parsed = SkillEntry.from_json(obj)
     assert parsed.to_json() == obj
@@ -94,6 +95,7 @@ def test_spec_listing_entries_are_valid_ENTRY_01(obj: dict[str, Any]) -> None:
     assert parsed.uri == obj["uri"]
 
 
+# Requirement rows: ENTRY-01, GET-06
 def test_spec_pdf_processing_entry_list_and_get_are_equal_ENTRY_01_GET_06() -> None:
     listed = SkillEntry.from_json(ex.entry_json())
     got = SkillEntry.from_json(ex.entry_json())
@@ -121,6 +123,7 @@ def test_entries_are_built_from_the_spec_files_themselves() -> None:
         assert ex.EXPECTED[path] == (len(data), compute_digest(data))
 
 
+# Requirement rows: ENTRY-06, ENTRY-15
 def test_dynamic_entry_ENTRY_06_ENTRY_15() -> None:
     daily = SkillEntry.from_json(SPEC_LISTING[2])
     assert daily.is_dynamic
@@ -142,6 +145,7 @@ def test_resource_lookup_is_exact() -> None:
     assert parsed.resource("skill://pdf-processing/templates/invoice.md#x") is None
 
 
+# Requirement rows: VER-18
 def test_unknown_fields_are_kept_for_round_trip_but_ignored_VER_18() -> None:
     obj = entry(
         archives=[{"uri": "skill://pdf-processing.zip"}], _meta={"com.gateway/verified": True}
@@ -153,6 +157,7 @@ def test_unknown_fields_are_kept_for_round_trip_but_ignored_VER_18() -> None:
     assert parsed.extra["archives"] == ({"uri": "skill://pdf-processing.zip"},)
 
 
+# Requirement rows: ENTRY-03
 def test_frontmatter_passes_through_verbatim_and_frozen_ENTRY_03() -> None:
     fm = {
         "name": "pdf-processing",
@@ -244,6 +249,7 @@ def test_skill_resource_constructor_validates() -> None:
     assert res.to_json() == {"uri": "skill://a/x", "digest": EMPTY_DIGEST, "size": 0, "k": [1]}
 
 
+# Requirement rows: SIL-09
 def test_from_json_text_rejects_duplicate_keys_nan_and_bad_json_SIL_09() -> None:
     good = json.dumps(ex.entry_json())
     assert SkillEntry.from_json_text(good) == SkillEntry.from_json(ex.entry_json())
@@ -281,6 +287,7 @@ def test_entry_must_be_an_object(obj: object) -> None:
         (5, "bad-uri"),
     ],
 )
+# Requirement rows: ENTRY-02, URI-14
 def test_entry_uri_must_be_a_skill_md_uri_ENTRY_02_URI_14(uri: object, code: str) -> None:
     assert code in problems_of(entry(uri=uri))
 
@@ -291,6 +298,7 @@ def test_missing_uri() -> None:
     assert problems_of(obj) == ["missing-uri"]
 
 
+# Requirement rows: URI-13, URI-14
 def test_other_scheme_is_handled_like_skill_URI_13_URI_14() -> None:
     github = {
         "uri": "github://owner/repo/skills/refunds/SKILL.md",
@@ -304,6 +312,7 @@ def test_other_scheme_is_handled_like_skill_URI_13_URI_14() -> None:
     assert problems_of(github) == ["name-mismatch"]
 
 
+# Requirement rows: ENTRY-05, URI-06
 def test_name_mismatch_ENTRY_05_URI_06() -> None:
     obj = {
         "uri": "skill://a/b/SKILL.md",
@@ -337,6 +346,7 @@ def test_name_mismatch_ENTRY_05_URI_06() -> None:
         ({"name": "pdf-processing", "description": "d", "\udc00": "x"}, ["not-json"]),
     ],
 )
+# Requirement rows: ENTRY-03
 def test_frontmatter_rules_ENTRY_03(frontmatter: object, codes: list[str]) -> None:
     obj = entry(frontmatter=frontmatter)
     if not codes:
@@ -365,10 +375,12 @@ def test_deeply_nested_frontmatter_is_a_problem_not_a_crash() -> None:
 
 
 @pytest.mark.parametrize("resources", [None, {}, "DYNAMIC", "", 0, "Dynamic", " dynamic", True])
+# Requirement rows: ENTRY-06, ENTRY-07
 def test_bad_resources_value_ENTRY_06_ENTRY_07(resources: object) -> None:
     assert problems_of(entry(resources=resources)) == ["bad-resources"]
 
 
+# Requirement rows: ENTRY-06
 def test_missing_resources_ENTRY_06_and_legacy_draft_without_resources() -> None:
     obj = entry()
     del obj["resources"]
@@ -382,6 +394,7 @@ def test_legacy_draft_entry_without_size_is_invalid() -> None:
     assert problems_of(obj) == ["missing-size"] * 3
 
 
+# Requirement rows: ENTRY-09
 def test_empty_manifest_and_missing_self_entry_ENTRY_09() -> None:
     assert problems_of(entry(resources=[])) == ["missing-skill-md"]
     obj = entry()
@@ -389,6 +402,7 @@ def test_empty_manifest_and_missing_self_entry_ENTRY_09() -> None:
     assert problems_of(obj) == ["missing-skill-md"]
 
 
+# Requirement rows: SIL-04, ENTRY-08
 def test_duplicate_uri_SIL_04_ENTRY_08() -> None:
     obj = entry()
     obj["resources"].append(
@@ -409,6 +423,7 @@ def test_duplicate_uri_SIL_04_ENTRY_08() -> None:
         "file:/etc/passwd",
     ],
 )
+# Requirement rows: ENTRY-10
 def test_resource_outside_the_skill_ENTRY_10(uri: str) -> None:
     obj = entry()
     obj["resources"].append({"uri": uri, "digest": D1, "size": 1})
@@ -427,6 +442,7 @@ def test_resource_outside_the_skill_ENTRY_10(uri: str) -> None:
         "skill://pdf-processing/a\u202e.md",
     ],
 )
+# Requirement rows: SIL-01, SIL-03, SIL-08
 def test_malformed_resource_uri_inside_the_skill_SIL_01_SIL_03_SIL_08(uri: str) -> None:
     obj = entry()
     obj["resources"].append({"uri": uri, "digest": D1, "size": 1})
@@ -446,6 +462,7 @@ def test_malformed_resource_uri_inside_the_skill_SIL_01_SIL_03_SIL_08(uri: str) 
         (2**53, "bad-size"),
     ],
 )
+# Requirement rows: ENTRY-11
 def test_size_rules_ENTRY_11(size: object, code: str) -> None:
     obj = entry()
     obj["resources"][1]["size"] = size
@@ -461,6 +478,7 @@ def test_size_at_the_safe_integer_limit_is_well_formed_but_over_the_byte_limit()
     assert SkillEntry.from_json(obj, limits=None).total_size == 2**53 - 1 + 151 + 35
 
 
+# Requirement rows: SIL-18
 def test_size_zero_requires_the_empty_digest_SIL_18() -> None:
     obj = entry()
     obj["resources"].append(
@@ -473,6 +491,7 @@ def test_size_zero_requires_the_empty_digest_SIL_18() -> None:
     assert problems_of(obj) == ["size-digest-conflict"]
 
 
+# Requirement rows: SIL-18
 def test_same_digest_with_two_sizes_SIL_18() -> None:
     obj = entry()
     obj["resources"].append({"uri": "skill://pdf-processing/a", "digest": D1, "size": 1})
@@ -491,6 +510,7 @@ def test_same_digest_with_two_sizes_SIL_18() -> None:
         None,
     ],
 )
+# Requirement rows: ENTRY-12
 def test_digest_rules_ENTRY_12(digest: object) -> None:
     obj = entry()
     obj["resources"][0]["digest"] = digest
@@ -524,6 +544,7 @@ def test_resource_items_must_be_objects_with_all_fields() -> None:
         ("A", "a/b"),
     ],
 )
+# Requirement rows: WG-06
 def test_path_collisions_are_invalid_WG_06(a: str, b: str) -> None:
     obj = entry()
     obj["resources"].append({"uri": f"skill://pdf-processing/{a}", "digest": D1, "size": 1})
@@ -531,6 +552,7 @@ def test_path_collisions_are_invalid_WG_06(a: str, b: str) -> None:
     assert "path-collision" in problems_of(obj)
 
 
+# Requirement rows: SIL-12
 def test_every_problem_is_reported_not_just_the_first_SIL_12() -> None:
     obj = {
         "uri": "skill://pdf-processing/SKILL.md",
@@ -579,6 +601,7 @@ def big_entry(count: int, total: int) -> dict[str, Any]:
     }
 
 
+# Requirement rows: ENTRY-17
 def test_exactly_at_both_limits_is_accepted_ENTRY_17() -> None:
     parsed = SkillEntry.from_json(big_entry(512, 16 * 1024 * 1024))
     assert len(parsed.resources) == 512
@@ -586,6 +609,7 @@ def test_exactly_at_both_limits_is_accepted_ENTRY_17() -> None:
     parsed.check_limits()
 
 
+# Requirement rows: ENTRY-20, ENTRY-21
 def test_513_resources_is_over_limit_with_both_numbers_ENTRY_20_ENTRY_21() -> None:
     with pytest.raises(EntryOverLimitError) as info:
         SkillEntry.from_json(big_entry(513, 1000))
@@ -598,6 +622,7 @@ def test_513_resources_is_over_limit_with_both_numbers_ENTRY_20_ENTRY_21() -> No
     assert "512" in str(err)
 
 
+# Requirement rows: ENTRY-20
 def test_one_byte_over_is_over_limit_ENTRY_20() -> None:
     with pytest.raises(EntryOverLimitError) as info:
         SkillEntry.from_json(big_entry(3, 16 * 1024 * 1024 + 1))
@@ -612,6 +637,7 @@ def test_both_limits_at_once() -> None:
     assert [p.code for p in info.value.problems] == ["too-many-resources", "too-large"]
 
 
+# Requirement rows: ENTRY-20
 def test_sum_past_2_53_is_still_rejected_ENTRY_20() -> None:
     obj = big_entry(4, 4)
     for item in obj["resources"]:
@@ -631,6 +657,7 @@ def test_malformed_and_over_limit_is_malformed() -> None:
     assert info.value.malformed
 
 
+# Requirement rows: ENTRY-18
 def test_larger_limits_are_allowed_ENTRY_18() -> None:
     parsed = SkillEntry.from_json(big_entry(513, 1000), limits=Limits(max_resources=1024))
     assert len(parsed.resources) == 513
@@ -646,6 +673,7 @@ def test_limits_must_be_positive_ints(value: object) -> None:
         Limits(max_resources=value)  # type: ignore[arg-type]
 
 
+# Requirement rows: ENTRY-23
 def test_listing_size_is_not_limited_ENTRY_23() -> None:
     entries = [
         SkillEntry.from_json(
@@ -660,6 +688,7 @@ def test_listing_size_is_not_limited_ENTRY_23() -> None:
     assert len({e.uri for e in entries}) == 2000
 
 
+# Requirement rows: ENTRY-13
 def test_nested_skill_files_may_appear_in_both_entries_ENTRY_13() -> None:
     outer: dict[str, Any] = {
         "uri": "skill://a/SKILL.md",

@@ -66,6 +66,7 @@ def add_credit_note(h: Harness) -> None:
 # --- the held entry --------------------------------------------------------------------------
 
 
+# Requirement rows: HELD-01
 def test_held_entry_is_an_immutable_snapshot_HELD_01() -> None:
     h = acting()
     view = h.host.window(L, URI)
@@ -82,6 +83,7 @@ def test_held_entry_is_an_immutable_snapshot_HELD_01() -> None:
     assert len(held.resources) == 3
 
 
+# Requirement rows: HELD-03, URI-25
 def test_reads_resolve_only_to_listed_uris_HELD_03_URI_25() -> None:
     h = acting()
     effects = h.read(L, URI, "templates/invoice.md")
@@ -96,6 +98,7 @@ def test_reads_resolve_only_to_listed_uris_HELD_03_URI_25() -> None:
     assert len(h.sent) == sent
 
 
+# Requirement rows: HELD-03
 def test_generic_reads_inside_the_window_are_held_too_HELD_03() -> None:
     h = acting()
     effects = h.host.read_resource(L, CREDIT)
@@ -108,6 +111,7 @@ def test_generic_reads_inside_the_window_are_held_too_HELD_03() -> None:
     assert delivered.verified
 
 
+# Requirement rows: HELD-04, VER-16
 def test_unlisted_failure_refreshes_once_then_stands_HELD_04_VER_16() -> None:
     h = acting()
     effects = h.read(L, URI, "references/GUIDE.md")
@@ -132,6 +136,7 @@ def test_a_refresh_in_flight_covers_further_failures() -> None:
     h.run(first)
 
 
+# Requirement rows: HELD-05, HELD-09
 def test_reads_are_suspended_until_reapproval_HELD_05_HELD_09() -> None:
     h = acting()
     add_credit_note(h)
@@ -201,6 +206,7 @@ def test_window_closes_when_a_refresh_answers_invalid() -> None:
     assert one(effects, WindowClosed)
 
 
+# Requirement rows: HELD-06
 def test_reads_and_listings_go_to_the_skills_origin_HELD_06() -> None:
     h = acting()
     h.add_server("other").add("pdf-processing", ex.FILES)
@@ -210,6 +216,7 @@ def test_reads_and_listings_go_to_the_skills_origin_HELD_06() -> None:
     assert one(effects, SendRequest).origin == L
 
 
+# Requirement rows: HELD-08, DIR-19
 def test_dynamic_window_is_confined_to_root_and_origin_HELD_08_DIR_19() -> None:
     h = Harness(allow_dynamic=True)
     server = h.add_server("srv")
@@ -230,6 +237,7 @@ def test_dynamic_window_is_confined_to_root_and_origin_HELD_08_DIR_19() -> None:
     assert one(h.read("srv", uri, "data/missing.csv"), RequestFailed).code == -32602
 
 
+# Requirement rows: CAP-06
 def test_dynamic_window_without_directory_read_is_refused_CAP_06() -> None:
     h = Harness(allow_dynamic=True)
     uri = h.add_server("srv", FakeServer(directory_read=False)).add("reports/daily", dynamic=True)
@@ -271,6 +279,7 @@ def test_non_ascii_dynamic_text_over_the_cap() -> None:
 
 
 @pytest.mark.parametrize("declared", [False])
+# Requirement rows: DIR-12, CAP-06
 def test_without_directory_read_answer_from_the_manifest_DIR_12_CAP_06(declared: bool) -> None:
     h = Harness()
     server = h.add_server(L, FakeServer(directory_read=declared))
@@ -293,6 +302,7 @@ def test_without_directory_read_answer_from_the_manifest_DIR_12_CAP_06(declared:
 
 
 @pytest.mark.parametrize("value", ["true", 1, None, "yes", False])
+# Requirement rows: CAP-06, SIL-15
 def test_only_json_true_enables_directory_read_CAP_06_SIL_15(value: object) -> None:
     host = Host()
     host.connect(
@@ -307,6 +317,7 @@ def test_only_json_true_enables_directory_read_CAP_06_SIL_15(value: object) -> N
     assert not features.directory_read
 
 
+# Requirement rows: DIR-13, DIR-14, DIR-18
 def test_directory_results_never_extend_the_manifest_DIR_13_DIR_14_DIR_18() -> None:
     h = acting()
     add_credit_note(h)
@@ -327,6 +338,7 @@ def test_directory_results_never_extend_the_manifest_DIR_13_DIR_14_DIR_18() -> N
     assert one(effects, VerificationFailed).error.kind == "unlisted"
 
 
+# Requirement rows: DIR-17
 def test_manifest_files_missing_from_the_listing_are_a_change_hint_DIR_17() -> None:
     h = acting()
     del h.servers[L].skills[URI].files["templates/purchase-order.md"]
@@ -342,6 +354,7 @@ def test_manifest_files_missing_from_the_listing_are_a_change_hint_DIR_17() -> N
     assert one(effects, SkillChanged).requires_reapproval
 
 
+# Requirement rows: DIR-07, WG-01, SIL-29
 def test_listing_does_not_recurse_DIR_07_and_drops_escapes_WG_01_SIL_29() -> None:
     h = acting()
     hostile: dict[str, Any] = {
@@ -364,6 +377,7 @@ def test_listing_does_not_recurse_DIR_07_and_drops_escapes_WG_01_SIL_29() -> Non
     assert h.methods().count("resources/directory/read") == 1
 
 
+# Requirement rows: WG-05
 def test_directory_pages_and_caps_WG_05() -> None:
     h = acting(max_directory_pages=2)
     pages = {
@@ -445,6 +459,7 @@ def test_late_directory_answer_after_a_change_is_discarded() -> None:
         ("x.md?v=2", URIErrorKind.QUERY),
     ],
 )
+# Requirement rows: URI-19, URI-24
 def test_hostile_references_are_refused_before_anything_is_sent_URI_19_to_URI_24(
     ref: str, kind: URIErrorKind
 ) -> None:
@@ -466,12 +481,14 @@ def test_hostile_references_are_refused_before_anything_is_sent_URI_19_to_URI_24
         INVOICE,
     ],
 )
+# Requirement rows: URI-17, URI-24
 def test_references_resolve_against_the_skill_root_URI_17_URI_24(ref: str) -> None:
     h = acting()
     effects = h.host.read(L, URI, ref)
     assert one(effects, SendRequest).params["uri"] == INVOICE
 
 
+# Requirement rows: URI-21, SIL-26
 def test_other_skills_are_not_files_of_this_one_URI_21_SIL_26_URI_11() -> None:
     h = acting()
     h.servers[L].add("other", {"SKILL.md": skill_md("other")})
@@ -492,6 +509,7 @@ def test_other_skills_are_not_files_of_this_one_URI_21_SIL_26_URI_11() -> None:
     assert h.host.state(L, "skill://other/SKILL.md") is LoadState.IDLE
 
 
+# Requirement rows: SIL-21, URI-18
 def test_references_in_supporting_files_use_the_root_SIL_21_nested_use_theirs_URI_18() -> None:
     h = Harness()
     server = h.add_server("srv")
@@ -533,6 +551,7 @@ def test_not_acting_refusals() -> None:
 # --- supporting-file verification and the cache ----------------------------------------------
 
 
+# Requirement rows: VER-06, VER-14
 def test_tampered_supporting_file_fails_and_refreshes_VER_06_VER_14() -> None:
     h = acting()
     h.servers[L].overrides.append(
@@ -562,6 +581,7 @@ def test_protocol_error_on_a_file_read() -> None:
     assert h.sent[-1].method == "resources/read"
 
 
+# Requirement rows: VER-13
 def test_cached_files_are_served_without_a_request_VER_13_WG_07() -> None:
     h = acting()
     first = one(h.read(L, URI, "templates/invoice.md"), DeliverToModel)
@@ -580,6 +600,7 @@ def test_cached_files_are_served_without_a_request_VER_13_WG_07() -> None:
     assert h.sent[-1].method == "resources/read"
 
 
+# Requirement rows: CACHE-05
 def test_disconnected_window_serves_cache_only_CACHE_05() -> None:
     h = acting()
     h.read(L, URI, "templates/invoice.md")
@@ -623,6 +644,7 @@ def test_file_not_found_while_refresh_in_flight_sends_nothing_more() -> None:
 # --- ordinary resources, preview, close ------------------------------------------------------
 
 
+# Requirement rows: VER-02, VER-03
 def test_generic_read_of_skill_md_is_not_a_load_VER_02_VER_03() -> None:
     h = Harness()
     h.add_server(L).add("pdf-processing", ex.FILES)
@@ -670,6 +692,7 @@ def test_generic_reads_need_no_skills_extension() -> None:
     assert one(h.run(h.host.read_resource("plain", "skill://a/SKILL.md")), DeliverToModel)
 
 
+# Requirement rows: SEC-05, SIL-33, WG-10
 def test_preview_verifies_and_never_reaches_the_model_SEC_05_SIL_33_WG_10() -> None:
     h = Harness()
     server = h.add_server(L)
@@ -724,6 +747,7 @@ def test_preview_of_a_dynamic_skill_is_unverified() -> None:
     assert ready.warnings == ()
 
 
+# Requirement rows: HELD-01
 def test_close_ends_the_window_HELD_01() -> None:
     h = acting()
     effects = h.host.close(L, URI)
@@ -737,6 +761,7 @@ def test_close_ends_the_window_HELD_01() -> None:
     assert one(add.host.approve(prompt.prompt_id), Refused).code is RefusalCode.UNKNOWN_PROMPT
 
 
+# Requirement rows: CACHE-07
 def test_forget_closes_windows_and_withdraws_prompts_CACHE_07() -> None:
     h = acting()
     add_credit_note(h)
@@ -749,6 +774,7 @@ def test_forget_closes_windows_and_withdraws_prompts_CACHE_07() -> None:
     assert h.host.windows() == ()
 
 
+# Requirement rows: HELD-03
 def test_generic_reads_use_the_innermost_window_HELD_03() -> None:
     h = Harness()
     server = h.add_server("srv")
@@ -766,6 +792,7 @@ def test_generic_reads_use_the_innermost_window_HELD_03() -> None:
     assert (delivered.skill_uri, delivered.kind) == (outer, DeliveryKind.SKILL_FILE)
 
 
+# Requirement rows: WG-03
 def test_per_file_cap_refuses_a_supporting_file_WG_03() -> None:
     h = Harness(max_file_bytes=200)
     uri = h.add_server("srv").add("a", {"SKILL.md": skill_md("a"), "big.bin": b"x" * 201})

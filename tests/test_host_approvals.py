@@ -55,6 +55,7 @@ def p_set(with_credit_note: bool = False) -> frozenset[tuple[str, str, int]]:
 # --- the store -------------------------------------------------------------------------------
 
 
+# Requirement rows: APR-01, APR-02
 def test_approval_is_bound_to_the_exact_set_APR_01_APR_02() -> None:
     store = ApprovalStore()
     record = store.grant(L, URI, p_set())
@@ -71,6 +72,7 @@ def test_approval_is_bound_to_the_exact_set_APR_01_APR_02() -> None:
     assert store.approved(L, URI, frozenset(sorted(p_set(), reverse=True))) is not None
 
 
+# Requirement rows: APR-02
 def test_observe_revokes_on_any_other_set_and_keeps_history_APR_02() -> None:
     store = ApprovalStore()
     store.grant(L, URI, p_set())
@@ -92,6 +94,7 @@ def test_observe_revokes_on_any_other_set_and_keeps_history_APR_02() -> None:
     assert store.revoke("nobody", URI) is None
 
 
+# Requirement rows: ORG-03
 def test_keys_are_label_and_uri_never_uri_alone_ORG_03() -> None:
     store = ApprovalStore()
     store.grant("a", URI, p_set())
@@ -100,6 +103,7 @@ def test_keys_are_label_and_uri_never_uri_alone_ORG_03() -> None:
     assert len(store) == 0
 
 
+# Requirement rows: APR-04
 def test_dynamic_skills_are_never_recorded_APR_04() -> None:
     with pytest.raises(ValueError, match="dynamic"):
         ApprovalStore().grant(L, "skill://reports/daily/SKILL.md", frozenset())
@@ -250,6 +254,7 @@ def example_harness(**policy: Any) -> Harness:
     return h
 
 
+# Requirement rows: APR-01
 def test_a_persisted_approval_of_the_exact_set_needs_no_prompt_APR_01() -> None:
     h = example_harness()
     h.load(L, URI)
@@ -263,6 +268,7 @@ def test_a_persisted_approval_of_the_exact_set_needs_no_prompt_APR_01() -> None:
     assert one(effects, DeliverToModel).verified
 
 
+# Requirement rows: APR-02, VER-09
 def test_a_changed_listing_revokes_and_reprompts_with_the_diff_APR_02_VER_09() -> None:
     h = example_harness()
     h.load(L, URI)
@@ -279,6 +285,7 @@ def test_a_changed_listing_revokes_and_reprompts_with_the_diff_APR_02_VER_09() -
     assert not of(effects, SendRequest)  # re-prompt before loading (APR-02)
 
 
+# Requirement rows: VER-15, SEC-09
 def test_identical_content_on_another_server_inherits_nothing_VER_15_SEC_09() -> None:
     h = example_harness()
     h.load(L, URI)
@@ -293,6 +300,7 @@ def test_identical_content_on_another_server_inherits_nothing_VER_15_SEC_09() ->
     assert [s.method for s in h.sent].count("resources/read") == 1
 
 
+# Requirement rows: ENTRY-16
 def test_dynamic_skills_are_declined_by_default_ENTRY_16() -> None:
     h = Harness()
     h.add_server("srv").add("reports/daily", dynamic=True)
@@ -303,6 +311,7 @@ def test_dynamic_skills_are_declined_by_default_ENTRY_16() -> None:
     assert h.methods() == ["skills/list"]
 
 
+# Requirement rows: APR-04
 def test_dynamic_approval_is_per_load_and_never_persisted_APR_04() -> None:
     h = Harness(allow_dynamic=True)
     uri = h.add_server("srv").add("reports/daily", dynamic=True)
@@ -323,6 +332,7 @@ def test_dynamic_approval_is_per_load_and_never_persisted_APR_04() -> None:
     assert h.host.approvals.to_json()["approvals"] == []
 
 
+# Requirement rows: APR-06
 def test_nested_skill_needs_its_own_approval_APR_06() -> None:
     h = Harness()
     server = h.add_server("srv")
@@ -336,6 +346,7 @@ def test_nested_skill_needs_its_own_approval_APR_06() -> None:
     assert prompt.widening_fields == ("allowed-tools",)
 
 
+# Requirement rows: APR-05, APR-10
 def test_nested_skill_md_read_as_a_file_is_not_acted_on_APR_05_APR_10() -> None:
     h = Harness()
     server = h.add_server("srv")
@@ -354,6 +365,7 @@ def test_nested_skill_md_read_as_a_file_is_not_acted_on_APR_05_APR_10() -> None:
     assert h.host.permissions("srv", "skill://a/sub/SKILL.md").honoured == {}
 
 
+# Requirement rows: APR-07, APR-08, APR-09
 def test_allowed_tools_is_ignored_unless_granted_APR_07_APR_08_APR_09() -> None:
     md = skill_md("tools", extra="allowed-tools: Bash Write\npermissions:\n  fs: /\n")
     h = Harness()
@@ -385,6 +397,7 @@ def test_allowed_tools_is_ignored_unless_granted_APR_07_APR_08_APR_09() -> None:
     assert h.host.state("a", uri) is LoadState.REAPPROVAL
 
 
+# Requirement rows: APR-11, APR-12, APR-13
 def test_exec_gate_APR_11_APR_12_APR_13() -> None:
     h = example_harness()
     assert h.host.exec_gate().decision is ExecDecision.NOT_APPLICABLE
@@ -409,6 +422,7 @@ def test_exec_gate_APR_11_APR_12_APR_13() -> None:
     assert "re-approval" in gate.message
 
 
+# Requirement rows: WG-08
 def test_dynamic_skills_always_require_exec_approval_WG_08() -> None:
     h = Harness(allow_dynamic=True)
     uri = h.add_server("srv").add("reports/daily", dynamic=True)
@@ -418,6 +432,7 @@ def test_dynamic_skills_always_require_exec_approval_WG_08() -> None:
     assert h.host.permissions("srv", uri).allow_exec
 
 
+# Requirement rows: SEC-04
 def test_policy_denies_before_any_send_SEC_04() -> None:
     h = example_harness(denied_origins=frozenset({L}))
     sent = len(h.sent)
@@ -427,6 +442,7 @@ def test_policy_denies_before_any_send_SEC_04() -> None:
     assert len(h.sent) == sent
 
 
+# Requirement rows: SEC-06
 def test_policy_without_prompts_persists_nothing_SEC_06() -> None:
     h = example_harness(require_approval=False)
     effects = h.load(L, URI, approve=False)
@@ -451,6 +467,7 @@ def test_deny_declines_and_unknown_prompts_are_refused() -> None:
     assert one(h.host.deny(prompt.prompt_id), Refused).code is RefusalCode.UNKNOWN_PROMPT
 
 
+# Requirement rows: ORG-08, ORG-09, SIL-25
 def test_cross_origin_read_needs_a_per_call_approval_naming_both_ORG_08_ORG_09_SIL_25() -> None:
     h = example_harness()
     other = h.add_server("other-server")

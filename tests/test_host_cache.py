@@ -46,6 +46,7 @@ labels = st.text(alphabet=st.characters(codec="utf-8"), min_size=1, max_size=16)
 # --- paths -----------------------------------------------------------------------------------
 
 
+# Requirement rows: ORG-04
 def test_cache_path_layout_ORG_04() -> None:
     path = cache_relpath(L, INVOICE, D_INVOICE)
     version, origin, key, name = path.split("/")
@@ -64,6 +65,7 @@ def test_cache_path_layout_ORG_04() -> None:
     ("a", "b"),
     [("A", "a"), ("a/b", "a_b"), ("..", "."), ("café", "cafe\u0301"), ("CON", "con"), ("x", "x ")],
 )
+# Requirement rows: ORG-04
 def test_distinct_labels_give_distinct_paths_on_any_filesystem_ORG_04(a: str, b: str) -> None:
     pa = cache_relpath(a, URI, D_INVOICE)
     pb = cache_relpath(b, URI, D_INVOICE)
@@ -73,6 +75,7 @@ def test_distinct_labels_give_distinct_paths_on_any_filesystem_ORG_04(a: str, b:
 
 
 @given(a=labels, b=labels, uri=st.text(min_size=1, max_size=200))
+# Requirement rows: ORG-04
 def test_paths_are_injective_safe_and_invertible_ORG_04(a: str, b: str, uri: str) -> None:
     pa = cache_relpath(a, uri, D_INVOICE)
     assert parse_cache_relpath(pa).origin == a
@@ -120,6 +123,7 @@ def invoice_resource() -> SkillResource:
     return SkillResource(uri=INVOICE, digest=D_INVOICE, size=29)
 
 
+# Requirement rows: CACHE-02, CACHE-03
 def test_every_access_re_verifies_against_the_current_entry_CACHE_02_CACHE_03() -> None:
     store = MemoryCacheStore()
     cache = VerifiedCache(store)
@@ -162,6 +166,7 @@ def test_memory_store_bounds_and_housekeeping() -> None:
     assert disabled.get("o", invoice_resource()).data is None
 
 
+# Requirement rows: CACHE-01
 def test_cache_is_filled_on_demand_only_CACHE_01() -> None:
     store = MemoryCacheStore()
     h = Harness(Host(cache=store))
@@ -177,6 +182,7 @@ def test_cache_is_filled_on_demand_only_CACHE_01() -> None:
 # --- the disk store --------------------------------------------------------------------------
 
 
+# Requirement rows: CACHE-02
 def test_disk_store_round_trip_modes_and_atomicity_CACHE_02(tmp_path: Path) -> None:
     root = tmp_path / "cache"
     store = DiskCacheStore(root)
@@ -195,6 +201,7 @@ def test_disk_store_round_trip_modes_and_atomicity_CACHE_02(tmp_path: Path) -> N
     assert store.last_error is None
 
 
+# Requirement rows: CACHE-07
 def test_same_uri_from_two_servers_lands_apart_and_forget_removes_one_CACHE_07(
     tmp_path: Path,
 ) -> None:
@@ -212,6 +219,7 @@ def test_same_uri_from_two_servers_lands_apart_and_forget_removes_one_CACHE_07(
     assert list(store.locations()) == []
 
 
+# Requirement rows: CACHE-07
 def test_host_forget_removes_cached_content_CACHE_07(tmp_path: Path) -> None:
     store = DiskCacheStore(tmp_path)
     h = Harness(Host(cache=store))
@@ -326,6 +334,7 @@ def test_forget_error_is_recorded(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 # --- location rules --------------------------------------------------------------------------
 
 
+# Requirement rows: CACHE-04
 def test_cache_outside_every_discovery_path_CACHE_04(tmp_path: Path) -> None:
     skills = tmp_path / "home" / ".claude" / "skills"
     skills.mkdir(parents=True)
@@ -375,6 +384,7 @@ def test_cache_directory_owned_by_another_user_is_refused(
 # --- cached content stays MCP content --------------------------------------------------------
 
 
+# Requirement rows: CACHE-05, CACHE-06
 def test_content_from_the_cache_is_still_mcp_content_after_restart_CACHE_05_CACHE_06(
     tmp_path: Path,
 ) -> None:

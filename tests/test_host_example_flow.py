@@ -371,6 +371,7 @@ def test_example_message_flow_replayed_message_by_message() -> None:
     assert not record.revoked
 
 
+# Requirement rows: DIR-15
 def test_example_flow_with_an_explicit_refresh_DIR_15() -> None:
     """The host may refresh after the directory read shows a change, without a failed read."""
     host = Host()

@@ -110,6 +110,7 @@ def test_frontmatter_differs_from_the_entry_adv_frontmatter_mismatch() -> None:
     no_unverified_skill_content(h)
 
 
+# Requirement rows: SIL-09
 def test_duplicate_allowed_tools_key_hides_a_second_value_SIL_09() -> None:
     h = Harness()
     server = h.add_server("srv")
@@ -125,6 +126,7 @@ def test_duplicate_allowed_tools_key_hides_a_second_value_SIL_09() -> None:
     assert "duplicate key 'allowed-tools'" in failed.error.message
 
 
+# Requirement rows: HELD-03
 def test_read_of_an_unlisted_file_HELD_03() -> None:
     h = example()
     h.load(L, URI)
@@ -163,6 +165,7 @@ def test_manifest_changes_between_list_and_load_time_get() -> None:
     assert not of(effects, ApprovalRevoked)  # nothing was approved yet
 
 
+# Requirement rows: ENTRY-10
 def test_resource_uri_outside_the_skill_ENTRY_10() -> None:
     h = Harness()
     server = h.add_server("srv")
@@ -183,6 +186,7 @@ def test_resource_uri_outside_the_skill_ENTRY_10() -> None:
     assert declined.reason is DeclineReason.INVALID_ENTRY
 
 
+# Requirement rows: WG-01, WG-02
 def test_references_and_directory_children_outside_the_skill_WG_01_WG_02() -> None:
     h = example()
     h.load(L, URI)
@@ -203,6 +207,7 @@ def test_references_and_directory_children_outside_the_skill_WG_01_WG_02() -> No
     assert len(listing.dropped) == 2
 
 
+# Requirement rows: URI-11, ORG-08
 def test_cross_server_read_adv_cross_server_read_URI_11_ORG_08() -> None:
     h = example()
     h.add_server("other-server.example").add("exfil", {"SKILL.md": skill_md("exfil")})
@@ -237,6 +242,7 @@ def test_513_files() -> None:
     assert h2.methods() == ["skills/get"]
 
 
+# Requirement rows: SIL-13
 def test_skills_get_answer_for_a_different_uri_SIL_13() -> None:
     h = Harness()
     server = h.add_server("srv")
@@ -284,6 +290,7 @@ def test_mcp_skill_named_like_a_local_one() -> None:
     assert item.qualified == "evil:code-review"  # never the bare name a local skill uses
 
 
+# Requirement rows: CACHE-02, CACHE-03
 def test_cache_file_modified_on_disk_CACHE_02_CACHE_03(tmp_path: Path) -> None:
     store = DiskCacheStore(tmp_path / "cache")
     h = Harness(Host(cache=store))
@@ -315,6 +322,7 @@ def test_cache_file_modified_on_disk_CACHE_02_CACHE_03(tmp_path: Path) -> None:
     assert path.read_bytes() == ex.INVOICE
 
 
+# Requirement rows: WG-03
 def test_oversized_payload_with_honest_digest_adv_oversized_payload_WG_03() -> None:
     big = b"---\nname: huge\ndescription: d\n---\n" + b"x" * (1 << 20)
     h = Harness(max_file_bytes=1 << 19)

@@ -78,6 +78,7 @@ def serve_skill_md(h: Harness, data: bytes, *, label: str = L) -> None:
     )
 
 
+# Requirement rows: VER-04, SIL-34
 def test_load_effect_order_VER_04_SIL_34() -> None:
     h = example()
     effects = h.load(L, URI)
@@ -96,6 +97,7 @@ def test_load_effect_order_VER_04_SIL_34() -> None:
     assert [w.uri for w in h.host.windows()] == [URI]
 
 
+# Requirement rows: VER-12
 def test_nothing_is_fetched_ahead_of_need_VER_12() -> None:
     h = example()
     assert h.methods() == ["skills/list"]
@@ -116,6 +118,7 @@ def test_nothing_is_fetched_ahead_of_need_VER_12() -> None:
         (ex.SKILL_MD.replace(b"PDF processing", b"PDF Processing"), "digest"),
     ],
 )
+# Requirement rows: VER-06, VER-07, VER-08
 def test_tampered_skill_md_is_never_used_VER_06_VER_07_VER_08(data: bytes, kind: str) -> None:
     h = example()
     serve_skill_md(h, data)
@@ -133,6 +136,7 @@ def test_tampered_skill_md_is_never_used_VER_06_VER_07_VER_08(data: bytes, kind:
     assert h.host.state(L, URI) is LoadState.IDLE
 
 
+# Requirement rows: VER-07
 def test_size_mismatch_is_decided_before_hashing_VER_07() -> None:
     h = example()
     big = "x" * 10_000
@@ -164,6 +168,7 @@ def test_size_mismatch_is_decided_before_hashing_VER_07() -> None:
         ({"name": "fm", "description": "A test skill"}, b"# fm\n"),
     ],
 )
+# Requirement rows: VER-10, VER-11
 def test_frontmatter_differences_fail_verification_VER_10_VER_11(
     entry_frontmatter: dict[str, Any] | None, served: bytes
 ) -> None:
@@ -181,6 +186,7 @@ def test_frontmatter_differences_fail_verification_VER_10_VER_11(
     assert one(effects, LoadFailed)
 
 
+# Requirement rows: SIL-09
 def test_frontmatter_comparison_is_on_the_json_data_model_SIL_09() -> None:
     h = Harness()
     server = h.add_server("srv")
@@ -216,6 +222,7 @@ def test_many_frontmatter_differences_are_summarised() -> None:
     assert "(and 2 more)" in failed.error.message
 
 
+# Requirement rows: VER-17
 def test_blob_content_is_hashed_after_strict_decoding_VER_17() -> None:
     h = Harness()
     h.add_server(L, FakeServer(blob=True)).add("pdf-processing", ex.FILES)
@@ -232,6 +239,7 @@ def test_blob_content_is_hashed_after_strict_decoding_VER_17() -> None:
         {"contents": [{"uri": URI, "blob": "!!!"}]},
     ],
 )
+# Requirement rows: VER-17, SIL-11
 def test_malformed_read_results_are_verification_failures_VER_17_SIL_11(
     result: dict[str, Any],
 ) -> None:
@@ -262,6 +270,7 @@ def test_a_refreshed_entry_that_differs_leads_to_reapproval_not_an_error() -> No
     assert one(effects, DeliverToModel).content == new_md
 
 
+# Requirement rows: DIR-17
 def test_server_no_longer_serving_skill_md_triggers_a_refresh_DIR_17() -> None:
     h = example()
     h.servers[L].overrides.append(
@@ -310,6 +319,7 @@ def test_load_of_an_unknown_skill_errors() -> None:
     assert one(effects, LoadDeclined).reason is DeclineReason.INVALID_ENTRY
 
 
+# Requirement rows: CAP-10
 def test_modern_requests_carry_meta_legacy_ones_do_not_CAP_10() -> None:
     h = Harness()
     h.add_server("modern").add("a")
@@ -321,6 +331,7 @@ def test_modern_requests_carry_meta_legacy_ones_do_not_CAP_10() -> None:
     assert legacy.params == {}
 
 
+# Requirement rows: WG-03
 def test_per_file_cap_declines_before_reading_WG_03() -> None:
     h = example(max_file_bytes=100)
     declined = one(h.host.load(L, URI), LoadDeclined)
@@ -334,6 +345,7 @@ def test_per_file_cap_declines_before_reading_WG_03() -> None:
     h3.host.approvals.grant(L, URI, SkillEntry.from_json(ex.entry_json()).resource_set)
 
 
+# Requirement rows: WG-04
 def test_per_server_budget_WG_04() -> None:
     h = example(per_server_budget_bytes=151 + 29)
     h.load(L, URI)
@@ -350,6 +362,7 @@ def test_per_server_budget_WG_04() -> None:
     assert one(h2.host.load(L, URI), LoadDeclined).reason is DeclineReason.SERVER_BUDGET
 
 
+# Requirement rows: ENTRY-22
 def test_dynamic_skills_load_unverified_with_frontmatter_checked_and_capped_ENTRY_22() -> None:
     h = Harness(allow_dynamic=True, limits=Limits(max_total_bytes=200))
     server = h.add_server("srv")
@@ -382,6 +395,7 @@ def test_dynamic_skills_load_unverified_with_frontmatter_checked_and_capped_ENTR
     assert one(h2.load("srv", uri2), VerificationFailed).error.kind == "frontmatter"
 
 
+# Requirement rows: ENTRY-22
 def test_dynamic_cap_reached_exactly_refuses_further_sends_ENTRY_22() -> None:
     body = skill_md("daily")
     h = Harness(allow_dynamic=True, limits=Limits(max_total_bytes=len(body)))
@@ -443,6 +457,7 @@ def test_entry_change_while_reading_skill_md_discards_the_answer() -> None:
     assert h.host.state(L, URI) is LoadState.IDLE
 
 
+# Requirement rows: SEC-06
 def test_entry_change_while_reading_under_a_no_prompt_policy_reads_again_SEC_06() -> None:
     h = example(require_approval=False)
     send = one(h.host.load(L, URI), SendRequest)
@@ -477,6 +492,7 @@ def test_entry_becoming_invalid_or_dynamic_during_a_load_declines_it() -> None:
     assert one(h2.list_all(L), LoadDeclined).reason is DeclineReason.DYNAMIC
 
 
+# Requirement rows: HELD-07
 def test_stale_window_after_skill_md_changed_HELD_07() -> None:
     h = example()
     h.load(L, URI)
@@ -522,6 +538,7 @@ def test_stale_reload_declines_when_over_budget() -> None:
     assert one(h.host.load(L, URI), LoadDeclined).reason is DeclineReason.SERVER_BUDGET
 
 
+# Requirement rows: CACHE-05
 def test_load_from_cache_when_disconnected_and_failure_without_cache_CACHE_05() -> None:
     store = MemoryCacheStore()
     h = Harness(Host(cache=store))
@@ -626,6 +643,7 @@ def test_stale_get_for_load_is_discarded_after_a_new_load() -> None:
     assert first.token not in (s.token for s in of(h.host.load("srv", uri), SendRequest))
 
 
+# Requirement rows: ERR-07
 def test_not_a_skill_removes_a_registered_entry_on_refresh_ERR_07() -> None:
     h = example()
     h.load(L, URI)
@@ -650,6 +668,7 @@ def test_dynamic_delivery_kind_and_policy_object() -> None:
     assert digest.startswith("sha256:")
 
 
+# Requirement rows: CACHE-02
 def test_tampered_cached_skill_md_is_refetched_CACHE_02() -> None:
     store = MemoryCacheStore()
     h = Harness(Host(cache=store))
@@ -688,6 +707,7 @@ def test_frontmatter_failure_from_the_cache_while_disconnected() -> None:
     assert one(effects, LoadFailed)
 
 
+# Requirement rows: SEC-06
 def test_no_prompt_policy_with_a_stored_approval_of_the_new_set_SEC_06() -> None:
     h = example(require_approval=False)
     p_prime = SkillEntry.from_json(ex.entry_json(with_credit_note=True))
@@ -728,6 +748,7 @@ def test_prompt_message_lists_requested_grants() -> None:
     assert prompt.message.endswith("It asks for: hooks (ignored unless granted separately).")
 
 
+# Requirement rows: WG-04
 def test_previews_count_against_the_server_budget_WG_04() -> None:
     h = example(per_server_budget_bytes=160)
     assert one(h.run(h.host.preview(L, URI)), PreviewReady).verified

@@ -76,6 +76,7 @@ def entry(uri: str, files: dict[str, bytes] | None = None, **frontmatter: Any) -
 
 
 @pytest.mark.parametrize("label", ["docs-server", "a", "Ünïcode-ok", "x" * 64, "a/b", "..", "A"])
+# Requirement rows: SIL-24
 def test_valid_labels_SIL_24(label: str) -> None:
     assert check_label(label) == label
 
@@ -92,6 +93,7 @@ def test_invalid_labels_are_a_configuration_error(label: object) -> None:
         Host().connect(label, server_capabilities(directory_read=False))  # type: ignore[arg-type]
 
 
+# Requirement rows: ORG-05
 def test_labels_are_host_assigned_never_server_info_ORG_05() -> None:
     """Two servers that both call themselves "github" are told apart by their labels."""
     h = Harness()
@@ -106,6 +108,7 @@ def test_labels_are_host_assigned_never_server_info_ORG_05() -> None:
 # --- identity --------------------------------------------------------------------------------
 
 
+# Requirement rows: ORG-01, ORG-03
 def test_same_uri_on_two_servers_is_two_skills_ORG_01_ORG_03() -> None:
     h = Harness()
     a, b = h.add_server("a"), h.add_server("b")
@@ -124,6 +127,7 @@ def test_same_uri_on_two_servers_is_two_skills_ORG_01_ORG_03() -> None:
     assert one(effects, RequestApproval).origin == "b"
 
 
+# Requirement rows: LIST-13, VER-12
 def test_listing_records_entries_and_fetches_nothing_LIST_13_VER_12() -> None:
     h = Harness()
     server = h.add_server("docs-server")
@@ -138,6 +142,7 @@ def test_listing_records_entries_and_fetches_nothing_LIST_13_VER_12() -> None:
     )
 
 
+# Requirement rows: ORG-07, ORG-16
 def test_catalog_marks_origin_and_dynamic_ORG_07_ORG_16() -> None:
     h = Harness()
     server = h.add_server("srv")
@@ -152,6 +157,7 @@ def test_catalog_marks_origin_and_dynamic_ORG_07_ORG_16() -> None:
 # --- listing walks ---------------------------------------------------------------------------
 
 
+# Requirement rows: LIST-07
 def test_pagination_follows_next_cursor_until_absent_LIST_07() -> None:
     h = Harness()
     server = h.add_server("srv", FakeServer(page_size=2))
@@ -167,6 +173,7 @@ def test_pagination_follows_next_cursor_until_absent_LIST_07() -> None:
     assert h.host.registry.count("srv") == 3
 
 
+# Requirement rows: SIL-17, WG-05
 def test_repeated_cursor_stops_the_walk_SIL_17_WG_05() -> None:
     h = Harness()
     server = h.add_server("srv")
@@ -178,6 +185,7 @@ def test_repeated_cursor_stops_the_walk_SIL_17_WG_05() -> None:
     assert one(effects, Notice).code == "repeated-cursor"
 
 
+# Requirement rows: WG-05
 def test_endless_new_cursors_stop_at_the_page_cap_WG_05() -> None:
     h = Harness(max_pages=3)
     server = h.add_server("srv")
@@ -188,6 +196,7 @@ def test_endless_new_cursors_stop_at_the_page_cap_WG_05() -> None:
     assert one(effects, ListingPartial).reason is StopReason.PAGE_CAP
 
 
+# Requirement rows: WG-05, ENTRY-23
 def test_entry_cap_marks_the_listing_partial_WG_05_ENTRY_23() -> None:
     h = Harness(max_entries=3)
     server = h.add_server("srv", FakeServer(page_size=2))
@@ -209,6 +218,7 @@ def test_entry_cap_reached_exactly_with_a_cursor_left() -> None:
     assert len(of(effects, SendRequest)) == 1
 
 
+# Requirement rows: ENTRY-23
 def test_ten_thousand_entries_are_all_registered_ENTRY_23() -> None:
     h = Harness()
     server = h.add_server("srv", FakeServer(page_size=2500))
@@ -257,6 +267,7 @@ def test_listing_error_and_malformed_result_are_partial() -> None:
     assert one(effects, RequestFailed).error is not None
 
 
+# Requirement rows: ENTRY-07, SIL-12
 def test_invalid_entries_are_kept_out_with_reasons_siblings_kept_ENTRY_07_SIL_12() -> None:
     h = Harness()
     server = h.add_server("srv")
@@ -303,6 +314,7 @@ def over_limit_entry(count: int, total: int | None = None) -> dict[str, Any]:
     }
 
 
+# Requirement rows: ENTRY-20, ENTRY-21
 def test_513_files_are_refused_from_the_entry_alone_ENTRY_20_ENTRY_21() -> None:
     h = Harness()
     server = h.add_server("srv")
@@ -318,6 +330,7 @@ def test_513_files_are_refused_from_the_entry_alone_ENTRY_20_ENTRY_21() -> None:
     assert len(h.sent) == sent
 
 
+# Requirement rows: ENTRY-17, ENTRY-18
 def test_limits_are_inclusive_ENTRY_17_and_may_be_raised_ENTRY_18() -> None:
     exact = over_limit_entry(512, MAX_TOTAL_BYTES)
     assert sum(r["size"] for r in exact["resources"]) == MAX_TOTAL_BYTES
@@ -331,6 +344,7 @@ def test_limits_are_inclusive_ENTRY_17_and_may_be_raised_ENTRY_18() -> None:
     assert not of(h2.list_all("srv"), EntryRejected)
 
 
+# Requirement rows: SIL-04
 def test_same_skill_twice_with_different_manifests_is_refetched_once_SIL_04() -> None:
     h = Harness()
     server = h.add_server("srv", FakeServer(page_size=1))
@@ -353,6 +367,7 @@ def test_same_skill_twice_with_different_manifests_is_refetched_once_SIL_04() ->
     assert h.host.registry.get("srv", uri) == SkillEntry.from_json(honest)
 
 
+# Requirement rows: SIL-04
 def test_identical_duplicates_are_deduplicated_SIL_04() -> None:
     h = Harness()
     server = h.add_server("srv")
@@ -372,6 +387,7 @@ def test_identical_duplicates_are_deduplicated_SIL_04() -> None:
 # --- capability gating -----------------------------------------------------------------------
 
 
+# Requirement rows: CAP-08
 def test_no_skills_requests_before_the_declaration_CAP_08() -> None:
     host = Host()
     uri = "skill://a/SKILL.md"
@@ -414,6 +430,7 @@ def test_disconnected_origin_is_refused() -> None:
 # --- skills/get ------------------------------------------------------------------------------
 
 
+# Requirement rows: URI-15, URI-16, GET-10
 def test_explicit_reference_is_confirmed_with_skills_get_URI_15_URI_16_GET_10() -> None:
     h = Harness()
     server = h.add_server("srv")
@@ -430,6 +447,7 @@ def test_explicit_reference_is_confirmed_with_skills_get_URI_15_URI_16_GET_10() 
 
 
 @pytest.mark.parametrize("uri", ["skill://a", "skill://a/x.md", "skill://a/skill.md", "file:///x"])
+# Requirement rows: GET-02
 def test_get_needs_a_skill_md_uri_GET_02(uri: str) -> None:
     h = Harness()
     h.add_server("srv")
@@ -438,6 +456,7 @@ def test_get_needs_a_skill_md_uri_GET_02(uri: str) -> None:
     assert h.host.pending_requests == 0
 
 
+# Requirement rows: ERR-07
 def test_minus_32602_means_not_a_skill_registry_unchanged_ERR_07() -> None:
     h = Harness()
     h.add_server("srv")
@@ -447,6 +466,7 @@ def test_minus_32602_means_not_a_skill_registry_unchanged_ERR_07() -> None:
     assert not of(effects, RegistryUpdated)
 
 
+# Requirement rows: SIL-13
 def test_get_answer_for_another_uri_is_rejected_SIL_13() -> None:
     h = Harness()
     server = h.add_server("srv")
@@ -470,6 +490,7 @@ def test_malformed_get_result_and_errors() -> None:
     assert one(effects, RequestFailed).code == -32603
 
 
+# Requirement rows: LIST-05, LIST-06
 def test_empty_listing_is_no_proof_load_by_uri_LIST_05_LIST_06() -> None:
     h = Harness()
     server = h.add_server("docs-server")
@@ -481,6 +502,7 @@ def test_empty_listing_is_no_proof_load_by_uri_LIST_05_LIST_06() -> None:
     assert one(effects, DeliverToModel).verified
 
 
+# Requirement rows: LIST-12
 def test_listed_entry_needs_no_get_LIST_12() -> None:
     h = Harness()
     server = h.add_server("docs-server")
@@ -490,6 +512,7 @@ def test_listed_entry_needs_no_get_LIST_12() -> None:
     assert h.methods() == ["skills/list", "resources/read"]
 
 
+# Requirement rows: GET-07
 def test_refresh_is_exactly_one_get_GET_07() -> None:
     h = Harness()
     server = h.add_server("srv")
@@ -504,6 +527,7 @@ def test_refresh_is_exactly_one_get_GET_07() -> None:
 # --- names -----------------------------------------------------------------------------------
 
 
+# Requirement rows: ORG-11, ORG-12
 def test_same_name_in_one_origin_is_disambiguated_by_path_ORG_11_ORG_12() -> None:
     h = Harness()
     server = h.add_server("docs")
@@ -527,6 +551,7 @@ def test_same_name_in_one_origin_is_disambiguated_by_path_ORG_11_ORG_12() -> Non
     assert h.host.resolve(f"docs:{top}").unique is not None
 
 
+# Requirement rows: ORG-12
 def test_same_path_under_two_schemes_uses_the_uri_ORG_12() -> None:
     h = Harness()
     server = h.add_server("docs")
@@ -537,6 +562,7 @@ def test_same_path_under_two_schemes_uses_the_uri_ORG_12() -> None:
     assert h.host.registry.display_name("docs", b) == b
 
 
+# Requirement rows: ORG-13, ORG-15
 def test_name_shared_by_three_origins_is_never_resolved_silently_ORG_13_ORG_15() -> None:
     h = Harness()
     collisions: list[NameCollision] = []
@@ -565,6 +591,7 @@ def test_name_shared_by_three_origins_is_never_resolved_silently_ORG_13_ORG_15()
     assert left.candidates[0].qualified == "gamma:code-review"
 
 
+# Requirement rows: ORG-14
 def test_mcp_skill_named_like_a_local_one_never_shadows_it_ORG_14() -> None:
     h = Harness()
     assert h.host.register_local_skill("code-review", "/home/u/.skills/code-review") == []
@@ -582,6 +609,7 @@ def test_mcp_skill_named_like_a_local_one_never_shadows_it_ORG_14() -> None:
     assert h.host.resolve("evil:code-review").unique is not None
 
 
+# Requirement rows: ORG-14
 def test_local_skill_registered_after_the_mcp_one_collides_too_ORG_14() -> None:
     h = Harness()
     h.add_server("srv").add("lint")
@@ -643,6 +671,7 @@ def test_listing_walk_unit() -> None:
     assert ListingWalk(max_pages=1, max_entries=9).record_page(0, None).stop is None
 
 
+# Requirement rows: WG-05
 def test_rejected_entries_count_toward_the_entry_cap_WG_05() -> None:
     h = Harness(max_entries=1)
     server = h.add_server("srv")

@@ -34,6 +34,7 @@ def loaded() -> tuple[Harness, DeliverToModel]:
     return h, one(h.load(L, URI), DeliverToModel)
 
 
+# Requirement rows: SEC-01, ORG-06
 def test_skill_content_is_untrusted_and_tagged_with_its_origin_SEC_01_ORG_06() -> None:
     _, delivered = loaded()
     assert delivered.trust == "untrusted"
@@ -44,6 +45,7 @@ def test_skill_content_is_untrusted_and_tagged_with_its_origin_SEC_01_ORG_06() -
     assert "untrusted" in text
 
 
+# Requirement rows: SEC-03
 def test_skill_content_is_never_a_system_or_instruction_message_SEC_03() -> None:
     _, delivered = loaded()
     lowered = delivered.model_text.lower()
@@ -65,6 +67,7 @@ def test_the_frame_cannot_be_closed_by_the_content() -> None:
     assert token not in sneaky.decode()
 
 
+# Requirement rows: WG-17, WG-16
 def test_load_output_holds_no_digests_or_sizes_WG_17_and_names_server_and_root_WG_16() -> None:
     _, delivered = loaded()
     assert "sha256" not in delivered.model_text
@@ -73,6 +76,7 @@ def test_load_output_holds_no_digests_or_sizes_WG_17_and_names_server_and_root_W
     assert "docs-server" in delivered.model_text
 
 
+# Requirement rows: SEC-07
 def test_a_famous_name_earns_nothing_SEC_07() -> None:
     h = Harness()
     uri = h.add_server("random-server").add("github")
@@ -83,6 +87,7 @@ def test_a_famous_name_earns_nothing_SEC_07() -> None:
     assert item.qualified == "random-server:github"
 
 
+# Requirement rows: SEC-08, WG-13
 def test_provenance_annotations_in_meta_carry_no_trust_SEC_08_WG_13() -> None:
     h = Harness()
     server = h.add_server("srv")
@@ -110,6 +115,7 @@ def test_provenance_annotations_in_meta_carry_no_trust_SEC_08_WG_13() -> None:
     assert h.host.exec_gate().decision is ExecDecision.REQUIRE_APPROVAL
 
 
+# Requirement rows: APR-03
 def test_no_polling_revocation_only_on_an_observed_entry_APR_03() -> None:
     h, _ = loaded()
     h.servers[L].skills[URI].files["templates/credit-note.md"] = ex.CREDIT_NOTE
@@ -125,6 +131,7 @@ def test_no_polling_revocation_only_on_an_observed_entry_APR_03() -> None:
     assert record.revoked
 
 
+# Requirement rows: GET-11
 def test_unlisted_skill_via_get_is_bound_and_verified_like_a_listed_one_GET_11() -> None:
     h = Harness()
     server = h.add_server(L)
@@ -145,6 +152,7 @@ def test_unlisted_skill_via_get_is_bound_and_verified_like_a_listed_one_GET_11()
     assert one(h.read(L, URI, "templates/purchase-order.md"), VerificationFailed)
 
 
+# Requirement rows: HELD-02, SIL-32
 def test_the_window_stays_open_until_the_host_closes_it_HELD_02_SIL_32() -> None:
     h, _ = loaded()
     for _ in range(3):
@@ -155,6 +163,7 @@ def test_the_window_stays_open_until_the_host_closes_it_HELD_02_SIL_32() -> None
     assert h.host.state(L, URI) is LoadState.IDLE
 
 
+# Requirement rows: LIST-10
 def test_freshness_hints_never_replace_verification_LIST_10() -> None:
     h = Harness()
     server = h.add_server(L)
@@ -180,12 +189,14 @@ def test_freshness_hints_never_replace_verification_LIST_10() -> None:
     assert one(h.load(L, URI), VerificationFailed).error.kind == "digest"
 
 
+# Requirement rows: VER-05
 def test_digests_are_sha256_of_raw_bytes_VER_05() -> None:
     for path, (size, digest) in ex.EXPECTED.items():
         data = ex.FILES_WITH_CREDIT_NOTE[path]
         assert (len(data), compute_digest(data)) == (size, digest)
 
 
+# Requirement rows: VER-18
 def test_no_archive_or_bundle_is_ever_fetched_VER_18() -> None:
     h = Harness()
     server = h.add_server(L)
@@ -202,6 +213,7 @@ def test_no_archive_or_bundle_is_ever_fetched_VER_18() -> None:
     assert [s.method for s in h.sent] == ["skills/list", "resources/read", "resources/read"]
 
 
+# Requirement rows: WG-06
 def test_paths_colliding_on_case_insensitive_filesystems_are_refused_WG_06() -> None:
     h = Harness()
     server = h.add_server("srv")
@@ -210,6 +222,7 @@ def test_paths_colliding_on_case_insensitive_filesystems_are_refused_WG_06() -> 
     assert rejected.error.problems[0].code == "path-collision"
 
 
+# Requirement rows: WG-11
 def test_agent_config_writes_are_gated_like_execution_WG_11() -> None:
     """The host classifies a write to ~/.claude/CLAUDE.md as execution/persistence and asks the
     gate, which requires approval while an MCP skill is being acted on."""
@@ -219,6 +232,7 @@ def test_agent_config_writes_are_gated_like_execution_WG_11() -> None:
     assert gate.skills == ((L, URI),)
 
 
+# Requirement rows: WG-12
 def test_the_whole_flow_needs_no_filesystem_WG_12(tmp_path: Path) -> None:
     outcomes = []
     for cache in (MemoryCacheStore(), DiskCacheStore(tmp_path)):

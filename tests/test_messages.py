@@ -38,6 +38,7 @@ EXT = "io.modelcontextprotocol/skills"
 INVOICE_URI = "skill://pdf-processing/templates/invoice.md"
 
 
+# Requirement rows: CAP-01, CAP-03, CAP-07
 def test_server_capabilities_CAP_01_CAP_03_CAP_07() -> None:
     assert server_capabilities(directory_read=True) == {
         "resources": {},
@@ -82,6 +83,7 @@ def test_parse_server_features(
     assert len(features.notices) == notices
 
 
+# Requirement rows: CAP-10, SIL-28
 def test_request_meta_and_with_meta_CAP_10_SIL_28() -> None:
     info = Implementation(name="host", version="1.0")
     meta = request_meta(info)
@@ -124,6 +126,7 @@ def test_complete_result_per_era() -> None:
         ({"ttlMs": float("inf")}, 0, CacheScope.PRIVATE, False),
     ],
 )
+# Requirement rows: SIL-14
 def test_parse_cache_hint_SIL_14(
     result: dict[str, Any], ttl: int, scope: CacheScope, present: bool
 ) -> None:
@@ -133,6 +136,7 @@ def test_parse_cache_hint_SIL_14(
 # --- skills/list and skills/get ------------------------------------------------------------
 
 
+# Requirement rows: LIST-13
 def test_parse_spec_listing_LIST_13() -> None:
     result = {
         "resultType": "complete",
@@ -147,6 +151,7 @@ def test_parse_spec_listing_LIST_13() -> None:
     assert page.cache.ttl_ms == 300000
 
 
+# Requirement rows: SIL-12, ENTRY-07
 def test_invalid_entries_are_rejected_without_affecting_siblings_SIL_12_ENTRY_07() -> None:
     bad = ex.entry_json()
     bad["resources"] = "DYNAMIC"
@@ -187,6 +192,7 @@ def test_malformed_listing_is_a_protocol_error(result: object) -> None:
         parse_list_skills_result(result)
 
 
+# Requirement rows: SIL-13
 def test_parse_get_result_and_uri_mismatch_SIL_13() -> None:
     entry, cache = parse_get_skill_result(
         {"resultType": "complete", "skill": ex.entry_json(), "ttlMs": 1, "cacheScope": "public"},
@@ -215,6 +221,7 @@ def read_result(**item: Any) -> dict[str, Any]:
     }
 
 
+# Requirement rows: SIL-11
 def test_encode_contents_text_only_for_exact_utf8_SIL_11() -> None:
     assert encode_resource_contents(INVOICE_URI, ex.INVOICE, "text/markdown") == {
         "uri": INVOICE_URI,
@@ -230,6 +237,7 @@ def test_encode_contents_text_only_for_exact_utf8_SIL_11() -> None:
     assert text_item["text"].encode("utf-8") == bom
 
 
+# Requirement rows: VER-17
 def test_decode_text_and_blob_VER_17() -> None:
     assert (
         decode_read_result(read_result(text=ex.INVOICE.decode()), uri=INVOICE_URI, max_size=29)
@@ -267,6 +275,7 @@ def test_decode_text_and_blob_VER_17() -> None:
         ({"contents": [{"uri": INVOICE_URI, "text": "\ud800"}]}, "lone surrogate"),
     ],
 )
+# Requirement rows: VER-17
 def test_malformed_read_results_are_content_failures_VER_17(
     result: dict[str, Any], message: str
 ) -> None:
@@ -277,6 +286,7 @@ def test_malformed_read_results_are_content_failures_VER_17(
     assert info.value.uri == INVOICE_URI
 
 
+# Requirement rows: WG-03
 def test_oversized_content_is_refused_before_decoding_WG_03() -> None:
     with pytest.raises(VerificationError) as info:
         decode_read_result(read_result(text="x" * 30), uri=INVOICE_URI, max_size=29)
@@ -299,6 +309,7 @@ def test_read_result_must_be_complete() -> None:
 # --- resources/directory/read --------------------------------------------------------------
 
 
+# Requirement rows: DIR-06, SIL-29
 def test_parse_spec_directory_result_DIR_06_SIL_29() -> None:
     result = {
         "resultType": "complete",
@@ -345,6 +356,7 @@ def test_parse_spec_directory_result_DIR_06_SIL_29() -> None:
         None,
     ],
 )
+# Requirement rows: WG-01
 def test_escaping_directory_children_are_dropped_WG_01(uri: object) -> None:
     result = {"resources": [{"uri": uri, "name": "x"}, {"uri": INVOICE_URI, "name": "invoice.md"}]}
     children, dropped, _ = parse_directory_result(

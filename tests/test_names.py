@@ -9,6 +9,7 @@ from skills_core.names import skill_name_problem
 
 
 @pytest.mark.parametrize("name", ["pdf-processing", "a", "a" * 64, "abc-123", "9"])
+# Requirement rows: URI-07
 def test_valid_names_URI_07(name: str) -> None:
     assert is_valid_skill_name(name)
     assert skill_name_problem(name) is None
@@ -31,6 +32,7 @@ def test_valid_names_URI_07(name: str) -> None:
         (None, "must be a string, not NoneType"),
     ],
 )
+# Requirement rows: URI-07
 def test_invalid_names_URI_07(name: object, fragment: str) -> None:
     assert not is_valid_skill_name(name)
     problem = skill_name_problem(name)

@@ -56,6 +56,7 @@ def manifest(skill: PublishedSkill) -> dict[str, tuple[str, int]]:
 # --- the spec's example ------------------------------------------------------------------------
 
 
+# Requirement rows: FMT-05
 def test_spec_example_entry_is_reproduced_byte_for_byte_FMT_05() -> None:
     skill = only(Catalog.from_files(spec_files()))
     assert skill.entry.name == "pdf-processing"
@@ -90,12 +91,14 @@ def test_skill_md_comes_first_then_files_by_path() -> None:
 # --- skill format: FMT-01..FMT-04, ENTRY-04 ------------------------------------------------------
 
 
+# Requirement rows: FMT-02
 def test_folder_without_skill_md_is_not_a_skill_FMT_02() -> None:
     catalog = Catalog.from_files({"x/README.md": b"# x\n", "x/skill.md": skill_md("x")})
     assert catalog.skills == ()
     assert catalog.omitted == ()
 
 
+# Requirement rows: SIL-05
 def test_skill_md_is_case_sensitive_SIL_05() -> None:
     catalog = Catalog.from_files({"x/Skill.md": skill_md("x"), "y/SKILL.md": skill_md("y")})
     assert uris(catalog) == ["skill://y/SKILL.md"]
@@ -106,6 +109,7 @@ def test_skill_md_is_case_sensitive_SIL_05() -> None:
     [b"# title\n", b"---\nname: x\ndescription: [unclosed\n---\n", b"\xff\xfe---\n"],
     ids=["no-frontmatter", "bad-yaml", "not-utf8"],
 )
+# Requirement rows: FMT-03
 def test_skill_md_without_parsable_frontmatter_is_omitted_FMT_03(text: bytes) -> None:
     catalog = Catalog.from_files({"x/SKILL.md": text})
     assert catalog.skills == ()
@@ -115,6 +119,7 @@ def test_skill_md_without_parsable_frontmatter_is_omitted_FMT_03(text: bytes) ->
     assert left_out.reason.startswith("SKILL.md frontmatter")
 
 
+# Requirement rows: FMT-03
 def test_frontmatter_lacking_description_is_omitted_FMT_03() -> None:
     catalog = Catalog.from_files({"x/SKILL.md": b"---\nname: x\n---\n"})
     assert "description" in omitted(catalog, OmitCode.INVALID).reason
@@ -129,6 +134,7 @@ def test_frontmatter_lacking_description_is_omitted_FMT_03() -> None:
         "license: 3\n",
     ],
 )
+# Requirement rows: FMT-01
 def test_frontmatter_breaking_agent_skills_rules_is_omitted_FMT_01(extra: str) -> None:
     catalog = Catalog.from_files({"x/SKILL.md": skill_md("x", extra=extra)})
     assert catalog.skills == ()
@@ -136,6 +142,7 @@ def test_frontmatter_breaking_agent_skills_rules_is_omitted_FMT_01(extra: str) -
 
 
 @pytest.mark.parametrize("name", ["PDF", "bad--name", "-x", "a_b"])
+# Requirement rows: URI-07
 def test_invalid_names_are_omitted_even_when_they_match_the_folder_URI_07(name: str) -> None:
     catalog = Catalog.from_files({f"{name}/SKILL.md": skill_md(name)})
     assert catalog.skills == ()
@@ -143,6 +150,7 @@ def test_invalid_names_are_omitted_even_when_they_match_the_folder_URI_07(name: 
     assert catalog.omitted[0].code in (OmitCode.INVALID, OmitCode.BAD_PATH)
 
 
+# Requirement rows: URI-06
 def test_name_must_equal_the_folder_name_URI_06() -> None:
     catalog = Catalog.from_files({"refunds/SKILL.md": skill_md("refund-handling")})
     left_out = omitted(catalog, OmitCode.NAME_MISMATCH)
@@ -150,6 +158,7 @@ def test_name_must_equal_the_folder_name_URI_06() -> None:
     assert "'refunds'" in left_out.reason
 
 
+# Requirement rows: FMT-04
 def test_supporting_files_and_folders_are_listed_FMT_04() -> None:
     files = {
         "pdf-processing/SKILL.md": ex.SKILL_MD,
@@ -164,6 +173,7 @@ def test_supporting_files_and_folders_are_listed_FMT_04() -> None:
     }
 
 
+# Requirement rows: ENTRY-04
 def test_frontmatter_is_passed_through_verbatim_ENTRY_04() -> None:
     text = skill_md(
         "x",
@@ -175,6 +185,7 @@ def test_frontmatter_is_passed_through_verbatim_ENTRY_04() -> None:
     assert parsed["x-custom"] == [1, 2.5, True, None]
 
 
+# Requirement rows: FMT-12
 def test_validation_warnings_are_kept_as_findings_FMT_12() -> None:
     text = skill_md("x", extra="metadata:\n  io.modelcontextprotocol/thing: '1'\n")
     catalog = Catalog.from_files({"x/SKILL.md": text})
@@ -186,6 +197,7 @@ def test_validation_warnings_are_kept_as_findings_FMT_12() -> None:
 # --- resource mapping: URI-01, URI-08..URI-10, URI-12, ENTRY-08, ENTRY-13, ENTRY-24 --------------
 
 
+# Requirement rows: URI-01, URI-08
 def test_uri_is_skill_scheme_and_folder_path_URI_01_URI_08() -> None:
     catalog = Catalog.from_files(
         {
@@ -214,6 +226,7 @@ def test_uri_is_skill_scheme_and_folder_path_URI_01_URI_08() -> None:
         ("café", "caf%C3%A9"),
     ],
 )
+# Requirement rows: URI-09
 def test_first_segment_is_encoded_into_a_reg_name_URI_09(folder: str, segment: str) -> None:
     skill = only(Catalog.from_files({f"{folder}/x/SKILL.md": skill_md("x")}))
     assert skill.uri == f"skill://{segment}/x/SKILL.md"
@@ -231,6 +244,7 @@ def test_first_segment_is_encoded_into_a_reg_name_URI_09(folder: str, segment: s
         ("ü", "%C3%BC"),
     ],
 )
+# Requirement rows: URI-10
 def test_other_prefix_segments_are_valid_path_segments_URI_10(folder: str, segment: str) -> None:
     skill = only(Catalog.from_files({f"org/{folder}/x/SKILL.md": skill_md("x")}))
     assert skill.uri == f"skill://org/{segment}/x/SKILL.md"
@@ -259,6 +273,7 @@ def test_unencodable_folder_is_omitted_and_unencodable_file_is_skipped() -> None
     assert [f.code for f in skill.findings] == ["bad-file-name"]
 
 
+# Requirement rows: ENTRY-08
 def test_every_file_listed_exactly_once_ENTRY_08() -> None:
     files = {"x/SKILL.md": skill_md("x")} | {f"x/d{i % 3}/f{i}.txt": bytes([i]) for i in range(40)}
     skill = only(Catalog.from_files(files))
@@ -268,6 +283,7 @@ def test_every_file_listed_exactly_once_ENTRY_08() -> None:
         assert listed["skill://" + path] == (compute_digest(data), len(data))
 
 
+# Requirement rows: URI-12, ENTRY-13, ENTRY-24
 def test_nested_skills_are_published_flat_and_complete_URI_12_ENTRY_13_ENTRY_24() -> None:
     files = {"a/SKILL.md": skill_md("a"), "a/sub/SKILL.md": skill_md("sub"), "a/sub/x.md": b"x"}
     catalog = Catalog.from_files(files)
@@ -315,6 +331,7 @@ def test_skill_md_at_the_top_of_a_root_is_omitted() -> None:
 # --- limits: ENTRY-19 ------------------------------------------------------------------------------
 
 
+# Requirement rows: ENTRY-19
 def test_skill_with_513_files_is_not_served_ENTRY_19() -> None:
     files = {"x/SKILL.md": skill_md("x")} | {f"x/f{i}": b"" for i in range(512)}
     catalog = Catalog.from_files(files)
@@ -323,6 +340,7 @@ def test_skill_with_513_files_is_not_served_ENTRY_19() -> None:
     assert "512 files" in left_out.reason
 
 
+# Requirement rows: ENTRY-19
 def test_skill_of_exactly_512_files_and_16_MiB_is_served_ENTRY_19() -> None:
     text = skill_md("x")
     files = {"x/SKILL.md": text, "x/big": b"\0" * (16 * 1024 * 1024 - len(text) - 510)}
@@ -332,6 +350,7 @@ def test_skill_of_exactly_512_files_and_16_MiB_is_served_ENTRY_19() -> None:
     assert skill.entry.total_size == 16 * 1024 * 1024
 
 
+# Requirement rows: ENTRY-19
 def test_skill_one_byte_over_16_MiB_is_not_served_ENTRY_19() -> None:
     text = skill_md("x")
     files = {"x/SKILL.md": text, "x/big": b"\0" * (16 * 1024 * 1024 + 1 - len(text))}
@@ -340,6 +359,7 @@ def test_skill_one_byte_over_16_MiB_is_not_served_ENTRY_19() -> None:
     assert "16777216 bytes" in left_out.reason
 
 
+# Requirement rows: ENTRY-19
 def test_nested_files_count_towards_the_enclosing_skill_ENTRY_19() -> None:
     files = {"a/SKILL.md": skill_md("a"), "a/sub/SKILL.md": skill_md("sub")}
     files |= {f"a/sub/f{i}": b"" for i in range(3)}
@@ -360,6 +380,7 @@ def test_nested_files_count_towards_the_enclosing_skill_ENTRY_19() -> None:
         ("STRASSE.md", "straße.md"),
     ],
 )
+# Requirement rows: SIL-05, WG-06
 def test_paths_colliding_under_case_folding_or_nfc_are_omitted_SIL_05_WG_06(
     paths: tuple[str, str],
 ) -> None:
@@ -370,6 +391,7 @@ def test_paths_colliding_under_case_folding_or_nfc_are_omitted_SIL_05_WG_06(
     assert "case-insensitive" in reason
 
 
+# Requirement rows: ORG-10
 def test_same_name_at_two_paths_both_published_with_a_warning_ORG_10() -> None:
     files = {
         "acme/billing/refunds/SKILL.md": skill_md("refunds"),
@@ -391,6 +413,7 @@ def test_same_name_at_two_paths_both_published_with_a_warning_ORG_10() -> None:
     assert first.findings == ()  # the skill itself is unchanged; the catalog adds the warning
 
 
+# Requirement rows: ORG-10
 def test_many_duplicates_are_summarised_ORG_10() -> None:
     files = {f"p{i}/x/SKILL.md": skill_md("x") for i in range(6)}
     catalog = Catalog.from_files(files)
@@ -439,6 +462,7 @@ def test_nested_skills_in_one_root_are_not_a_collision() -> None:
 # --- dynamic skills: ENTRY-15, URI-13, LIST-11 ---------------------------------------------------
 
 
+# Requirement rows: ENTRY-15
 def test_dynamic_skill_publishes_resources_dynamic_ENTRY_15() -> None:
     daily = Generated(
         "skill://reports/daily/SKILL.md", {"SKILL.md": skill_md("daily", "Today's report")}
@@ -457,6 +481,7 @@ def test_dynamic_skill_publishes_resources_dynamic_ENTRY_15() -> None:
     assert dict(skill.files) == {}
 
 
+# Requirement rows: URI-13, LIST-11
 def test_domain_native_scheme_is_served_like_skill_URI_13_LIST_11() -> None:
     refunds = Generated(
         "github://owner/repo/skills/refunds/SKILL.md", {"SKILL.md": skill_md("refunds")}
@@ -493,6 +518,7 @@ def test_dynamic_skill_colliding_with_a_folder_omits_both() -> None:
 # --- SIL-23, caching -----------------------------------------------------------------------------
 
 
+# Requirement rows: SIL-23
 def test_unchanged_files_give_the_same_entry_SIL_23() -> None:
     source = MemorySource(spec_files())
     first, second = source.scan(), source.scan()
@@ -630,6 +656,7 @@ def test_builder_folder_of() -> None:
         CatalogBuilder(scheme="1x")
 
 
+# Requirement rows: URI-13
 def test_custom_scheme_for_folders_URI_13() -> None:
     source = MemorySource({"x/SKILL.md": skill_md("x")}, scheme="docs")
     assert uris(source.scan()) == ["docs://x/SKILL.md"]

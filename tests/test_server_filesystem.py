@@ -140,6 +140,7 @@ def test_credit_note_added_while_running_shows_in_get(root: Path) -> None:
 # --- symbolic links: WG-09 -------------------------------------------------------------------------
 
 
+# Requirement rows: WG-09
 def test_symlink_to_a_file_outside_the_root_is_refused_WG_09(
     root: Path, outside: Path, opened: list[str]
 ) -> None:
@@ -166,6 +167,7 @@ def test_symlink_to_a_file_outside_the_root_is_refused_WG_09(
     assert [f.code for f in catalog.skills[0].findings] == ["symlink"]
 
 
+# Requirement rows: WG-09
 def test_symlinks_to_folders_inside_or_outside_are_not_followed_WG_09(
     root: Path, outside: Path, opened: list[str]
 ) -> None:
@@ -260,6 +262,7 @@ def test_a_symlinked_root_is_resolved_once(root: Path, tmp_path: Path) -> None:
         "skill://pdf-processing/templates/invoice.md%00.txt",
     ],
 )
+# Requirement rows: SIL-01, ERR-03
 def test_traversal_attempts_read_nothing_outside_the_roots_SIL_01_ERR_03(
     root: Path, outside: Path, opened: list[str], uri: str
 ) -> None:

@@ -64,6 +64,7 @@ def many(count: int) -> dict[str, bytes]:
 @pytest.mark.parametrize(
     ("directory_read", "settings"), [(True, {"directoryRead": True}), (False, {})]
 )
+# Requirement rows: CAP-01, CAP-02, CAP-03, CAP-07, FMT-15
 def test_discover_declares_the_extension_and_resources_CAP_01_CAP_02_CAP_03_CAP_07_FMT_15(
     directory_read: bool, settings: dict[str, Any]
 ) -> None:
@@ -106,6 +107,7 @@ def test_no_discover_needed_before_other_requests() -> None:
 # --- modern request _meta: CAP-10, SIL-28, CAP-09 -----------------------------------------------
 
 
+# Requirement rows: CAP-10
 def test_missing_meta_is_invalid_params_CAP_10() -> None:
     connection = server().connection()
     params: dict[str, Any]
@@ -121,6 +123,7 @@ def test_missing_meta_is_invalid_params_CAP_10() -> None:
     assert response["error"]["code"] == -32602
 
 
+# Requirement rows: CAP-10
 def test_missing_client_capabilities_is_invalid_params_CAP_10() -> None:
     connection = server().connection()
     caps: object
@@ -172,6 +175,7 @@ def test_unsupported_version_is_32022_with_supported_list(version: str) -> None:
     }
 
 
+# Requirement rows: SIL-28, CAP-09
 def test_no_client_declaration_of_the_extension_is_required_SIL_28_CAP_09() -> None:
     connection = server().connection()
     capabilities: dict[str, Any]
@@ -361,6 +365,7 @@ def test_positional_params_are_invalid_params() -> None:
         "x" * 1000,
     ],
 )
+# Requirement rows: FMT-13, FMT-14
 def test_unknown_methods_are_32601_FMT_13_FMT_14(method: str) -> None:
     error = Client(server()).error(method)
     assert error["code"] == -32601
@@ -376,6 +381,7 @@ def test_ping_modern() -> None:
 # --- skills/list: LIST-01..LIST-04, LIST-07..LIST-09, LIST-11, CAP-04 ----------------------------
 
 
+# Requirement rows: LIST-01, LIST-03, LIST-09, CAP-04
 def test_skills_list_matches_the_spec_example_LIST_01_LIST_03_LIST_09_CAP_04() -> None:
     result = Client(server()).call("skills/list", {})
     assert result["skills"] == [ex.entry_json()]
@@ -388,6 +394,7 @@ def test_skills_list_matches_the_spec_example_LIST_01_LIST_03_LIST_09_CAP_04() -
     assert page.entries == (SkillEntry.from_json(ex.entry_json()),)
 
 
+# Requirement rows: LIST-04
 def test_empty_listing_is_valid_LIST_04() -> None:
     result = Client(server({})).call("skills/list")
     assert result["skills"] == []
@@ -395,6 +402,7 @@ def test_empty_listing_is_valid_LIST_04() -> None:
 
 
 @pytest.mark.parametrize("page_size", [1, 2, 3, 7, 100])
+# Requirement rows: LIST-02, LIST-07
 def test_pagination_walks_every_skill_exactly_once_LIST_02_LIST_07(page_size: int) -> None:
     files = many(23) | {"s00005/sub/SKILL.md": skill_md("sub")}
     client = Client(server(files, page_size=page_size))
@@ -407,6 +415,7 @@ def test_pagination_walks_every_skill_exactly_once_LIST_02_LIST_07(page_size: in
     assert ("nextCursor" in first) is (page_size < 24)
 
 
+# Requirement rows: LIST-08
 def test_entries_are_never_split_across_pages_LIST_08() -> None:
     files = {"big/SKILL.md": skill_md("big")} | {f"big/f{i}": b"" for i in range(300)} | many(3)
     client = Client(server(files, page_size=1))
@@ -467,6 +476,7 @@ def test_cursor_survives_a_refresh_as_a_keyset_position() -> None:
     assert [s["frontmatter"]["name"] for s in rest] == ["s00002", "s00003", "s00003a"]
 
 
+# Requirement rows: LIST-11
 def test_listing_serves_every_scheme_LIST_11() -> None:
     source = MemorySource(
         spec_files(),
@@ -481,6 +491,7 @@ def test_listing_serves_every_scheme_LIST_11() -> None:
 # --- skills/get: GET-01, GET-03..GET-09, ERR-01, ERR-06, SIL-31 ----------------------------------
 
 
+# Requirement rows: GET-01, GET-04, GET-05, GET-09
 def test_skills_get_returns_the_entry_GET_01_GET_04_GET_05_GET_09() -> None:
     result = Client(server()).call("skills/get", {"uri": SKILL_URI})
     assert result["skill"] == ex.entry_json()
@@ -493,12 +504,14 @@ def test_skills_get_returns_the_entry_GET_01_GET_04_GET_05_GET_09() -> None:
     assert cache.present
 
 
+# Requirement rows: GET-06
 def test_get_entry_equals_the_list_entry_GET_06() -> None:
     client = Client(server(many(3) | {"s00001/x/y.md": b"y"}))
     for listed in client.call("skills/list")["skills"]:
         assert client.call("skills/get", {"uri": listed["uri"]})["skill"] == listed
 
 
+# Requirement rows: GET-03
 def test_unlisted_skill_is_still_served_by_get_GET_03() -> None:
     hidden = Generated(
         "skill://internal/hidden/SKILL.md", {"SKILL.md": skill_md("hidden")}, listed=False
@@ -510,6 +523,7 @@ def test_unlisted_skill_is_still_served_by_get_GET_03() -> None:
     assert hidden.uri in [r["uri"] for r in client.call("resources/list")["resources"]]
 
 
+# Requirement rows: GET-08, ENTRY-15
 def test_dynamic_skill_is_dynamic_in_get_and_list_GET_08_ENTRY_15() -> None:
     daily = Generated(
         "skill://reports/daily/SKILL.md",
@@ -542,6 +556,7 @@ def test_dynamic_skill_is_dynamic_in_get_and_list_GET_08_ENTRY_15() -> None:
     assert client.error("skills/get", {"uri": daily.uri})["code"] == -32602
 
 
+# Requirement rows: ERR-01
 def test_unknown_skill_is_invalid_params_with_the_spec_message_ERR_01() -> None:
     error = Client(server()).error(
         "skills/get", {"uri": "skill://acme/billing/chargebacks/SKILL.md"}
@@ -566,6 +581,7 @@ def test_unknown_skill_is_invalid_params_with_the_spec_message_ERR_01() -> None:
         "not a uri",
     ],
 )
+# Requirement rows: ERR-01, ERR-06, SIL-05, SIL-31
 def test_get_of_a_non_skill_md_uri_is_invalid_params_ERR_01_ERR_06_SIL_05_SIL_31(uri: str) -> None:
     error = Client(server()).error("skills/get", {"uri": uri})
     assert error["code"] == -32602
@@ -573,6 +589,7 @@ def test_get_of_a_non_skill_md_uri_is_invalid_params_ERR_01_ERR_06_SIL_05_SIL_31
     assert error["data"] == {"uri": uri}
 
 
+# Requirement rows: SIL-31
 def test_get_of_a_nested_skill_md_that_is_not_published_SIL_31() -> None:
     files = spec_files() | {"pdf-processing/sub/SKILL.md": skill_md("wrong-name")}
     client = Client(server(files))
@@ -651,6 +668,7 @@ def test_refresh_rescans() -> None:
 # --- resources/read: FMT-07, FMT-11, SIL-11, ERR-03, SIL-30, CAP-09 ------------------------------
 
 
+# Requirement rows: FMT-07
 def test_read_returns_exact_text_with_mime_FMT_07() -> None:
     client = Client(server())
     result = client.call("resources/read", {"uri": SKILL_URI})
@@ -676,6 +694,7 @@ def test_read_returns_exact_text_with_mime_FMT_07() -> None:
     ],
     ids=["latin1", "bom16", "surrogate", "overlong", "nul-ok"],
 )
+# Requirement rows: SIL-11
 def test_non_utf8_bytes_are_sent_as_blob_SIL_11(data: bytes) -> None:
     files = spec_files() | {"pdf-processing/data.bin": data}
     result = Client(server(files)).call(
@@ -690,6 +709,7 @@ def test_non_utf8_bytes_are_sent_as_blob_SIL_11(data: bytes) -> None:
     assert item["mimeType"] == "application/octet-stream"
 
 
+# Requirement rows: SIL-11
 def test_latin1_file_is_a_blob_whose_digest_covers_the_raw_bytes_SIL_11() -> None:
     data = "Größe: 5 €\n".encode("cp1252")
     files = spec_files() | {"pdf-processing/notes.txt": data}
@@ -706,6 +726,7 @@ def test_latin1_file_is_a_blob_whose_digest_covers_the_raw_bytes_SIL_11() -> Non
     )
 
 
+# Requirement rows: FMT-11
 def test_read_mime_types_FMT_11() -> None:
     files = spec_files() | {
         "pdf-processing/scripts/extract.py": b"print()\n",
@@ -772,12 +793,14 @@ def test_read_mime_types_FMT_11() -> None:
         "skill://",
     ],
 )
+# Requirement rows: ERR-03, SIL-01
 def test_unknown_and_traversal_uris_are_invalid_params_ERR_03_SIL_01(uri: str) -> None:
     error = Client(server()).error("resources/read", {"uri": uri})
     assert error["code"] == -32602
     assert error["data"] == {"uri": uri}
 
 
+# Requirement rows: SIL-30
 def test_read_of_a_directory_is_invalid_params_SIL_30() -> None:
     client = Client(server())
     for uri in (TEMPLATES, "skill://pdf-processing"):
@@ -829,6 +852,7 @@ def test_long_uris_are_cut_in_messages_but_kept_in_data() -> None:
 # --- resources/list: FMT-08, FMT-09, DIR-03, WG-14 ------------------------------------------------
 
 
+# Requirement rows: FMT-08, FMT-09, WG-14
 def test_resources_list_names_skill_md_by_its_frontmatter_FMT_08_FMT_09_WG_14() -> None:
     files = spec_files() | {"acme/billing/refunds/SKILL.md": skill_md("refunds", "Process refunds")}
     client = Client(server(files))
@@ -896,6 +920,7 @@ def test_templates_list_is_empty_and_refuses_cursors() -> None:
 # --- resources/directory/read: DIR-01..DIR-10, ERR-02, ERR-05, SIL-08 ----------------------------
 
 
+# Requirement rows: DIR-02, DIR-04, DIR-05, DIR-06
 def test_directory_read_of_the_spec_example_DIR_02_DIR_04_DIR_05_DIR_06() -> None:
     files = spec_files() | {"pdf-processing/templates/regional/eu.md": b"eu"}
     result = Client(server(files)).call("resources/directory/read", {"uri": TEMPLATES})
@@ -928,6 +953,7 @@ def test_directory_read_of_the_spec_example_DIR_02_DIR_04_DIR_05_DIR_06() -> Non
     assert [c.is_directory for c in children] == [False, False, True]
 
 
+# Requirement rows: DIR-01, FMT-07
 def test_directory_read_of_the_skill_root_DIR_01_FMT_07() -> None:
     result = Client(server()).call("resources/directory/read", {"uri": "skill://pdf-processing"})
     assert result["resources"] == [
@@ -941,6 +967,7 @@ def test_directory_read_of_the_skill_root_DIR_01_FMT_07() -> None:
     ]
 
 
+# Requirement rows: DIR-08
 def test_empty_directory_is_an_empty_list_DIR_08() -> None:
     source = MemorySource(spec_files())
     source.mkdir("pdf-processing/empty")
@@ -951,6 +978,7 @@ def test_empty_directory_is_an_empty_list_DIR_08() -> None:
     assert "nextCursor" not in result
 
 
+# Requirement rows: DIR-10
 def test_every_directory_of_every_skill_is_readable_DIR_10() -> None:
     files = {
         "a/SKILL.md": skill_md("a"),
@@ -964,6 +992,7 @@ def test_every_directory_of_every_skill_is_readable_DIR_10() -> None:
 
 
 @pytest.mark.parametrize("page_size", [1, 2, 100])
+# Requirement rows: DIR-09
 def test_directory_read_paginates_DIR_09(page_size: int) -> None:
     files = spec_files() | {f"pdf-processing/templates/t{i}.md": b"t" for i in range(5)}
     client = Client(server(files, page_size=page_size))
@@ -1014,11 +1043,13 @@ def test_directory_cursor_is_bound_to_the_directory() -> None:
         ),
     ],
 )
+# Requirement rows: ERR-02, SIL-08
 def test_directory_read_errors_ERR_02_SIL_08(uri: str, message: str) -> None:
     error = Client(server()).error("resources/directory/read", {"uri": uri})
     assert error == {"code": -32602, "message": message, "data": {"uri": uri}}
 
 
+# Requirement rows: ERR-05, CAP-05
 def test_directory_read_is_unknown_when_not_declared_ERR_05_CAP_05() -> None:
     client = Client(server(directory_read=False))
     assert client.error("resources/directory/read", {"uri": TEMPLATES})["code"] == -32601
@@ -1056,6 +1087,7 @@ class Exploding(Generated):
         raise RuntimeError("/secret/server/path")
 
 
+# Requirement rows: ERR-04, ERR-08
 def test_internal_errors_are_32603_without_details_ERR_04_ERR_08() -> None:
     skill = Exploding("skill://x/y/SKILL.md", {"SKILL.md": skill_md("y")})
     client = Client(server(MemorySource(dynamic=[skill])))
@@ -1165,6 +1197,7 @@ def test_unlisted_skill_changing_and_vanishing_stays_unlisted() -> None:
     assert srv.catalog.get(hidden.uri) is None
 
 
+# Requirement rows: FMT-16
 def test_no_skill_frontmatter_is_exposed_under_resource_meta_FMT_10_FMT_16() -> None:
     """We expose no frontmatter in ``_meta`` (FMT-10 is a MAY), so no key under any prefix."""
     files = spec_files() | {"x/SKILL.md": skill_md("x", extra="license: MIT\n")}
@@ -1176,6 +1209,7 @@ def test_no_skill_frontmatter_is_exposed_under_resource_meta_FMT_10_FMT_16() -> 
     assert all("_meta" not in item for item in items)
 
 
+# Requirement rows: DIR-11
 def test_directory_reads_under_another_scheme_DIR_11() -> None:
     skill = Generated(
         "github://owner/repo/refunds/SKILL.md", {"SKILL.md": skill_md("refunds"), "docs/a.md": b"a"}

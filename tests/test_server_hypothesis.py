@@ -117,12 +117,14 @@ def check_response(message: object, response: dict[str, Any] | None) -> None:
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(json_values)
+# Requirement rows: ERR-08
 def test_any_json_value_never_raises_ERR_08(message: object) -> None:
     check_response(message, SERVER.connection().handle(message))
 
 
 @settings(max_examples=500, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(messages, min_size=1, max_size=5))
+# Requirement rows: ERR-08
 def test_request_like_messages_never_raise_ERR_08(batch: list[dict[str, Any]]) -> None:
     connection = SERVER.connection()
     for message in batch:

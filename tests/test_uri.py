@@ -47,6 +47,7 @@ GIT = "skill://git-workflow/SKILL.md"
         ("skill://a/SKILL.md", "a", "", "a", "skill://a"),
     ],
 )
+# Requirement rows: URI-02, URI-05, URI-08, URI-13
 def test_parse_skill_uri_parts_URI_02_URI_05_URI_08_URI_13(
     uri: str, skill_path: str, prefix: str, name: str, root: str
 ) -> None:
@@ -60,6 +61,7 @@ def test_parse_skill_uri_parts_URI_02_URI_05_URI_08_URI_13(
     assert is_skill_md_uri(uri)
 
 
+# Requirement rows: SIL-06
 def test_authority_is_first_segment_and_never_lowercased_SIL_06() -> None:
     parsed = parse_skill_uri("skill://Acme/billing/refunds/SKILL.md")
     assert parsed.authority == "Acme"
@@ -120,12 +122,14 @@ def test_invalid_skill_uris(uri: str, kind: URIErrorKind) -> None:
     assert not is_skill_md_uri(uri)
 
 
+# Requirement rows: SIL-05
 def test_skill_md_case_hint_in_message_SIL_05() -> None:
     with pytest.raises(URIError, match="case-sensitive"):
         parse_skill_uri("skill://git-workflow/skill.md")
 
 
 @pytest.mark.parametrize("name", ["pdf-processing", "a", "a" * 64, "abc-123", "x1-y2-z3"])
+# Requirement rows: URI-07
 def test_valid_names_URI_07(name: str) -> None:
     assert parse_skill_uri(f"skill://{name}/SKILL.md").name == name
 
@@ -143,6 +147,7 @@ def test_valid_names_URI_07(name: str) -> None:
         "café",
     ],
 )
+# Requirement rows: URI-07
 def test_invalid_names_URI_07(name: str) -> None:
     with pytest.raises(URIError) as info:
         parse_skill_uri(f"skill://p/{name}/SKILL.md")
@@ -163,6 +168,7 @@ def test_too_long_uri_is_refused() -> None:
     assert info.value.kind is URIErrorKind.TOO_LONG
 
 
+# Requirement rows: URI-11
 def test_no_dns_or_network_resolution_of_the_authority_URI_11(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -195,6 +201,7 @@ def test_no_dns_or_network_resolution_of_the_authority_URI_11(
         ),
     ],
 )
+# Requirement rows: URI-01, URI-03
 def test_resource_mapping_table_URI_01_URI_03(skill_path: str, file_path: str, uri: str) -> None:
     skill = parse_skill_uri(f"skill://{skill_path}/SKILL.md")
     assert skill.resource_uri(file_path) == uri
@@ -217,6 +224,7 @@ def test_resource_mapping_table_URI_01_URI_03(skill_path: str, file_path: str, u
         ("skill://acme/billing/refunds/a b.md", URIErrorKind.BAD_CHARACTER),
     ],
 )
+# Requirement rows: ENTRY-10
 def test_file_path_of_refuses_outside_or_malformed_ENTRY_10(uri: str, kind: URIErrorKind) -> None:
     skill = parse_skill_uri(REFUNDS)
     with pytest.raises(URIError) as info:
@@ -232,6 +240,7 @@ def test_file_path_of_accepts_iri_and_escapes() -> None:
     assert skill.contains("skill://acme/billing/refunds/SKILL.md")
 
 
+# Requirement rows: DIR-02, SIL-08
 def test_directory_path_of_DIR_02_SIL_08() -> None:
     skill = parse_skill_uri("skill://pdf-processing/SKILL.md")
     assert skill.directory_path_of("skill://pdf-processing") == ""
@@ -347,6 +356,7 @@ def test_escape_message_names_the_reference_and_skill() -> None:
     assert REFUNDS in str(info.value)
 
 
+# Requirement rows: SIL-21
 def test_resolve_reference_from_supporting_file_still_uses_root_SIL_21() -> None:
     # "../scripts/x.py" written in references/GUIDE.md is resolved against the skill root.
     with pytest.raises(URIError) as info:
@@ -392,6 +402,7 @@ def test_absolute_same_skill_uri_must_still_be_clean() -> None:
         ("skill://pdf-processing/templates", "skill://pdf-processing/templates"),
     ],
 )
+# Requirement rows: DIR-02
 def test_resolve_directory_reference_DIR_02(ref: str, expected: str) -> None:
     assert resolve_directory_reference("skill://pdf-processing/SKILL.md", ref) == expected
     skill = parse_skill_uri("skill://pdf-processing/SKILL.md")
@@ -419,6 +430,7 @@ def test_resolve_directory_reference_refuses(ref: str) -> None:
         ("x:y@z", "x:y@z"),
     ],
 )
+# Requirement rows: URI-10
 def test_encode_path_segment_URI_10(name: str, segment: str) -> None:
     assert encode_path_segment(name) == segment
     skill = parse_skill_uri("skill://s/SKILL.md")
