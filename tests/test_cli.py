@@ -715,3 +715,13 @@ def test_unexpected_errors_are_one_line(
     monkeypatch.setattr(cli, "_dispatch", interrupted)
     code, _, err = run(["demo"], capfd)
     assert code == 130
+
+
+def test_listing_with_a_repeating_cursor_stops_with_a_notice_SIL_17(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    # Requirement rows: SIL-17, WG-05
+    code, out, err = run(["host", "--server", "h=" + hostile("loop"), "list"], capfd)
+    assert code == 0
+    assert "h:pdf-processing" in out
+    assert "again" in err or "repeat" in err

@@ -17,7 +17,8 @@ MODE says:
 * ``noise``: writes a non-JSON line to stdout before every answer;
 * ``die``: exits when SKILL.md is read;
 * ``slow``: never answers ``resources/read``;
-* ``legacy``: refuses ``server/discover`` (-32601) and speaks 2025-11-25 after ``initialize``.
+* ``legacy``: refuses ``server/discover`` (-32601) and speaks 2025-11-25 after ``initialize``;
+* ``loop``: every ``skills/list`` page carries the same ``nextCursor``.
 """
 
 from __future__ import annotations
@@ -113,6 +114,8 @@ def answer(
             bad["frontmatter"] = {"name": "broken", "description": "d"}
             bad["resources"] = "DYNAMIC"
             skills.append(bad)
+        if mode == "loop":
+            return {"skills": skills, "nextCursor": "again", **extra}
         return {"skills": skills, **extra}
     if method == "skills/get":
         if mode == "wrong-get":
