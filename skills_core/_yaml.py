@@ -28,10 +28,17 @@ line feed). Parsing is line oriented:
    Python, and every line is visited a bounded number of times, so the cost is linear in the
    input (no quadratic cases: a long line of ``[`` hits the depth cap, long quoted strings are
    handled by ``re.sub``, runs of spaces by ``re.match``).
-4. The common line ``key: plain value`` or ``key: "double quoted"`` in a block mapping goes
-   through one regular expression and a few ``str`` methods (the fast path in
-   :meth:`_Parser._block_mapping`); anything unusual falls back to the general code, which
-   gives the same result.
+4. Two fast paths, each falling back to the general code (which gives the same result) on
+   anything unusual. The common line ``key: plain value`` or ``key: "double quoted"`` in a block
+   mapping goes through one regular expression and a few ``str`` methods
+   (:meth:`_Parser._block_mapping`). Before that, :func:`_fast_document` tries the shape of
+   nearly every real frontmatter in one go: every line is ``key: value`` at column 0, or at one
+   deeper indentation right after a ``key:`` with no value (one nested mapping), where a value
+   is a one-line plain scalar, a quoted scalar without escapes, a flow sequence of plain words,
+   or a one-line flow collection of JSON strings, integers, booleans and nulls (read by the
+   ``json`` module's C scanner). Two regular expressions check and split the whole text, so
+   Python touches each line once; it gives up (returns None) on the first doubt, so every
+   error still comes from the general code, with its line and column.
 
 Plain scalars resolve per the YAML 1.2 core schema (``null``/``~``/empty, ``true``/``false`` in
 three spellings, decimal, ``0o`` and ``0x`` integers, floats); everything else, dates, ``yes`` and
@@ -70,6 +77,7 @@ column-0 ``key: value`` line can hide inside a value.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Callable
@@ -227,6 +235,11 @@ def parse_yaml(
         FrontmatterError: The text is outside the supported subset; ``line`` and ``column`` say
             where.
     """
+    if plain_hook is None:
+        # The fast path accepts only text that the two sweeps below would let through.
+        fast = _fast_document(text, max_depth)
+        if fast is not None:
+            return fast
     # ASCII text (nearly all frontmatter) is checked with bytes.translate, which deletes the
     # allowed bytes in one C loop; only when something is left does the regex locate it.
     bad = (
@@ -305,6 +318,281 @@ def _integer(digits: str, base: int, text: str) -> int:
             "exactly; quote it"
         )
     return value
+
+
+# --- The whole-document fast path ---------------------------------------------------------------
+
+# A character YAML allows in the text, other than TAB and LF (the complement of _FORBIDDEN_CHAR).
+_FAST_CHAR = "[ -~\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
+_FAST_NON_SPACE = "[!-~\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
+_FAST_KEY_TEXT = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,1023}"
+# One line: indentation, then "key:" or "-" (a sequence entry), then after spaces the rest of the
+# line up to its last non-space character (empty when there is none), as (indentation, key,
+# dash, rest).
+# When every line of a text matches, the text has no forbidden character, no tab and no
+# document marker, which is what the two sweeps of parse_yaml look for.
+_FAST_LINES = re.compile(
+    r"^( *+)(?:(" + _FAST_KEY_TEXT + r"):|(-)(?= ))"
+    r"(?: ++(" + _FAST_CHAR + "*" + _FAST_NON_SPACE + r"))?+ *+\n",
+    re.MULTILINE,
+).findall
+# A top-level block scalar ("key: |", "key: >-", ...) and its content lines (empty, or indented).
+_FAST_BLOCK_SCALAR = re.compile(
+    r"^(" + _FAST_KEY_TEXT + r"): ++([|>])([-+]?) *+\n((?:(?: ++" + _FAST_CHAR + r"*+)?\n)*+)",
+    re.MULTILINE,
+).split
+# A quoted value without escapes (and no '' inside single quotes), then spaces or a comment.
+_FAST_DOUBLE_QUOTED = re.compile(r'"([^"\\]*+)"(?: *+| ++#.*+)').fullmatch
+_FAST_SINGLE_QUOTED = re.compile(r"'([^']*+)'(?: *+| ++#.*+)").fullmatch
+# A flow sequence of plain scalars (no ':', no '#' after a space, and no indicator first but a
+# "-" that a word character follows), joined by commas.
+_FAST_WORD = (
+    r"(?:[^-?:,\[\]{}#&*!|>'\"%@` \t\n]|-(?=[^ \t\n,\[\]{}:]))[^ \t\n,\[\]{}:]*+"
+    r"(?: ++[^ \t\n,\[\]{}:#][^ \t\n,\[\]{}:]*+)*+"
+)
+_FAST_WORDS = re.compile(
+    r"\[ *+((?:" + _FAST_WORD + r" *+, *+)*+" + _FAST_WORD + r") *+\] *+"
+).fullmatch
+# Every string of JSON text without escapes, and whether a colon follows it (it is then a key).
+_FAST_JSON_STRINGS = re.compile(r'"([^"]*+)" *+(:?)').findall
+
+
+class _NotFastError(Exception):
+    """The fast path gives up; the general parser reads the text (and reports any error)."""
+
+
+def _not_fast(_text: str) -> JSONValue:
+    raise _NotFastError
+
+
+def _fast_int(text: str) -> int:
+    value = int(text)
+    if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+        return value
+    raise _NotFastError
+
+
+# JSON and YAML 1.2 read the same text the same way when it has no escapes (checked apart), no
+# floats, no NaN or Infinity, and integers within +-(2**53 - 1): the hooks give up on the rest.
+_JSON_DECODER: Final = json.JSONDecoder(
+    parse_float=_not_fast, parse_int=_fast_int, parse_constant=_not_fast
+)
+
+
+def _fast_flow(raw: str, depth: int, max_depth: int) -> JSONValue:
+    """A one-line flow collection in ``raw`` (trailing spaces allowed) at nesting ``depth``."""
+    if raw[0] == "[":
+        words = _FAST_WORDS(raw)
+        if words is not None:  # one level, at most 3 (_fast_document needs max_depth >= 3)
+            items: list[JSONValue] = []
+            for word in words.group(1).split(","):
+                item = word.strip(" ")
+                items.append(_resolve(item) if item[0] in _NUMBER_START or item in _WORDS else item)
+            return items
+    # Every "[" or "{" (even inside a string) may open a level: a bound, not a count.
+    if "\\" in raw or depth + raw.count("[") + raw.count("{") > max_depth:
+        raise _NotFastError
+    keys = [key for key, colon in _FAST_JSON_STRINGS(raw) if colon]
+    # Keys unique in the whole text are unique in each object; JSON keeps the last of two.
+    if len(set(keys)) != len(keys) or (keys and max(map(len, keys)) > MAX_KEY_LENGTH):
+        raise _NotFastError
+    try:
+        value, end = _JSON_DECODER.raw_decode(raw)
+    except ValueError:
+        raise _NotFastError from None
+    if raw[end:].strip(" "):
+        raise _NotFastError
+    return value  # type: ignore[no-any-return]
+
+
+def _fast_quoted(raw: str) -> str:
+    """A one-line quoted scalar without escapes, trailing spaces allowed; anything else gives up."""
+    found = (
+        _FAST_DOUBLE_QUOTED(raw)
+        if raw[0] == '"'
+        else _FAST_SINGLE_QUOTED(raw)
+        if raw[0] == "'"
+        else None
+    )
+    if found is None:
+        raise _NotFastError
+    return found.group(1)
+
+
+def _fast_value(raw: str, in_sequence: bool, depth: int, max_depth: int) -> JSONValue:
+    """The value ``raw`` (no trailing spaces) of an entry at nesting ``depth``, or give up.
+
+    One-line plain scalars, quoted scalars without escapes and (not in sequences) the flow
+    collections of :func:`_fast_flow`.
+    """
+    first = raw[0]
+    # A plain scalar starts with a character that is not an indicator, or with "-", "?" or ":"
+    # followed by one that is not a space.
+    if first not in _INDICATORS or (first in "-?:" and raw[1:2] not in ("", " ")):
+        # It must not hold ": " or " #" or end with ":" (other constructs); the callers make
+        # sure that the next line does not continue it.
+        if ": " in raw or raw[-1] == ":" or " #" in raw:
+            raise _NotFastError
+        return _resolve(raw) if first in _NUMBER_START or raw in _WORDS else raw
+    if first in "[{" and not in_sequence:
+        return _fast_flow(raw, depth, max_depth)
+    return _fast_quoted(raw)
+
+
+def _fast_lines(text: str, result: dict[str, JSONValue], max_depth: int) -> None:
+    """Add the entries of ``text`` to ``result``, or raise _NotFastError.
+
+    Every line must be ``key: value`` or ``key:`` at column 0, or, after a ``key:`` with no
+    value, one level of ``key: value`` lines at one deeper indentation (a mapping) or of
+    ``- value`` lines at one indentation (a sequence of scalars); a ``key:`` of such a mapping
+    may hold a sequence too. Values are those of :func:`_fast_value`.
+    """
+    lines = _FAST_LINES(text)
+    if len(lines) != text.count("\n"):
+        raise _NotFastError  # a line of another shape: a comment, a blank line, a scalar...
+    before = len(result)
+    # The lines "key: value" at column 0 first, inline; _fast_nested takes over at the first other.
+    for done, (indent, key, _dash, raw) in enumerate(lines):
+        if indent or not raw or not key:
+            _fast_nested(lines, done, result, before + done, max_depth)
+            return
+        first = raw[0]
+        if first in _INDICATORS:
+            result[key] = _fast_value(raw, False, 1, max_depth)
+        elif ": " in raw or raw[-1] == ":" or " #" in raw:
+            raise _NotFastError  # as in _fast_value
+        else:
+            result[key] = _resolve(raw) if first in _NUMBER_START or raw in _WORDS else raw
+    if len(result) - before != len(lines):
+        raise _NotFastError  # a duplicate key
+
+
+def _fast_nested(
+    lines: list[tuple[str, str, str, str]],
+    start: int,
+    result: dict[str, JSONValue],
+    expected: int,
+    max_depth: int,
+) -> None:
+    """:func:`_fast_lines` from ``lines[start]`` on, with nested mappings and sequences.
+
+    ``result`` should hold ``expected`` keys by then (fewer means a duplicate key).
+    """
+    made: list[dict[str, JSONValue] | list[JSONValue]] = []
+    nested: dict[str, JSONValue] | None = None  # the open nested mapping
+    nested_indent = ""
+    items: list[JSONValue] | None = None  # the open sequence
+    items_indent = ""
+    items_nested = False  # whether the open sequence is a value of the nested mapping
+    top_key: str | None = None  # a top-level key with no value yet
+    nested_key: str | None = None  # a key of the nested mapping with no value yet
+    value: JSONValue
+    tops = 0  # top-level entries
+    for index in range(start, len(lines)):
+        indent, key, dash, raw = lines[index]
+        if raw:
+            value = _fast_value(raw, bool(dash), 2 if indent else 1, max_depth)
+        elif dash:
+            raise _NotFastError  # an empty entry, or a collection inside a sequence
+        else:
+            value = None
+        if key:
+            if not indent:
+                result[key] = value
+                tops += 1
+                top_key = None if raw else key
+                nested = items = nested_key = None
+                continue
+            if items is not None:
+                if not items_nested or indent != nested_indent:
+                    raise _NotFastError
+                items = None
+            if nested is None:
+                if top_key is None:
+                    raise _NotFastError
+                nested = result[top_key] = {}
+                made.append(nested)
+                nested_indent = indent
+                top_key = None
+            elif indent != nested_indent:
+                raise _NotFastError
+            nested[key] = value
+            nested_key = None if raw else key
+        elif items is not None:
+            if indent != items_indent:
+                raise _NotFastError
+            items.append(value)
+        elif top_key is not None:
+            items = result[top_key] = [value]
+            made.append(items)
+            items_indent = indent
+            items_nested = False
+            top_key = None
+        elif nested_key is not None and nested is not None and len(indent) >= len(nested_indent):
+            items = nested[nested_key] = [value]
+            made.append(items)
+            items_indent = indent
+            items_nested = True
+            nested_key = None
+        else:
+            raise _NotFastError
+    # Each line added one entry somewhere; a duplicate key adds none.
+    if len(result) != expected + tops or sum(map(len, made)) != len(lines) - start - tops:
+        raise _NotFastError
+
+
+def _fast_block_scalar(style: str, chomp: str, content: str) -> str:
+    """The value of a top-level block scalar whose content lines are ``content``."""
+    lines = content.split("\n")
+    lines.pop()  # content is empty or ends with "\n"
+    first = 0
+    while first < len(lines) and not lines[first].lstrip(" "):
+        first += 1
+    if first == len(lines):
+        # No content line: only empty lines, which only "keep" chomping retains.
+        return "\n" * len(lines) if chomp == "+" else ""
+    indent = len(lines[first]) - len(lines[first].lstrip(" "))
+    if any(len(empty) > indent for empty in lines[:first]):
+        raise _NotFastError  # a leading empty line wider than the content (an error)
+    pieces = []
+    for line in lines:
+        if line[:indent].strip(" "):
+            raise _NotFastError  # a less indented line (an error)
+        pieces.append(line[indent:])
+    return _block_value(style, chomp, pieces)
+
+
+def _fast_document(text: str, max_depth: int) -> dict[str, JSONValue] | None:
+    """Parse the common shape of frontmatter (module docstring, 4), or return None.
+
+    None means "not sure": the text may still be valid, and the general parser decides. A result
+    is always the one the general parser gives.
+    """
+    if max_depth < 3 or text[-1:] != "\n":
+        return None
+    result: dict[str, JSONValue] = {}
+    try:
+        _fast_lines(text, result, max_depth)
+        return result
+    except (_NotFastError, _UnrepresentableError):
+        if "|" not in text and ">" not in text:
+            return None
+    # Top-level block scalars, and the other entries around them.
+    parts = _FAST_BLOCK_SCALAR(text)
+    if len(parts) == 1:
+        return None
+    result = {}
+    try:
+        for index in range(0, len(parts) - 1, 5):
+            _fast_lines(parts[index], result, max_depth)
+            key, style, chomp, content = parts[index + 1 : index + 5]
+            if key in result:
+                return None
+            result[key] = _fast_block_scalar(style, chomp, content)
+        _fast_lines(parts[-1], result, max_depth)
+    except (_NotFastError, _UnrepresentableError):
+        return None
+    return result
 
 
 def _skip_spaces(line: str, col: int) -> int:
@@ -862,17 +1150,7 @@ class _Parser:
                 break  # a less indented line ends the scalar
             pieces.append(line[content_indent:])
             j += 1
-        last = len(pieces) - 1
-        while last >= 0 and not pieces[last]:
-            last -= 1
-        if last < 0:
-            return ("\n" * len(pieces) if chomp == "+" else ""), j
-        value = "\n".join(pieces[: last + 1]) if style == "|" else _fold_block(pieces, last)
-        if chomp == "-":
-            return value, j
-        if chomp == "+":
-            return value + "\n" * (len(pieces) - last), j
-        return value + "\n", j
+        return _block_value(style, chomp, pieces), j
 
     # --- plain scalars --------------------------------------------------------------------------
 
@@ -1276,6 +1554,23 @@ class _Parser:
         if self.hook is not None:
             self.hook(path, self.first_line + i, col + 1, text, False)
         return self._resolve(text, i, col), j, end
+
+
+def _block_value(style: str, chomp: str | None, pieces: list[str]) -> str:
+    """The value of a block scalar (``style`` ``|`` or ``>``) from its content lines, each
+    without the content indentation, trailing empty lines included (YAML 1.2, 8.1.1.2).
+    """
+    last = len(pieces) - 1
+    while last >= 0 and not pieces[last]:
+        last -= 1
+    if last < 0:
+        return "\n" * len(pieces) if chomp == "+" else ""
+    value = "\n".join(pieces[: last + 1]) if style == "|" else _fold_block(pieces, last)
+    if chomp == "-":
+        return value
+    if chomp == "+":
+        return value + "\n" * (len(pieces) - last)
+    return value + "\n"
 
 
 def _fold_block(pieces: list[str], last: int) -> str:

@@ -117,13 +117,21 @@ def verify_bytes(
             ``digest`` when the SHA-256 differs.
         DigestFormatError: ``digest`` is malformed (a caller error: entries are validated first).
     """
-    check_digest(digest)
-    actual_size = len(data) if not isinstance(data, memoryview) else data.nbytes
+    # A computed digest is always well-formed, so one equal to ``digest`` proves ``digest``
+    # well-formed too: its format is checked (and a malformed one reported, as always first)
+    # only on the way to a failure. The size is still checked before any byte is hashed.
+    actual_size = len(data) if type(data) is bytes else _nbytes(data)
     if actual_size != size:
+        check_digest(digest)
         raise _size_error(uri, size, actual_size)
     actual = compute_digest(data)
     if actual != digest:
+        check_digest(digest)
         raise _digest_error(uri, digest, actual)
+
+
+def _nbytes(data: bytes | bytearray | memoryview) -> int:
+    return len(data) if not isinstance(data, memoryview) else data.nbytes
 
 
 @final

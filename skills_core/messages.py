@@ -318,7 +318,7 @@ def parse_server_features(capabilities: object) -> ServerFeatures:
 
 
 def _check_result_object(result: object, method: str) -> Mapping[str, Any]:
-    if not isinstance(result, Mapping):
+    if type(result) is not dict and not isinstance(result, Mapping):
         raise RemoteProtocolError(
             f"{method} result must be a JSON object, not {quote_for_message(result)}",
             kind="bad-result",
@@ -468,22 +468,25 @@ def decode_read_result(result: object, *, uri: str, max_size: int | None = None)
             is provably longer than ``max_size``.
         RemoteProtocolError: the result is not an object or has a resultType other than complete.
     """
-    body = _check_result_object(result, "resources/read")
+    body = (
+        result
+        if type(result) is dict and result.get("resultType", "complete") == "complete"
+        else _check_result_object(result, "resources/read")
+    )
     contents = body.get("contents")
     if not isinstance(contents, list):
         raise _content_error(uri, "'contents' is not an array")
     if len(contents) != 1:
         raise _content_error(uri, f"expected exactly one content item, got {len(contents)}")
     item = contents[0]
-    if not isinstance(item, Mapping):
+    if type(item) is not dict and not isinstance(item, Mapping):
         raise _content_error(uri, "the content item is not an object")
     if item.get("uri") != uri:
         raise _content_error(
             uri, f"the content item is for {quote_for_message(item.get('uri'))}, not the URI read"
         )
     has_text = "text" in item
-    has_blob = "blob" in item
-    if has_text == has_blob:
+    if has_text == ("blob" in item):
         raise _content_error(uri, "the content item must have exactly one of 'text' and 'blob'")
     if has_text:
         text = item["text"]
@@ -491,11 +494,11 @@ def decode_read_result(result: object, *, uri: str, max_size: int | None = None)
             raise _content_error(uri, "'text' is not a string")
         if max_size is not None and len(text) > max_size:
             raise _oversize(uri, max_size, len(text))
+        # The one copy the host makes of a text file: its UTF-8 bytes, hashed and delivered.
         try:
-            data = text.encode("utf-8")
+            return text.encode()
         except UnicodeEncodeError:
             raise _content_error(uri, "'text' contains a lone surrogate") from None
-        return data
     blob = item["blob"]
     if not isinstance(blob, str):
         raise _content_error(uri, "'blob' is not a string")

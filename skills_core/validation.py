@@ -122,33 +122,46 @@ def _type_name(value: object) -> str:
 
 
 def _string_field(
-    data: Mapping[str, object], key: str, maximum: int, *, required: bool
-) -> list[Finding]:
-    field = f"/{key}"
+    findings: list[Finding],
+    data: Mapping[str, object],
+    key: str,
+    maximum: int,
+    *,
+    required: bool,
+) -> None:
+    """Append the finding about the string field ``key``, if there is one."""
     if key not in data:
         if required:
-            return [_error(field, f"{key}-missing", f"the required field '{key}' is missing")]
-        return []
+            findings.append(
+                _error(f"/{key}", f"{key}-missing", f"the required field '{key}' is missing")
+            )
+        return
     value = data[key]
+    # The common case first: a string with a character other than white space, within bounds
+    # ("not value.strip()" is "not value or value.isspace()", without copying the string).
+    if isinstance(value, str) and value and not value.isspace() and len(value) <= maximum:
+        return
+    field = f"/{key}"
     if not isinstance(value, str):
-        return [
+        findings.append(
             _error(
                 field,
                 f"{key}-not-string",
                 f"'{key}' must be a string, not {_type_name(value)} (quote the value)",
             )
-        ]
-    if not value.strip():
-        return [_error(field, f"{key}-empty", f"'{key}' must not be empty or only white space")]
-    if len(value) > maximum:
-        return [
+        )
+    elif not value or value.isspace():
+        findings.append(
+            _error(field, f"{key}-empty", f"'{key}' must not be empty or only white space")
+        )
+    else:
+        findings.append(
             _error(
                 field,
                 f"{key}-too-long",
                 f"'{key}' is {len(value)} characters long; the maximum is {maximum}",
             )
-        ]
-    return []
+        )
 
 
 def validate_frontmatter(data: object, *, directory_name: str | None = None) -> tuple[Finding, ...]:
@@ -163,7 +176,7 @@ def validate_frontmatter(data: object, *, directory_name: str | None = None) -> 
         Every finding, in field order: ``name``, ``description``, ``compatibility``,
         ``metadata``, ``license``, ``allowed-tools``. Empty when the frontmatter is valid.
     """
-    if not isinstance(data, Mapping):
+    if type(data) is not dict and not isinstance(data, Mapping):
         return (
             _error(
                 "", "not-a-mapping", f"the frontmatter must be a mapping, not {_type_name(data)}"
@@ -194,8 +207,8 @@ def validate_frontmatter(data: object, *, directory_name: str | None = None) -> 
                     f"{quote_for_message(directory_name, 80)}; they must be equal",
                 )
             )
-    findings += _string_field(data, "description", DESCRIPTION_MAX_LENGTH, required=True)
-    findings += _string_field(data, "compatibility", COMPATIBILITY_MAX_LENGTH, required=False)
+    _string_field(findings, data, "description", DESCRIPTION_MAX_LENGTH, required=True)
+    _string_field(findings, data, "compatibility", COMPATIBILITY_MAX_LENGTH, required=False)
     if "metadata" in data:
         findings += _check_metadata(data["metadata"])
     if "license" in data and not isinstance(data["license"], str):
@@ -222,6 +235,13 @@ def _check_metadata(metadata: object) -> list[Finding]:
         ]
     findings: list[Finding] = []
     for key, value in metadata.items():
+        # The common case first: a string key that is not reserved, with a string value.
+        if (
+            isinstance(value, str)
+            and isinstance(key, str)
+            and not key.startswith(RESERVED_FRONTMATTER_METADATA_PREFIX)
+        ):
+            continue
         if not isinstance(key, str):
             findings.append(
                 _error(
@@ -272,7 +292,8 @@ def _check_allowed_tools(value: object) -> list[Finding]:
                 f"'allowed-tools' must be a space-separated string, not {_type_name(value)}",
             )
         ]
-    if "," in _PARENTHESISED.sub("", value):
+    # Removing parenthesised text never adds a comma: only text with one needs the substitution.
+    if "," in value and "," in _PARENTHESISED.sub("", value):
         return [
             Finding(
                 severity=Severity.WARNING,

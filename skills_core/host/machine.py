@@ -133,6 +133,7 @@ from skills_core.host.effects import (
     UnexpectedResponse,
     VerificationFailed,
     WindowClosed,
+    _skill_file_delivery,
 )
 from skills_core.host.framing import content_warnings
 from skills_core.host.gates import (
@@ -1372,15 +1373,8 @@ class Host:
         held = session.held
         assert held is not None
         assert held.resource(resource.uri) is resource
-        return DeliverToModel(
-            origin=origin,
-            uri=resource.uri,
-            kind=DeliveryKind.SKILL_FILE,
-            content=data,
-            verified=True,
-            skill_uri=skill_uri,
-            skill_root=held.root,
-            from_cache=from_cache,
+        return _skill_file_delivery(
+            origin, resource.uri, data, skill_uri, held.root, from_cache=from_cache
         )
 
     def _verification_failed(
@@ -1793,6 +1787,8 @@ class Host:
             code, message = error_fields(error)
             return self._request_failed(token, code, message)
         del self._pending[token]
+        if pending.purpose is Purpose.READ_FILE:  # the most frequent answer, without a detour
+            return self._on_file(pending, result)
         return self._on_result(token, pending, result)
 
     def on_request_failed(self, origin: str, token: int, message: str) -> list[Effect]:
@@ -1927,13 +1923,12 @@ class Host:
         )
 
     def _on_result(self, token: int, pending: Pending, result: object) -> list[Effect]:
+        """Every answer but a file read's (on_response hands those to _on_file itself)."""
         purpose = pending.purpose
         if purpose is Purpose.LIST:
             return self._on_list_page(token, pending, result)
         if purpose is Purpose.READ_SKILL_MD:
             return self._on_skill_md(pending, result)
-        if purpose is Purpose.READ_FILE:
-            return self._on_file(pending, result)
         if purpose is Purpose.DIR_READ:
             return self._on_directory(pending, result)
         if purpose is Purpose.READ_PREVIEW:
@@ -2208,8 +2203,10 @@ class Host:
         return self._skill_md_verified(session, entry, data, from_cache=False)
 
     def _on_file(self, pending: Pending, result: object) -> list[Effect]:
-        session = self._current(pending)
-        if session is None:
+        # _current(pending), inline: this runs once per file of a skill.
+        assert pending.key is not None
+        session = self._sessions.get(pending.key)
+        if session is None or session.generation != pending.generation:
             return [self._discarded(pending)]
         origin, skill_uri = session.key
         conn = self._origins[origin]

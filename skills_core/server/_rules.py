@@ -15,12 +15,12 @@ import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Final
+from typing import Final, NamedTuple
 
-from skills_core.entry import SkillEntry, SkillResource, _unchecked_entry, _unchecked_resource
+from skills_core.entry import SkillEntry, SkillResource, _unchecked_entry
 from skills_core.errors import FrontmatterError, URIError
-from skills_core.frontmatter import parse_frontmatter
-from skills_core.jsonvalue import FrozenJSON, freeze_json
+from skills_core.frontmatter import JSONValue, _frontmatter_data
+from skills_core.jsonvalue import FrozenJSON
 from skills_core.names import is_valid_skill_name
 from skills_core.server.model import (
     DynamicSkill,
@@ -39,7 +39,6 @@ __all__ = [
     "EMPTY",
     "path_of",
     "trusted_entry",
-    "resource",
     "warning",
     "ancestors",
     "judge",
@@ -53,9 +52,12 @@ __all__ = [
 _SKILL_MD_SUFFIX: Final = "/" + SKILL_MD
 
 
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    """What one SKILL.md (by digest) in one folder (by name) amounts to."""
+class Verdict(NamedTuple):
+    """What one SKILL.md (by digest) in one folder (by name) amounts to.
+
+    A named tuple: a catalog builder makes one per distinct SKILL.md, and a tuple is the
+    cheapest read-only record to make.
+    """
 
     frontmatter: FrozenJSON | None
     findings: tuple[Finding, ...] = ()
@@ -106,11 +108,6 @@ def trusted_entry(
     )
 
 
-def resource(uri: str, digest: str, size: int) -> SkillResource:
-    """Build a manifest resource from a URI this module encoded and a digest it computed."""
-    return _unchecked_resource(uri, digest, size)
-
-
 def warning(field_name: str, code: str, message: str) -> Finding:
     return Finding(severity=Severity.WARNING, field=field_name, code=code, message=message)
 
@@ -123,15 +120,38 @@ def ancestors(uri_or_path: str, start: int) -> Iterable[str]:
         index = uri_or_path.find("/", index + 1)
 
 
+#: The scalar types the YAML parser produces (``bool`` is a separate type from ``int``).
+_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
+
+
+def freeze_parsed(value: dict[str, JSONValue] | list[JSONValue]) -> FrozenJSON:
+    """:func:`~skills_core.jsonvalue.freeze_json` for the parser's output, which holds only
+    ``dict``, ``list`` and scalars: the same result, without testing each value against every
+    kind of container.
+    """
+    if type(value) is dict:
+        return MappingProxyType(
+            {
+                key: child if type(child) in _SCALARS else freeze_parsed(child)  # type: ignore[arg-type, misc]
+                for key, child in value.items()
+            }
+        )
+    return tuple(
+        [
+            child if type(child) in _SCALARS else freeze_parsed(child)  # type: ignore[arg-type, misc]
+            for child in value
+        ]
+    )
+
+
 def judge(data: bytes, name: str) -> Verdict:
     """Parse and validate one SKILL.md for a folder called ``name``."""
     try:
-        parsed = parse_frontmatter(data)
+        frontmatter = _frontmatter_data(data)
     except FrontmatterError as exc:
         return Verdict(None, code=OmitCode.FRONTMATTER, reason=f"SKILL.md {exc.message}")
-    frontmatter = parsed.data
     declared = frontmatter.get("name")
-    if isinstance(declared, str) and declared != name:
+    if declared != name and isinstance(declared, str):
         return Verdict(
             None,
             code=OmitCode.NAME_MISMATCH,
@@ -139,15 +159,21 @@ def judge(data: bytes, name: str) -> Verdict:
             "they must be equal",
         )
     findings = validate_frontmatter(frontmatter, directory_name=name)
-    errors = [f.message for f in findings if f.severity == Severity.ERROR]
+    if (
+        not findings
+        and is_valid_skill_name(declared)
+        and isinstance(frontmatter.get("description"), str)
+    ):
+        return Verdict(freeze_parsed(frontmatter))  # the common case, as below with no findings
+    errors = [f.message for f in findings if f.severity == Severity.ERROR] if findings else []
     if not errors and not is_valid_skill_name(declared):
         errors.append(f"the skill name {declared!r} breaks the naming rules")
     if not errors and not isinstance(frontmatter.get("description"), str):
         errors.append("the frontmatter has no string 'description'")
     if errors:
         return Verdict(None, code=OmitCode.INVALID, reason="; ".join(errors))
-    warnings = tuple(f for f in findings if f.severity != Severity.ERROR)
-    return Verdict(freeze_json(frontmatter), findings=warnings)
+    warnings = tuple([f for f in findings if f.severity != Severity.ERROR]) if findings else ()
+    return Verdict(freeze_parsed(frontmatter), findings=warnings)
 
 
 def path_collision(paths: Iterable[str]) -> str | None:

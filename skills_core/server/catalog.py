@@ -43,14 +43,20 @@ the ``SKILL.md`` files that changed.
 from __future__ import annotations
 
 import bisect
-import itertools
-from collections.abc import Iterable, Mapping, Sequence
+import operator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final, final
 
 from skills_core.digest import compute_digest
-from skills_core.entry import DEFAULT_LIMITS, Limits, SkillEntry
+from skills_core.entry import (
+    DEFAULT_LIMITS,
+    Limits,
+    SkillEntry,
+    _unchecked_entry,
+    _unchecked_resource,
+)
 from skills_core.errors import URIError
 from skills_core.server._rules import (
     Candidate,
@@ -63,7 +69,6 @@ from skills_core.server._rules import (
     path_collision,
     path_of,
     refused,
-    resource,
     trusted_entry,
     warning,
 )
@@ -73,7 +78,9 @@ from skills_core.server.model import (
     OmittedSkill,
     PublishedSkill,
     RootSnapshot,
+    SnapshotFile,
     SourceProblem,
+    new_published_skill,
 )
 from skills_core.server.paths import (
     DEFAULT_SCHEME,
@@ -83,12 +90,16 @@ from skills_core.server.paths import (
     split_uri,
 )
 from skills_core.spec import DYNAMIC, SKILL_MD
-from skills_core.uri import SkillURI
+from skills_core.uri import SkillURI, _new_skill_uri
 from skills_core.validation import Finding
 
 __all__ = ["Catalog", "CatalogBuilder"]
 
 _SKILL_MD_SUFFIX: Final = "/" + SKILL_MD
+_uri_of: Final = operator.attrgetter("entry.uri")
+#: A skill folder found in a snapshot: (root URI, folder, its SKILL.md, the files below it with
+#: SKILL.md among them (or empty when it is the only one), the problems met below it or None).
+_Found = tuple[str, str, SnapshotFile, Sequence[SnapshotFile], list[SourceProblem] | None]
 #: Verdicts kept between scans, at most; past this the cache starts again (a bound, not a tuning).
 _MAX_CACHED_VERDICTS: Final = 65_536
 
@@ -115,8 +126,9 @@ class Catalog:
     )
 
     def __post_init__(self) -> None:
-        uris = [skill.uri for skill in self.skills]
-        if any(a >= b for a, b in itertools.pairwise(uris)):
+        uris = list(map(_uri_of, self.skills))
+        # Every URI is below the next one (any(a >= b) over the pairs, in C).
+        if any(map(operator.ge, uris, uris[1:])):
             raise ValueError("Catalog.skills must be sorted by URI, each URI once")
 
     @classmethod
@@ -221,10 +233,25 @@ class CatalogBuilder:
         self._old, self._verdicts = self._verdicts, {}
         omitted: list[OmittedSkill] = []
         problems: list[SourceProblem] = []
+        published: list[PublishedSkill] = []
         candidates: list[Candidate] = []
+        # One root and no dynamic skill: folders map to distinct, consistent URIs, so no skill
+        # can conflict with another, and each is built as soon as it is found.
+        alone = len(roots) == 1 and not dynamic
         for index, snapshot in enumerate(roots):
             problems.extend(snapshot.problems)
-            candidates.extend(self._root_candidates(index, snapshot, omitted))
+            for found in self._root_skills(index, snapshot, omitted):
+                if alone:
+                    result = self._build(index, found)
+                    if type(result) is PublishedSkill:
+                        published.append(result)
+                    else:
+                        omitted.append(result)
+                    continue
+                root_uri, folder, skill_md, files, owned = found
+                candidates.append(
+                    Candidate((0, index), root_uri, index, folder, skill_md, files, owned)
+                )
         for number, skill in enumerate(dynamic):
             candidates.append(
                 Candidate(
@@ -232,22 +259,31 @@ class CatalogBuilder:
                 )
             )
         find_conflicts(candidates)
-        published: list[PublishedSkill] = []
         for candidate in candidates:
             if candidate.conflicts:
                 omitted.append(conflict(candidate))
                 continue
-            result = (
-                self.build_dynamic(candidate.dynamic)
-                if candidate.dynamic is not None
-                else self._build(candidate)
-            )
+            if candidate.dynamic is not None:
+                result = self.build_dynamic(candidate.dynamic)
+            else:
+                assert candidate.root is not None
+                assert candidate.skill_md is not None
+                result = self._build(
+                    candidate.root,
+                    (
+                        candidate.root_uri,
+                        candidate.folder,
+                        candidate.skill_md,
+                        candidate.files,
+                        candidate.problems,
+                    ),
+                )
             if isinstance(result, OmittedSkill):
                 omitted.append(result)
             else:
                 published.append(result)
         self._old = {}
-        published.sort(key=lambda skill: skill.uri)
+        published.sort(key=_uri_of)
         omitted.sort(key=lambda o: (o.root is None, o.root or 0, o.path))
         return Catalog(skills=tuple(published), omitted=tuple(omitted), problems=tuple(problems))
 
@@ -278,16 +314,8 @@ class CatalogBuilder:
             root_uri = f"{self.scheme}://{encode_folder(folder)}"
         except URIError as exc:
             return bad_path(root, folder, exc)
-        candidate = Candidate(
-            origin=(0, root),
-            root_uri=root_uri,
-            root=root,
-            folder=folder,
-            skill_md=skill_md,
-            files=inside,
-            problems=[p for p in snapshot.problems if p.path.startswith(prefix)],
-        )
-        result = self._build(candidate)
+        owned = [p for p in snapshot.problems if p.path.startswith(prefix)]
+        result = self._build(root, (root_uri, folder, skill_md, inside, owned))
         if len(self._verdicts) > _MAX_CACHED_VERDICTS:
             self._verdicts = {}
         return result
@@ -342,57 +370,61 @@ class CatalogBuilder:
 
     # -- internals --------------------------------------------------------------------------------
 
-    def _root_candidates(
+    def _root_skills(
         self, index: int, snapshot: RootSnapshot, omitted: list[OmittedSkill]
-    ) -> list[Candidate]:
+    ) -> Iterator[_Found]:
+        """Yield each skill folder of a root; add the folders that cannot be skills to ``omitted``."""
         files = sorted(snapshot.files, key=path_of)
         paths = [f.path for f in files]
-        candidates: list[Candidate] = []
-        by_folder: dict[str, Candidate] = {}
-        for position, file in enumerate(files):
-            path = file.path
-            if path == SKILL_MD:
-                omitted.append(
-                    OmittedSkill(
-                        root=index,
-                        path="",
-                        uri=None,
-                        code=OmitCode.TOP_LEVEL,
-                        reason="SKILL.md sits directly in the root, so the skill has no folder "
-                        "name; serve the folder that contains it instead",
-                    )
-                )
-                continue
+        # Each problem belongs to every skill folder above it.
+        owned: dict[str, list[SourceProblem]] = {}
+        for problem in snapshot.problems:
+            for folder in ancestors(problem.path, 0):
+                owned.setdefault(folder, []).append(problem)
+        skill_folders: set[str] = set()  # only needed (and kept) when there are problems
+        track = bool(snapshot.problems)
+        scheme_prefix = self.scheme + "://"
+        bisect_left = bisect.bisect_left
+        for position, path in enumerate(paths):
             if not path.endswith(_SKILL_MD_SUFFIX):
+                if path == SKILL_MD:
+                    omitted.append(
+                        OmittedSkill(
+                            root=index,
+                            path="",
+                            uri=None,
+                            code=OmitCode.TOP_LEVEL,
+                            reason="SKILL.md sits directly in the root, so the skill has no "
+                            "folder name; serve the folder that contains it instead",
+                        )
+                    )
                 continue
             folder = path[: -len(_SKILL_MD_SUFFIX)]
             try:
-                root_uri = f"{self.scheme}://{encode_folder(folder)}"
+                root_uri = scheme_prefix + encode_folder(folder)
             except URIError as exc:
                 omitted.append(bad_path(index, folder, exc))
                 continue
-            low = bisect.bisect_left(paths, folder + "/", 0, position + 1)
-            high = bisect.bisect_left(paths, folder + "0", position)
-            candidate = Candidate(
-                origin=(0, index),
-                root_uri=root_uri,
-                root=index,
-                folder=folder,
-                skill_md=file,
-                files=files[low:high],
+            prefix = folder + "/"
+            if (position == 0 or not paths[position - 1].startswith(prefix)) and (
+                position + 1 == len(paths) or not paths[position + 1].startswith(prefix)
+            ):
+                low, high = position, position + 1  # SKILL.md is the folder's only file
+            else:
+                low = bisect_left(paths, prefix, 0, position + 1)
+                high = bisect_left(paths, folder + "0", position)
+            if track:
+                skill_folders.add(folder)
+            yield (
+                root_uri,
+                folder,
+                files[position],
+                files[low:high] if high - low > 1 else (),
+                owned.get(folder),
             )
-            candidates.append(candidate)
-            by_folder[folder] = candidate
         for problem in snapshot.problems:
-            if problem.path.endswith(_SKILL_MD_SUFFIX) and problem.path[:-9] not in by_folder:
+            if problem.path.endswith(_SKILL_MD_SUFFIX) and problem.path[:-9] not in skill_folders:
                 omitted.append(refused(index, problem))
-            for folder in ancestors(problem.path, 0):
-                owner = by_folder.get(folder)
-                if owner is not None:
-                    if owner.problems is None:
-                        owner.problems = []
-                    owner.problems.append(problem)
-        return candidates
 
     def _verdict(self, digest: str, data: bytes | None, name: str) -> Verdict:
         key = (digest, name)
@@ -406,48 +438,64 @@ class CatalogBuilder:
         self._verdicts[key] = verdict
         return verdict
 
-    def _build(self, candidate: Candidate) -> PublishedSkill | OmittedSkill:
-        assert candidate.skill_md is not None
-        assert candidate.root is not None
-        root, folder, root_uri = candidate.root, candidate.folder, candidate.root_uri
+    def _build(self, root: int, found: _Found) -> PublishedSkill | OmittedSkill:
+        root_uri, folder, skill_md, files_below, problems = found
         skill_uri = root_uri + _SKILL_MD_SUFFIX
+        digest = skill_md.digest
         name = folder.rpartition("/")[2]
-        verdict = self._verdict(candidate.skill_md.digest, candidate.skill_md.data, name)
-        if verdict.frontmatter is None:
+        key = (digest, name)
+        verdict = self._verdicts.get(key)
+        if verdict is None:
+            verdict = self._old.get(key)
+            if verdict is None:
+                data = skill_md.data
+                assert data is not None, "a SKILL.md snapshot without bytes needs a cached verdict"
+                verdict = judge(data, name)
+            self._verdicts[key] = verdict
+        frontmatter = verdict.frontmatter
+        if frontmatter is None:
             assert verdict.code is not None
             return OmittedSkill(
                 root=root, path=folder, uri=skill_uri, code=verdict.code, reason=verdict.reason
             )
-        findings = list(verdict.findings)
-        if candidate.problems:
-            findings.extend(
-                warning("", str(problem.code), f"{problem.path}: {problem.reason}")
-                for problem in candidate.problems
+        findings = verdict.findings
+        if problems:
+            findings = (
+                *findings,
+                *[
+                    warning("", str(problem.code), f"{problem.path}: {problem.reason}")
+                    for problem in problems
+                ],
             )
-        start = len(folder) + 1
-        skill_md = candidate.skill_md
-        resources = [resource(skill_uri, skill_md.digest, skill_md.size)]
-        files = {skill_uri: SKILL_MD}
         total = skill_md.size
-        for file in candidate.files:
-            if file is skill_md:
-                continue
-            relative = file.path[start:]
-            try:
-                uri = root_uri + "/" + "/".join([encode_segment(n) for n in relative.split("/")])
-            except URIError as exc:
-                findings.append(
-                    warning(
-                        "",
-                        "bad-file-name",
-                        f"{relative} is not served: its name cannot be a URI segment "
-                        f"({exc.message})",
+        resources = [_unchecked_resource(skill_uri, digest, total)]
+        files = {skill_uri: SKILL_MD}
+        if len(files_below) > 1:
+            start = len(folder) + 1
+            bad_names: list[Finding] = []
+            for file in files_below:
+                if file is skill_md:
+                    continue
+                relative = file.path[start:]
+                try:
+                    uri = (
+                        root_uri + "/" + "/".join([encode_segment(n) for n in relative.split("/")])
                     )
-                )
-                continue
-            resources.append(resource(uri, file.digest, file.size))
-            files[uri] = relative
-            total += file.size
+                except URIError as exc:
+                    bad_names.append(
+                        warning(
+                            "",
+                            "bad-file-name",
+                            f"{relative} is not served: its name cannot be a URI segment "
+                            f"({exc.message})",
+                        )
+                    )
+                    continue
+                resources.append(_unchecked_resource(uri, file.digest, file.size))
+                files[uri] = relative
+                total += file.size
+            if bad_names:
+                findings = (*findings, *bad_names)
         limits = self.limits
         if len(resources) > limits.max_resources or total > limits.max_total_bytes:
             return OmittedSkill(
@@ -468,13 +516,13 @@ class CatalogBuilder:
                     code=OmitCode.PATH_COLLISION,
                     reason=collision,
                 )
-        skill = SkillURI(
-            uri=skill_uri, scheme=self.scheme, skill_path=root_uri[len(self.scheme) + 3 :]
-        )
-        return PublishedSkill(
-            entry=trusted_entry(skill, verdict.frontmatter, tuple(resources)),
-            root=root,
-            folder=folder,
-            files=MappingProxyType(files),
-            findings=tuple(findings),
+        scheme = self.scheme
+        skill = _new_skill_uri(skill_uri, scheme, root_uri[len(scheme) + 3 :])
+        # trusted_entry(skill, frontmatter, tuple(resources)), without the dynamic case
+        return new_published_skill(
+            _unchecked_entry(skill=skill, frontmatter=frontmatter, resources=tuple(resources)),
+            root,
+            folder,
+            MappingProxyType(files),
+            findings,
         )

@@ -58,6 +58,7 @@ from skills_core.server.model import (
     RootSnapshot,
     SnapshotFile,
     SourceProblem,
+    new_snapshot_file,
 )
 from skills_core.server.paths import DEFAULT_SCHEME
 from skills_core.server.source import TreeSource
@@ -105,15 +106,17 @@ def _stat_key(st: os.stat_result) -> tuple[int, int, int, int, int]:
 
 
 def _read_fd(fd: int, size: int, keep: bool) -> tuple[int, str, bytes | None]:
-    """Read ``fd`` to the end, hashing as it goes; keep the bytes when ``keep``.
+    """Read ``fd`` (a regular file) to the end, hashing as it goes; keep the bytes when ``keep``.
 
     ``size`` (from ``fstat``) only sizes the reads: the file may have changed since, and what is
-    read is what is hashed and counted.
+    read is what is hashed and counted. A read that returns less than it asked for, but exactly
+    the ``size`` bytes that ``fstat`` reported, has reached the end of a regular file (the common
+    case, one read per file); any other short read is followed by one more, to make sure.
     """
-    request = min(size, _CHUNK) + 1
+    request = (size if size < _CHUNK else _CHUNK) + 1
     first = os.read(fd, request)
     if len(first) < request:
-        tail = os.read(fd, _PROBE) if first else b""
+        tail = os.read(fd, _PROBE) if first and len(first) != size else b""
         if not tail:  # the common case: the whole file in one read
             return (
                 len(first),
@@ -319,14 +322,18 @@ class FilesystemSource(TreeSource):
         """List one open folder, read its files if it is in a skill; return its stack frame."""
         regular: list[os.DirEntry[str]] = []
         folders: list[str] = []
+        ignore = self._ignore
+        has_skill_md = False
         try:
             with os.scandir(fd) as entries:
                 for entry in entries:
                     name = entry.name
-                    if name in self._ignore:
+                    if name in ignore:
                         continue
                     if entry.is_file(follow_symlinks=False):
                         regular.append(entry)
+                        if name == SKILL_MD:
+                            has_skill_md = True
                     elif entry.is_dir(follow_symlinks=False):
                         folders.append(name)
                     elif entry.is_symlink():
@@ -336,11 +343,12 @@ class FilesystemSource(TreeSource):
         except OSError as exc:
             walk.problems.append(_problem(walk.root, path, exc))
             return fd, path, in_skill, []
-        in_skill = in_skill or any(entry.name == SKILL_MD for entry in regular)
+        in_skill = in_skill or has_skill_md
         if in_skill:
+            files = walk.files
             for entry in regular:
                 try:
-                    walk.files.append(self._file(walk, fd, entry, path))
+                    files.append(self._file(walk, fd, entry, path))
                 except _RefusedError as refused:
                     walk.refuse(path, entry.name, refused.code, refused.reason)
                 except OSError as exc:
@@ -351,7 +359,7 @@ class FilesystemSource(TreeSource):
     def _file(self, walk: _Walk, dir_fd: int, entry: os.DirEntry[str], folder: str) -> SnapshotFile:
         """Size and digest of one regular file (bytes too for SKILL.md), from the cache if valid."""
         name = entry.name
-        path = _join(folder, name)
+        path = f"{folder}/{name}" if folder else name
         keep = name == SKILL_MD
         cached = walk.old.get(path)
         if cached is not None and cached[2]:
@@ -361,7 +369,7 @@ class FilesystemSource(TreeSource):
                 not keep or self._builder.knows(cached[1], folder.rpartition("/")[2])
             ):
                 walk.new[path] = cached
-                return SnapshotFile(path, st.st_size, cached[1])
+                return new_snapshot_file(path, st.st_size, cached[1], None)
         fd = os.open(name, _FILE_FLAGS, dir_fd=dir_fd)
         try:
             st = os.fstat(fd)
@@ -369,13 +377,14 @@ class FilesystemSource(TreeSource):
                 raise _RefusedError(ProblemCode.SPECIAL_FILE, _SPECIAL_REASON)
             if st.st_size > self._builder.limits.max_total_bytes:
                 # Any skill holding this file is over the limit and never published: skip the hash.
-                return SnapshotFile(path, st.st_size, "")
+                return new_snapshot_file(path, st.st_size, "", None)
             size, digest, data = _read_fd(fd, st.st_size, keep)
         finally:
             os.close(fd)
-        trusted = size == st.st_size and walk.now - max(st.st_mtime_ns, st.st_ctime_ns) > _RACY_NS
+        mtime, ctime = st.st_mtime_ns, st.st_ctime_ns
+        trusted = size == st.st_size and walk.now - (mtime if mtime > ctime else ctime) > _RACY_NS
         walk.new[path] = (_stat_key(st), digest, trusted)
-        return SnapshotFile(path, size, digest, data)
+        return new_snapshot_file(path, size, digest, data)
 
 
 @dataclass(slots=True)

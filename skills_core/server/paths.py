@@ -47,6 +47,10 @@ DEFAULT_SCHEME: Final = "skill"
 _SCHEME_RE: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*")
 _PLAIN_RE: Final = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@]+")
 _PLAIN_AUTHORITY_RE: Final = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=]+")
+#: A folder path whose first name matches _PLAIN_AUTHORITY_RE and every other one _PLAIN_RE.
+_PLAIN_FOLDER_RE: Final = re.compile(
+    r"[A-Za-z0-9\-._~!$&'()*+,;=]+(?:/[A-Za-z0-9\-._~!$&'()*+,;=:@]+)*"
+)
 
 
 def check_scheme(scheme: str) -> str:
@@ -90,6 +94,9 @@ def encode_folder(folder: str) -> str:
     Raises:
         URIError: a name cannot be a segment.
     """
+    # Fast path: every name is its own encoding (as in encode_segment), and none is "." or "..".
+    if "." not in folder and _PLAIN_FOLDER_RE.fullmatch(folder) is not None:
+        return folder
     names = folder.split("/")
     first = encode_segment(names[0], first=True)
     if len(names) == 1:

@@ -2,7 +2,9 @@
 
 Run: ``.venv/bin/python tests/benchmarks/bench_host_verify.py``.
 
-Not a test (pytest ignores tests/benchmarks). Measures, best of several rounds, side by side:
+Not a test (pytest ignores tests/benchmarks). Measures, in 15 interleaved rounds (each round runs
+every measurement once, in the same order), side by side; the tables show the median and the
+fastest round, as ratios to both baselines:
 
 * **host**: a 512-file, 16 MiB skill (exactly the spec's limits) fed through
   :class:`skills_core.host.Host`: the ``skills/list`` result is parsed and registered, the skill is
@@ -12,7 +14,12 @@ Not a test (pytest ignores tests/benchmarks). Measures, best of several rounds, 
 * **hashlib (bytes)**: ``hashlib.sha256(data).hexdigest()`` over the same 512 raw byte strings
   in one loop: the floor for any verifier;
 * **hashlib (text)**: ``hashlib.sha256(text.encode()).hexdigest()`` over the 512 ``text`` values:
-  the floor for a verifier that receives ``text`` on the wire, as every host does for text files.
+  the floor for a verifier that receives ``text`` on the wire, as every host does for text files
+  (it must make the bytes it hashes and delivers; ``str`` offers no buffer to hash in place);
+* **hashlib (text, kept)**: the same, keeping every encoded file: the floor with a memory cache,
+  which holds the 16 MiB (fresh memory for the allocator, page faults included).
+
+Issue 5's target is the no-cache verify-only row against the raw-bytes baseline (at most 1.1x).
 
 It also reports the host's memory for 10,000 registered one-file entries (tracemalloc, after a
 ``skills/list`` walk of 4 pages of 2,500), and the machine it ran on.
@@ -24,6 +31,7 @@ import gc
 import hashlib
 import os
 import platform
+import statistics
 import sys
 import time
 import tracemalloc
@@ -46,6 +54,8 @@ LABEL = "bench"
 ROOT = "skill://bench-skill"
 SKILL_URI = f"{ROOT}/SKILL.md"
 ROUNDS = 15
+#: Issue 5: verifying (no cache) within this factor of hashing the raw bytes.
+TARGET = 1.1
 CACHE = {"ttlMs": 300000, "cacheScope": "public"}
 
 
@@ -210,47 +220,62 @@ def measure(count: int) -> None:
         action()
         return time.perf_counter() - start
 
-    # Side by side: every round runs every measurement once, in the same order; best of ROUNDS.
+    # Side by side: every round runs every measurement once, in the same order.
     host_round(0)  # warm up
-    best: dict[str, float] = {}
+    samples: dict[str, list[float]] = {}
     for _ in range(ROUNDS):
+        round_ = {}
         gc.collect()
-        samples = {
-            "bytes": timed(hash_bytes),
-            "text": timed(hash_text),
-            "kept": timed(hash_text_kept),
-        }
+        round_["bytes"] = timed(hash_bytes)
         gc.collect()
-        samples["full_nocache"], samples["verify_nocache"] = host_round(0)
+        round_["text"] = timed(hash_text)
         gc.collect()
-        samples["full_cache"], samples["verify_cache"] = host_round(None)
-        for key, value in samples.items():
-            best[key] = min(best.get(key, value), value)
-    t_bytes, t_text, t_kept = best["bytes"], best["text"], best["kept"]
-    full_nocache, verify_nocache = best["full_nocache"], best["verify_nocache"]
-    full_cache, verify_cache = best["full_cache"], best["verify_cache"]
+        round_["kept"] = timed(hash_text_kept)
+        gc.collect()
+        round_["full_nocache"], round_["verify_nocache"] = host_round(0)
+        gc.collect()
+        round_["full_cache"], round_["verify_cache"] = host_round(None)
+        for key, value in round_.items():
+            samples.setdefault(key, []).append(value)
+    median = {key: statistics.median(values) for key, values in samples.items()}
+    best = {key: min(values) for key, values in samples.items()}
     mib = MAX_TOTAL_BYTES / (1024 * 1024)
     print(f"skill: {len(files)} files, {MAX_TOTAL_BYTES} bytes ({mib:.0f} MiB), sent as text")
-    print(f"{'measure':<58}{'ms':>8}{'MiB/s':>8}{'x hashlib':>11}")
+    print(
+        f"{'measure':<56}{'median':>9}{'fastest':>9}{'MiB/s':>7}"
+        f"{'x bytes':>9}{'x text':>8}{'x kept':>8}"
+    )
     rows = [
-        ("hashlib sha256 over the raw bytes (the floor)", t_bytes),
-        ("hashlib sha256 over text.encode()", t_text),
-        ("hashlib sha256 over text.encode(), bytes kept", t_kept),
-        ("host, verify only: read responses, no cache", verify_nocache),
-        ("host, verify only: read responses, memory cache", verify_cache),
-        ("host, whole flow: list+approve+load+reads, no cache", full_nocache),
-        ("host, whole flow: list+approve+load+reads, memory cache", full_cache),
+        ("hashlib sha256 over the raw bytes (baseline 1)", "bytes"),
+        ("hashlib sha256 over text.encode() (baseline 2)", "text"),
+        ("hashlib sha256 over text.encode(), bytes kept", "kept"),
+        ("host, verify only: read responses, no cache", "verify_nocache"),
+        ("host, verify only: read responses, memory cache", "verify_cache"),
+        ("host, whole flow: list+approve+load+reads, no cache", "full_nocache"),
+        ("host, whole flow: list+approve+load+reads, memory cache", "full_cache"),
     ]
-    for name, seconds in rows:
-        print(f"{name:<58}{seconds * 1e3:>8.2f}{mib / seconds:>8.0f}{seconds / t_bytes:>11.2f}")
-    overhead = (verify_nocache - t_text) / len(files) * 1e6
-    print(f"host cost per read response beyond encode+hash: {overhead:.1f} us")
+    for name, key in rows:
+        seconds = median[key]
+        print(
+            f"{name:<56}{seconds * 1e3:>7.2f}ms{best[key] * 1e3:>7.2f}ms{mib / seconds:>7.0f}"
+            f"{seconds / median['bytes']:>9.2f}{seconds / median['text']:>8.2f}"
+            f"{seconds / median['kept']:>8.2f}"
+        )
+    overhead = (median["verify_nocache"] - median["text"]) / len(files) * 1e6
+    print(f"host cost per read response beyond encode+hash: {overhead:.1f} us (medians)")
+    ratio = median["verify_nocache"] / median["bytes"]
+    verdict = "met" if ratio <= TARGET else "not met"
+    print(
+        f"target (issue 5): verify only, no cache <= {TARGET}x hashlib over the raw bytes: "
+        f"{ratio:.2f}x ({verdict}); encode+hash alone is "
+        f"{median['text'] / median['bytes']:.2f}x"
+    )
     print()
 
 
 def main() -> None:
     print(f"machine: {machine()}")
-    print(f"best of {ROUNDS} rounds")
+    print(f"{ROUNDS} interleaved rounds")
     print()
     measure(MAX_RESOURCES)  # the benchmark the issue asks for: 512 files, 16 MiB
     measure(16)  # the same bytes in 16 files: the gap above is per file, not per byte

@@ -1,0 +1,225 @@
+"""The performance shortcuts build exactly what the plain code builds.
+
+* The fast constructors of frozen records (slots set through their descriptors) make objects equal
+  to, and printed like, those of the dataclass constructors.
+* ``freeze_parsed`` is ``freeze_json`` on parser output; the fast ``encode_folder`` is the
+  segment-by-segment encoding; ``verify_bytes`` reports a malformed expected digest first, as
+  before, whatever else is wrong.
+* A file read whose first ``read`` returns exactly the size ``fstat`` reported costs one read.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from types import MappingProxyType
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from server_helpers import Generated, skill_md
+
+import skills_core.server.catalog as catalog_module
+import skills_core.server.filesystem as fs_module
+from skills_core.digest import compute_digest, verify_bytes
+from skills_core.entry import SkillEntry, SkillResource, _unchecked_entry, _unchecked_resource
+from skills_core.errors import DigestFormatError, URIError, VerificationError, VerificationKind
+from skills_core.host.effects import DeliverToModel, DeliveryKind, _skill_file_delivery
+from skills_core.jsonvalue import freeze_json
+from skills_core.server import CatalogBuilder, RootSnapshot
+from skills_core.server._rules import Verdict, freeze_parsed, judge
+from skills_core.server.model import (
+    PublishedSkill,
+    SnapshotFile,
+    new_published_skill,
+    new_snapshot_file,
+)
+from skills_core.server.paths import encode_folder, encode_segment
+from skills_core.uri import SkillURI, _new_skill_uri
+
+# --- records ------------------------------------------------------------------------------------
+
+
+def test_fast_snapshot_file_is_the_dataclass() -> None:
+    for data in (None, b"x"):
+        fast = new_snapshot_file("a/SKILL.md", 1, compute_digest(b"x"), data)
+        slow = SnapshotFile("a/SKILL.md", 1, compute_digest(b"x"), data)
+        assert fast == slow
+        assert repr(fast) == repr(slow)
+        assert hash(fast) == hash(slow)
+
+
+def test_fast_skill_uri_entry_resource_and_published_skill_are_the_dataclasses() -> None:
+    skill = _new_skill_uri("skill://a/b/SKILL.md", "skill", "a/b")
+    assert skill == SkillURI("skill://a/b/SKILL.md", "skill", "a/b")
+    assert repr(skill) == repr(SkillURI.parse("skill://a/b/SKILL.md"))
+    assert hash(skill) == hash(SkillURI.parse("skill://a/b/SKILL.md"))
+    digest = compute_digest(b"x")
+    resource = _unchecked_resource("skill://a/b/SKILL.md", digest, 1)
+    assert resource == SkillResource(uri="skill://a/b/SKILL.md", digest=digest, size=1)
+    assert repr(resource) == repr(SkillResource(uri="skill://a/b/SKILL.md", digest=digest, size=1))
+    frontmatter = MappingProxyType({"name": "b", "description": "d"})
+    entry = _unchecked_entry(skill=skill, frontmatter=frontmatter, resources=(resource,))
+    checked = SkillEntry(uri=skill.uri, frontmatter=frontmatter, resources=(resource,))
+    assert entry == checked
+    assert repr(entry) == repr(checked)
+    assert entry.skill == checked.skill
+    assert entry.resource(resource.uri) == resource
+    files = MappingProxyType({skill.uri: "SKILL.md"})
+    fast = new_published_skill(entry, 0, "a/b", files, ())
+    slow = PublishedSkill(entry=entry, root=0, folder="a/b", files=files, findings=())
+    assert fast == slow
+    assert repr(fast) == repr(slow)
+
+
+def test_fast_delivery_is_the_dataclass() -> None:
+    for from_cache in (False, True):
+        fast = _skill_file_delivery(
+            "o",
+            "skill://a/b/x.md",
+            b"x",
+            "skill://a/b/SKILL.md",
+            "skill://a/b",
+            from_cache=from_cache,
+        )
+        slow = DeliverToModel(
+            origin="o",
+            uri="skill://a/b/x.md",
+            kind=DeliveryKind.SKILL_FILE,
+            content=b"x",
+            verified=True,
+            skill_uri="skill://a/b/SKILL.md",
+            skill_root="skill://a/b",
+            from_cache=from_cache,
+        )
+        assert fast == slow
+        assert repr(fast) == repr(slow)
+        assert fast.model_text == slow.model_text
+        assert fast.trust == "untrusted"
+
+
+# --- values -------------------------------------------------------------------------------------
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=3), children, max_size=3)
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.text(max_size=3), _JSON, max_size=4), st.lists(_JSON, max_size=3))
+def test_freeze_parsed_is_freeze_json(mapping: dict[str, object], items: list[object]) -> None:
+    for value in (mapping, items):
+        fast = freeze_parsed(value)  # type: ignore[arg-type]
+        slow = freeze_json(value)
+        assert fast == slow
+        assert repr(fast) == repr(slow)
+
+
+def _slow_encode_folder(folder: str) -> str:
+    names = folder.split("/")
+    return "/".join(
+        [encode_segment(names[0], first=True), *(encode_segment(name) for name in names[1:])]
+    )
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(
+        st.text(alphabet=st.sampled_from("aZ9-._~!$&'()*+,;=:@/ %é\\\x00"), min_size=0, max_size=6),
+        min_size=1,
+        max_size=3,
+    ).map("/".join)
+)
+def test_fast_encode_folder_is_the_segment_encoding(folder: str) -> None:
+    try:
+        expected: object = _slow_encode_folder(folder)
+    except URIError as exc:
+        expected = ("error", exc.kind, exc.message)
+    try:
+        got: object = encode_folder(folder)
+    except URIError as exc:
+        got = ("error", exc.kind, exc.message)
+    assert got == expected
+
+
+# --- verification ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("data", "size"),
+    [(b"x", 1), (b"x", 2), (b"", 0)],
+)
+def test_a_malformed_expected_digest_is_reported_first(data: bytes, size: int) -> None:
+    for digest in ("sha256:E3B0", compute_digest(data).upper(), "", None):
+        with pytest.raises(DigestFormatError):
+            verify_bytes(data, size=size, digest=digest)  # type: ignore[arg-type]
+
+
+def test_verify_bytes_still_checks_size_then_digest() -> None:
+    digest = compute_digest(b"abc")
+    verify_bytes(b"abc", size=3, digest=digest)
+    verify_bytes(bytearray(b"abc"), size=3, digest=digest)
+    verify_bytes(memoryview(b"abc"), size=3, digest=digest)
+    with pytest.raises(VerificationError) as info:
+        verify_bytes(b"abd", size=4, digest=digest)
+    assert info.value.kind is VerificationKind.SIZE
+    with pytest.raises(VerificationError) as info:
+        verify_bytes(memoryview(b"abd"), size=3, digest=digest)
+    assert info.value.kind is VerificationKind.DIGEST
+
+
+# --- reads ------------------------------------------------------------------------------------
+
+
+def test_a_file_that_is_its_stat_size_is_read_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "f"
+    path.write_bytes(b"hello")
+    reads: list[int] = []
+    real = os.read
+
+    def spy(fd: int, n: int) -> bytes:
+        reads.append(n)
+        return real(fd, n)
+
+    monkeypatch.setattr(os, "read", spy)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        assert fs_module._read_fd(fd, 5, True) == (5, compute_digest(b"hello"), b"hello")
+        assert reads == [6]
+        reads.clear()
+        os.lseek(fd, 0, os.SEEK_SET)
+        # fstat said more than there is (the file shrank): one more read makes sure.
+        assert fs_module._read_fd(fd, 9, False) == (5, compute_digest(b"hello"), None)
+        assert reads == [10, 64 * 1024]
+    finally:
+        os.close(fd)
+
+
+# --- the catalog's verdict cache ----------------------------------------------------------------
+
+
+def test_a_rebuild_judges_each_skill_md_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    judged: list[str] = []
+
+    def spy(data: bytes, name: str) -> Verdict:
+        judged.append(name)
+        return judge(data, name)
+
+    monkeypatch.setattr(catalog_module, "judge", spy)
+    builder = CatalogBuilder()
+    snapshot = RootSnapshot.from_files({"a/SKILL.md": skill_md("a"), "p/a/SKILL.md": skill_md("a")})
+    dynamic = [Generated("skill://d/SKILL.md", {"SKILL.md": skill_md("d")})]
+    first = builder.build([snapshot])
+    assert builder.build([snapshot]) == first
+    assert builder.build([snapshot], dynamic=dynamic).skills[1].uri == "skill://d/SKILL.md"
+    assert (
+        builder.build([snapshot], dynamic=dynamic).skills
+        == builder.build([snapshot], dynamic=dynamic).skills
+    )
+    assert sorted(judged) == ["a", "d"]
