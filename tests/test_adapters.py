@@ -421,3 +421,15 @@ def test_server_loop_refuses_unencodable_results() -> None:
             b'{"jsonrpc":"2.0","id":1,"error":{"code":-32603,'
             b'"message":"Internal error: unencodable result"}}\n'
         )
+
+
+def test_blocking_serve_stdio_to_a_regular_file(tmp_path: Path) -> None:
+    """Pipe widening is skipped quietly when stdin or stdout is not a pipe."""
+    from skills_core.adapters import blocking_stdio
+
+    requests = tmp_path / "in.jsonl"
+    requests.write_bytes(WIRE)
+    answers = tmp_path / "out.jsonl"
+    with requests.open("rb") as stdin, answers.open("wb") as stdout:
+        blocking_stdio.serve_stdio(echo, stdin_fd=stdin.fileno(), stdout_fd=stdout.fileno())
+    assert len(answers.read_bytes().splitlines()) == len(EXPECTED)

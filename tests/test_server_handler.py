@@ -1223,3 +1223,20 @@ def test_directory_reads_under_another_scheme_DIR_11() -> None:
             "mimeType": "text/markdown",
         }
     ]
+
+
+def test_resolution_cache_is_bounded_and_answers_stay_right() -> None:
+    """The handler remembers URI resolutions, but never more than a fixed number of them."""
+    from skills_core.server import _live
+
+    server = SkillsServer.from_files(
+        {"pdf-processing/" + path: data for path, data in ex.FILES.items()}, cursor_key=b"k" * 32
+    )
+    live = server._live
+    for index in range(_live._RESOLVE_CACHE + 10):
+        live.resolve(f"skill://pdf-processing/missing-{index}.md")
+    assert len(live._resolved) <= _live._RESOLVE_CACHE
+    found = live.resolve("skill://pdf-processing/templates/invoice.md")
+    assert found is not None
+    assert found[1] == "templates/invoice.md"
+    assert live.resolve("skill://elsewhere/x.md") is None

@@ -27,6 +27,10 @@ from skills_core.server.model import OmittedSkill, PublishedSkill
 from skills_core.server.paths import split_uri
 from skills_core.spec import SKILL_MD, SKILL_MD_MIME_TYPE
 
+#: How many URIs :meth:`_Live.resolve` remembers before it starts over (bounds memory whatever
+#: URIs a client sends; a real client reads a few hundred files at most).
+_RESOLVE_CACHE: Final = 4096
+
 __all__ = ["LiveCatalog"]
 
 #: ``annotations.priority`` of ``resources/list`` items (WG-14): SKILL.md matters most.
@@ -50,6 +54,7 @@ class LiveCatalog:
         "_json",
         "_listed",
         "_omitted",
+        "_resolved",
         "_resources",
     )
 
@@ -62,6 +67,8 @@ class LiveCatalog:
         self._omitted: list[OmittedSkill] = list(catalog.omitted)
         self._json: dict[str, dict[str, JSONValue]] = {}
         self._resources: tuple[list[str], list[dict[str, JSONValue]]] | None = None
+        # uri -> resolve() answer; emptied whenever a skill is added, replaced or dropped.
+        self._resolved: dict[str, tuple[PublishedSkill, str] | None] = {}
 
     @property
     def catalog(self) -> Catalog:
@@ -109,6 +116,7 @@ class LiveCatalog:
         self._resources = None
 
     def _drop(self, uri: str, old: PublishedSkill | None) -> None:
+        self._resolved.clear()
         self._omitted = [o for o in self._omitted if o.uri != uri]
         self._json.pop(uri, None)
         if old is None:
@@ -120,7 +128,21 @@ class LiveCatalog:
             del self._listed[index]
 
     def resolve(self, uri: str) -> tuple[PublishedSkill, str] | None:
-        """Return the innermost published skill ``uri`` lies in and the path inside it."""
+        """Return the innermost published skill ``uri`` lies in and the path inside it.
+
+        Answers are remembered (up to :data:`_RESOLVE_CACHE` URIs) until the set of skills
+        changes, so a busy client reading the same files costs one dictionary lookup each.
+        """
+        cache = self._resolved
+        if uri in cache:
+            return cache[uri]
+        answer = self._resolve(uri)
+        if len(cache) >= _RESOLVE_CACHE:
+            cache.clear()
+        cache[uri] = answer
+        return answer
+
+    def _resolve(self, uri: str) -> tuple[PublishedSkill, str] | None:
         split = split_uri(uri)
         if split is None:
             return None

@@ -105,6 +105,22 @@ def _stat_key(st: os.stat_result) -> tuple[int, int, int, int, int]:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
+def _read_only(fd: int, size: int) -> bytes:
+    """Read ``fd`` (a regular file) to the end without hashing: serving needs only the bytes.
+
+    The same end-of-file rule as :func:`_read_fd`: one read when it returns exactly the size
+    ``fstat`` reported, otherwise read on until a read returns nothing.
+    """
+    request = (size if size < _CHUNK else _CHUNK) + 1
+    first = os.read(fd, request)
+    if len(first) < request and (not first or len(first) == size):
+        return first
+    parts = [first]
+    while chunk := os.read(fd, _CHUNK):
+        parts.append(chunk)
+    return b"".join(parts)
+
+
 def _read_fd(fd: int, size: int, keep: bool) -> tuple[int, str, bytes | None]:
     """Read ``fd`` (a regular file) to the end, hashing as it goes; keep the bytes when ``keep``.
 
@@ -254,7 +270,7 @@ class FilesystemSource(TreeSource):
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode) or st.st_size > self._builder.limits.max_total_bytes:
                 return None
-            return _read_fd(fd, st.st_size, keep=True)[2]
+            return _read_only(fd, st.st_size)
         finally:
             os.close(fd)
 
