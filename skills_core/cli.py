@@ -30,6 +30,7 @@ from typing import NoReturn
 from skills_core._version import __version__
 from skills_core.entry import DEFAULT_LIMITS, SkillEntry
 from skills_core.errors import InvalidEntryError, SkillsError
+from skills_core.jsonvalue import loads_strict
 from skills_core.validation import Finding, Severity, validate_skill_md
 
 __all__ = ["main", "EXIT_OK", "EXIT_USAGE", "EXIT_CONNECTION", "EXIT_VERIFICATION"]
@@ -353,7 +354,7 @@ def _validate_entries(name: str) -> list[dict[str, object]]:
     except (OSError, UnicodeDecodeError) as exc:
         raise CliError(f"--entries {name}: {exc}", EXIT_USAGE) from None
     try:
-        document = json.loads(text)
+        document: object = loads_strict(text)  # duplicate keys and NaN are refused, not resolved
     except ValueError as exc:
         raise CliError(f"--entries {name}: not JSON ({exc})", EXIT_USAGE) from None
     if isinstance(document, dict) and "skills" in document and "uri" not in document:

@@ -56,7 +56,9 @@ from skills_core.jsonvalue import (
     JSONValue,
     escape_pointer_token,
     freeze_json,
+    json_type_name,
     json_value_problems,
+    loads_strict,
     thaw_json,
 )
 from skills_core.names import skill_name_problem
@@ -175,7 +177,7 @@ def _resource_field_problems(item: Mapping[str, object], pointer: str) -> list[E
             EntryProblem(
                 code="bad-resource-uri",
                 pointer=f"{pointer}/uri",
-                message=f"'uri' must be a string, not {_type_name(uri)}",
+                message=f"'uri' must be a string, not {json_type_name(uri)}",
             )
         )
     if "digest" in item and not is_valid_digest(digest):
@@ -194,7 +196,7 @@ def _resource_field_problems(item: Mapping[str, object], pointer: str) -> list[E
             EntryProblem(
                 code="bad-size",
                 pointer=f"{pointer}/size",
-                message=f"'size' must be an integer number of bytes, not {_type_name(size)} "
+                message=f"'size' must be an integer number of bytes, not {json_type_name(size)} "
                 f"{quote_for_message(size)}",
             )
         )
@@ -219,22 +221,6 @@ def _resource_field_problems(item: Mapping[str, object], pointer: str) -> list[E
             )
         )
     return problems
-
-
-def _type_name(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, list | tuple):
-        return "an array"
-    if isinstance(value, dict | Mapping):
-        return "an object"
-    return type(value).__name__
 
 
 def _collision_key(file_path: str) -> str:
@@ -588,7 +574,7 @@ def _entry_problems(
             EntryProblem(
                 code="not-an-object",
                 pointer="",
-                message=f"a skill entry must be a JSON object, not {_type_name(obj)}",
+                message=f"a skill entry must be a JSON object, not {json_type_name(obj)}",
             )
         )
         return problems, None
@@ -604,7 +590,7 @@ def _entry_problems(
             EntryProblem(
                 code="bad-uri",
                 pointer="/uri",
-                message=f"'uri' must be a string, not {_type_name(uri)}",
+                message=f"'uri' must be a string, not {json_type_name(uri)}",
             )
         )
     else:
@@ -641,7 +627,7 @@ def _entry_problems(
                 code="bad-resources",
                 pointer="/resources",
                 message=f"'resources' must be an array or the string \"dynamic\", not "
-                f"{_type_name(resources)} {quote_for_message(resources)}",
+                f"{json_type_name(resources)} {quote_for_message(resources)}",
             )
         )
         return problems, skill
@@ -667,7 +653,7 @@ def _frontmatter_problems(obj: dict[Any, Any], skill: SkillURI | None) -> list[E
             EntryProblem(
                 code="bad-frontmatter",
                 pointer="/frontmatter",
-                message=f"'frontmatter' must be an object, not {_type_name(frontmatter)}",
+                message=f"'frontmatter' must be an object, not {json_type_name(frontmatter)}",
             )
         )
         return problems
@@ -690,7 +676,7 @@ def _frontmatter_problems(obj: dict[Any, Any], skill: SkillURI | None) -> list[E
                     code=f"bad-{key}",
                     pointer=f"/frontmatter/{key}",
                     message=f"frontmatter '{key}' must be a string, not "
-                    f"{_type_name(frontmatter[key])}",
+                    f"{json_type_name(frontmatter[key])}",
                 )
             )
     name = frontmatter.get("name")
@@ -730,7 +716,7 @@ def _manifest_problems(
                 EntryProblem(
                     code="bad-resource",
                     pointer=pointer,
-                    message=f"each resource must be an object, not {_type_name(item)}",
+                    message=f"each resource must be an object, not {json_type_name(item)}",
                 )
             )
             continue
@@ -855,25 +841,10 @@ def _file_directory_conflicts(
     return problems
 
 
-def _reject_constant(token: str) -> Any:
-    raise ValueError(f"{token} is not a JSON number")
-
-
-def _pairs_no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"duplicate object key {key!r}")
-        out[key] = value
-    return out
-
-
 def _loads_strict(text: str | bytes) -> object:
     try:
-        return json.loads(
-            text, object_pairs_hook=_pairs_no_duplicates, parse_constant=_reject_constant
-        )
-    except (ValueError, RecursionError) as exc:
+        return loads_strict(text)
+    except ValueError as exc:
         raise InvalidEntryError(
             (EntryProblem(code="bad-json", pointer="", message=f"not valid JSON: {exc}"),)
         ) from None

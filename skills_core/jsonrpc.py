@@ -81,7 +81,7 @@ from types import MappingProxyType
 from typing import Final, NoReturn, TypeAlias, TypeGuard, final
 
 from skills_core.errors import LocalProtocolError, RemoteProtocolError, quote_for_message
-from skills_core.jsonvalue import JSONValue
+from skills_core.jsonvalue import JSONValue, json_type_name
 from skills_core.spec import ErrorCode, Method
 
 __all__ = [
@@ -507,20 +507,6 @@ def _is_request_id(value: object) -> TypeGuard[RequestId]:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
-def _json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
-
-
 def _known_code(code: int) -> int:
     # STYLE habit 5: known codes as IntEnum members, unknown integers passed through unchanged.
     try:
@@ -747,7 +733,7 @@ class JsonRpcConnection:
             )
         if not isinstance(value, dict):
             return self._invalid(
-                _invalid_request(f"a message must be a JSON object, not {_json_type(value)}"),
+                _invalid_request(f"a message must be a JSON object, not {json_type_name(value)}"),
                 reply_id=None,
             )
         if "method" in value:
@@ -771,7 +757,7 @@ class JsonRpcConnection:
             return self._invalid(_invalid_request(_bad_version(message)), reply_id=reply_id)
         if not isinstance(method, str):
             return self._invalid(
-                _invalid_request(f"'method' must be a string, not {_json_type(method)}"),
+                _invalid_request(f"'method' must be a string, not {json_type_name(method)}"),
                 reply_id=reply_id,
             )
         if has_id and reply_id is None:
@@ -779,7 +765,7 @@ class JsonRpcConnection:
             # contain fractional parts". A request without a usable id gets its reply with id null.
             return self._invalid(
                 _invalid_request(
-                    f"a request 'id' must be a string or an integer, not {_json_type(raw_id)}"
+                    f"a request 'id' must be a string or an integer, not {json_type_name(raw_id)}"
                 ),
                 reply_id=None,
             )
@@ -800,7 +786,9 @@ class JsonRpcConnection:
             if not isinstance(raw_params, dict):
                 # JSON-RPC §4.2: params "MUST be provided as a Structured value".
                 return self._invalid(
-                    _invalid_request(f"'params' must be an object, not {_json_type(raw_params)}"),
+                    _invalid_request(
+                        f"'params' must be an object, not {json_type_name(raw_params)}"
+                    ),
                     reply_id=reply_id,
                 )
             params = raw_params
@@ -1064,7 +1052,7 @@ def _bad_version(message: JSONObject) -> str:
         return 'a message must have "jsonrpc": "2.0"'
     version = message["jsonrpc"]
     # Never repr() a peer's array or object: it may be nested nearly to the recursion limit.
-    shown = _quote(version, 40) if isinstance(version, str) else _json_type(version)
+    shown = _quote(version, 40) if isinstance(version, str) else json_type_name(version)
     return f"'jsonrpc' must be \"2.0\", not {shown}"
 
 
@@ -1076,7 +1064,7 @@ def _cancel_event(params: JSONObject | None) -> CancelRequested | InvalidMessage
     if not _is_request_id(request_id):
         problem = f"'params.requestId' must be a string or an integer, not {_member(members, 'requestId')}"
     elif "reason" in members and not isinstance(reason, str):
-        problem = f"'params.reason' must be a string when present, not {_json_type(reason)}"
+        problem = f"'params.reason' must be a string when present, not {json_type_name(reason)}"
     else:
         return CancelRequested(
             request_id=request_id, reason=reason if isinstance(reason, str) else None
@@ -1092,7 +1080,7 @@ def _cancel_event(params: JSONObject | None) -> CancelRequested | InvalidMessage
 
 def _member(obj: JSONObject, key: str) -> str:
     """Describe ``obj[key]`` for an error message: its JSON type, or "missing"."""
-    return _json_type(obj[key]) if key in obj else "missing"
+    return json_type_name(obj[key]) if key in obj else "missing"
 
 
 def _response_problem(message: JSONObject) -> str | None:
@@ -1104,19 +1092,19 @@ def _response_problem(message: JSONObject) -> str | None:
         return "a response must not have both 'result' and 'error'"
     raw_id = message.get("id")
     if raw_id is not None and not _is_request_id(raw_id):
-        return f"a response 'id' must be a string, an integer or null, not {_json_type(raw_id)}"
+        return f"a response 'id' must be a string, an integer or null, not {json_type_name(raw_id)}"
     if has_result:
         # MCP schema: JSONRPCResultResponse { id: RequestId; result: Result }, Result an object.
         if raw_id is None:
             return "a result response must have a string or integer 'id'"
         result = message["result"]
         if not isinstance(result, dict):
-            return f"'result' must be an object (every MCP result is), not {_json_type(result)}"
+            return f"'result' must be an object (every MCP result is), not {json_type_name(result)}"
         return None
     # MCP schema: JSONRPCErrorResponse { id?: RequestId; error: { code; message; data? } }.
     error = message["error"]
     if not isinstance(error, dict):
-        return f"'error' must be an object, not {_json_type(error)}"
+        return f"'error' must be an object, not {json_type_name(error)}"
     code = error.get("code")
     if not isinstance(code, int) or isinstance(code, bool):
         return f"'error.code' must be an integer, not {_member(error, 'code')}"

@@ -10,10 +10,11 @@ depth. The walk is iterative, so hostile depth gives a problem report, never a `
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
-from typing import Final, TypeAlias
+from typing import Any, Final, TypeAlias
 
 __all__ = [
     "JSONValue",
@@ -23,6 +24,8 @@ __all__ = [
     "freeze_json",
     "thaw_json",
     "escape_pointer_token",
+    "json_type_name",
+    "loads_strict",
 ]
 
 #: A JSON value as :func:`json.loads` returns it.
@@ -114,4 +117,58 @@ def thaw_json(value: FrozenJSON) -> JSONValue:
         return {key: thaw_json(child) for key, child in value.items()}
     if isinstance(value, tuple):
         return [thaw_json(child) for child in value]
+    return value
+
+
+def json_type_name(value: object) -> str:
+    """Name the JSON type of ``value`` for a message: ``"a string"``, ``"an array"``, ``"null"``...
+
+    Read-only mappings and tuples (frozen JSON) are named as objects and arrays; anything that is
+    not JSON at all is named by its Python type.
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, list | tuple):
+        return "an array"
+    if isinstance(value, Mapping):
+        return "an object"
+    return type(value).__name__
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"duplicate object key {key!r}")
+            seen.add(key)
+    return out
+
+
+def _no_constants(token: str) -> Any:
+    raise ValueError(f"{token} is not a JSON number")
+
+
+def loads_strict(text: str | bytes) -> JSONValue:
+    """Parse JSON text, refusing what RFC 8259 allows parsers to read differently.
+
+    Duplicate object keys (a hidden second value) and ``NaN``/``Infinity`` (not JSON numbers) are
+    refused; so is nesting deeper than the interpreter allows.
+
+    Raises:
+        ValueError: the text is not valid JSON or has one of the above; the message says which.
+    """
+    try:
+        value: JSONValue = json.loads(
+            text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constants
+        )
+    except RecursionError:
+        raise ValueError("JSON value is nested too deeply") from None
     return value

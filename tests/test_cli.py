@@ -725,3 +725,14 @@ def test_listing_with_a_repeating_cursor_stops_with_a_notice_SIL_17(
     assert code == 0
     assert "h:pdf-processing" in out
     assert "again" in err or "repeat" in err
+
+
+def test_validate_entries_refuses_duplicate_keys(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    text = json.dumps(ex.entry_json()).replace('"uri": ', '"uri": "skill://x/SKILL.md", "uri": ', 1)
+    path = tmp_path / "dup.json"
+    path.write_text(text)
+    code, _, err = run(["validate", "--entries", str(path)], capfd)
+    assert code == 1
+    assert "duplicate object key 'uri'" in err

@@ -742,3 +742,19 @@ def test_constructor_deep_freezes_read_only_inputs() -> None:
         "description": "d",
         "x": [1, [2]],
     }
+
+
+def test_json_type_names() -> None:
+    from skills_core.jsonvalue import json_type_name
+
+    assert [json_type_name(v) for v in (None, True, "s", 1, 1.5, [], (), {}, {1, 2})] == [
+        "null",
+        "a boolean",
+        "a string",
+        "a number",
+        "a number",
+        "an array",
+        "an array",
+        "an object",
+        "set",
+    ]

@@ -63,7 +63,7 @@ from typing import Any, Final, final
 from skills_core.digest import is_valid_digest
 from skills_core.entry import ResourceKey
 from skills_core.errors import SkillsError, URIError, quote_for_message
-from skills_core.jsonvalue import JSONValue
+from skills_core.jsonvalue import JSONValue, loads_strict
 from skills_core.spec import MAX_SAFE_INTEGER
 from skills_core.uri import SkillURI
 
@@ -399,25 +399,10 @@ class ApprovalStore:
             ApprovalsFileError: the text is not valid JSON or the document is malformed.
         """
         try:
-            document = json.loads(
-                text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constants
-            )
-        except (ValueError, RecursionError) as exc:
+            document = loads_strict(text)
+        except ValueError as exc:
             raise ApprovalsFileError(f"not valid JSON: {exc}") from None
         return cls.from_json(document)
-
-
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"duplicate key {key!r}")
-        out[key] = value
-    return out
-
-
-def _no_constants(token: str) -> Any:
-    raise ValueError(f"{token} is not a JSON number")
 
 
 def _check_keys(obj: Mapping[Any, Any], allowed: frozenset[str], pointer: str) -> None:
