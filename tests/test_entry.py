@@ -747,7 +747,8 @@ def test_constructor_deep_freezes_read_only_inputs() -> None:
 def test_json_type_names() -> None:
     from skills_core.jsonvalue import json_type_name
 
-    assert [json_type_name(v) for v in (None, True, "s", 1, 1.5, [], (), {}, {1, 2})] == [
+    values: tuple[object, ...] = (None, True, "s", 1, 1.5, [], (), {}, {1, 2})
+    assert [json_type_name(v) for v in values] == [
         "null",
         "a boolean",
         "a string",
