@@ -25,13 +25,16 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from skills_core._version import __version__
 from skills_core.entry import DEFAULT_LIMITS, SkillEntry
 from skills_core.errors import InvalidEntryError, SkillsError
 from skills_core.jsonvalue import loads_strict
 from skills_core.validation import Finding, Severity, validate_skill_md
+
+if TYPE_CHECKING:
+    from skills_core.server.filesystem import FilesystemSource
 
 __all__ = ["main", "EXIT_OK", "EXIT_USAGE", "EXIT_CONNECTION", "EXIT_VERIFICATION"]
 
@@ -220,7 +223,7 @@ def _dispatch(args: argparse.Namespace) -> int:
 # --- serve ------------------------------------------------------------------------------------
 
 
-def _open_source(roots: Sequence[str]) -> object:
+def _open_source(roots: Sequence[str]) -> FilesystemSource:
     from skills_core.server.filesystem import FilesystemSource  # noqa: PLC0415
 
     try:
@@ -241,7 +244,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     source = _open_source(args.roots)
     server = SkillsServer(
-        source,  # type: ignore[arg-type]
+        source,
         cursor_key=os.urandom(32),
         directory_read=not args.no_directory_read,
         page_size=args.page_size,
@@ -264,7 +267,7 @@ def _manifest(args: argparse.Namespace) -> int:
     if progress:
         sys.stderr.write(f"skills-core: scanning {', '.join(args.roots)} ...")
         sys.stderr.flush()
-    catalog = source.scan()  # type: ignore[attr-defined]
+    catalog = source.scan()
     if progress:
         sys.stderr.write(f"\rskills-core: scanned {len(catalog.skills)} skills.      \n")
     if args.json:
@@ -339,7 +342,9 @@ def _validate(args: argparse.Namespace) -> int:
         for report in reports:
             status = "ok" if report["valid"] else "INVALID"
             sys.stdout.write(f"{status:8} {report['subject']}\n")
-            for finding in report["findings"]:  # type: ignore[attr-defined]
+            findings = report["findings"]
+            assert isinstance(findings, list)
+            for finding in findings:
                 line = f" (line {finding['line']})" if "line" in finding else ""
                 sys.stdout.write(
                     f"    {finding['severity']:7} {finding['field'] or '/'}: "
@@ -397,7 +402,7 @@ def _validate_path(path_text: str) -> list[dict[str, object]]:
     if (path / "SKILL.md").is_file():
         return [_validate_skill_folder(path)]
     source = _open_source([str(path)])
-    catalog = source.scan()  # type: ignore[attr-defined]
+    catalog = source.scan()
     reports: list[dict[str, object]] = []
     folders = {skill.folder for skill in catalog.skills} | {o.path for o in catalog.omitted}
     for folder in sorted(folders):

@@ -72,6 +72,7 @@ from skills_core.host.machine import Host
 from skills_core.host.policy import HostPolicy
 from skills_core.host.registry import ResolutionStatus
 from skills_core.host.states import LoadState
+from skills_core.jsonvalue import thaw_json
 from skills_core.uri import is_skill_md_uri
 
 __all__ = ["run_host"]
@@ -403,13 +404,9 @@ class _Session:
         out.write(f"name:        {entry.name}\n")
         out.write(f"description: {entry.description}\n")
         out.write(f"approved:    {'yes, for this exact manifest' if approved else 'no'}\n")
-        extra = {
-            k: v
-            for k, v in entry.to_json()["frontmatter"].items()  # type: ignore[union-attr]
-            if k not in ("name", "description")
-        }
+        extra = {k: v for k, v in entry.frontmatter.items() if k not in ("name", "description")}
         for key, value in extra.items():
-            out.write(f"{key + ':':12} {json.dumps(value, ensure_ascii=False)}\n")
+            out.write(f"{key + ':':12} {json.dumps(thaw_json(value), ensure_ascii=False)}\n")
         if isinstance(entry.resources, str):
             out.write('files:       "dynamic" (no manifest, no integrity)\n')
         else:

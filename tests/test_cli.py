@@ -736,3 +736,20 @@ def test_validate_entries_refuses_duplicate_keys(
     code, _, err = run(["validate", "--entries", str(path)], capfd)
     assert code == 1
     assert "duplicate object key 'uri'" in err
+
+
+def test_host_show_prints_extra_frontmatter_fields(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    skill_md = (
+        b"---\nname: rich\ndescription: d\nlicense: MIT\nmetadata: {author: x, version: '1'}\n"
+        b"x-tags: [a, b]\n---\n"
+    )
+    write_skill(tmp_path / "skills", {"SKILL.md": skill_md}, "rich")
+    code, out, err = run(
+        ["host", "--server", "s=" + serve_cmd(tmp_path / "skills"), "show", "rich"], capfd
+    )
+    assert code == 0, err
+    assert 'license:     "MIT"' in out
+    assert 'metadata:    {"author": "x", "version": "1"}' in out
+    assert 'x-tags:      ["a", "b"]' in out

@@ -110,9 +110,9 @@ async def _send(
     try:
         result = await connection.request(effect.method, effect.params, timeout=timeout)
     except JsonRpcError as exc:
-        error: dict[str, JSONValue] = {"code": exc.rpc_code, "message": exc.message}
+        error: dict[str, object] = {"code": exc.rpc_code, "message": exc.message}
         if exc.data is not None:
-            error["data"] = exc.data  # type: ignore[assignment]
+            error["data"] = exc.data
         return host.on_response(effect.origin, effect.token, error=error)
     except TransportError as exc:
         out.append(TransportFailure(origin=effect.origin, method=effect.method, error=exc))
