@@ -16,11 +16,9 @@ import os
 from typing import Final
 
 from skills_core.adapters._core import Handler, ServerLoop
+from skills_core.adapters._io import READ_CHUNK, write_all
 
 __all__ = ["serve_stdio", "READ_CHUNK"]
-
-#: Bytes asked for per read: large enough that a burst of pipelined requests is one read.
-READ_CHUNK: Final = 1 << 16
 
 
 def serve_stdio(
@@ -52,7 +50,7 @@ def serve_stdio(
         out, finished = core.feed(data)
         if out:
             try:
-                _write_all(stdout_fd, out)
+                write_all(stdout_fd, out)
             except BrokenPipeError:  # the client has gone; nobody is left to answer
                 return
         if finished:
@@ -73,10 +71,3 @@ def _widen_pipe(fd: int) -> None:
     # Not a pipe, or above /proc/sys/fs/pipe-max-size: keep the default.
     with contextlib.suppress(OSError):
         fcntl.fcntl(fd, set_size, _PIPE_SIZE)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]

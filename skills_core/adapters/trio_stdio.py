@@ -11,9 +11,8 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
-import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from typing import Final, final
+from typing import final
 
 try:
     import trio
@@ -33,21 +32,12 @@ from skills_core.adapters._core import (
     Resolved,
     ServerLoop,
 )
+from skills_core.adapters._io import READ_CHUNK, SHUTDOWN_GRACE, report_to_stderr
 from skills_core.errors import SkillsError, TransportError
 from skills_core.jsonrpc import RequestId
 from skills_core.jsonvalue import JSONValue
 
 __all__ = ["serve_stdio", "open_stdio_client", "StdioClient", "READ_CHUNK", "SHUTDOWN_GRACE"]
-
-#: Bytes asked for per read.
-READ_CHUNK: Final = 1 << 16
-#: Default seconds to wait for a server to exit after its stdin is closed, and again after SIGTERM.
-SHUTDOWN_GRACE: Final = 2.0
-
-
-def _report_to_stderr(message: str) -> None:
-    sys.stderr.write(f"skills-core: {message}\n")
-    sys.stderr.flush()
 
 
 async def serve_stdio(
@@ -252,7 +242,7 @@ async def open_stdio_client(
     cwd: str | None = None,
     stderr: int | None = None,
     max_message_size: int | None = None,
-    on_report: Callable[[str], None] = _report_to_stderr,
+    on_report: Callable[[str], None] = report_to_stderr,
     shutdown_grace: float = SHUTDOWN_GRACE,
 ) -> AsyncIterator[StdioClient]:
     """Spawn ``argv`` as a stdio MCP server and yield a client connected to it.

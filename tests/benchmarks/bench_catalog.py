@@ -42,6 +42,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from _bench_common import cpu_model
+
 from skills_core.errors import FrontmatterError
 from skills_core.frontmatter import parse_frontmatter
 from skills_core.names import is_valid_skill_name
@@ -53,16 +55,6 @@ SKILLS = 5_000
 ROUNDS = 9
 #: Issue 4: the cold build within this factor of the plain loop.
 TARGET = 1.5
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.partition(":")[2].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def build_tree(target: Path) -> tuple[list[bytes], int, int]:

@@ -20,8 +20,9 @@ import platform
 import statistics
 import sys
 import time
-from pathlib import Path
 from typing import Any
+
+from _bench_common import cpu_model
 
 from skills_core.server import MemorySource, ServerConnection, SkillsServer
 
@@ -34,16 +35,6 @@ META = {
         "extensions": {"io.modelcontextprotocol/skills": {}}
     },
 }
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.partition(":")[2].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def catalog(count: int) -> dict[str, bytes]:

@@ -25,19 +25,19 @@ and removes ``PYTHONDONTWRITEBYTECODE`` from the children's environment.
 from __future__ import annotations
 
 import argparse
-import compileall
 import json
 import os
 import platform
 import statistics
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+from _bench_common import child_env, compile_bytecode, cpu_model
 
 REPO = Path(__file__).resolve().parents[2]
 PEERS = REPO / "tests" / "peers"
@@ -59,33 +59,6 @@ SERVE_MODULES = (
     "skills_core.cli, skills_core.server.handler, skills_core.server.filesystem, "
     "skills_core.adapters.asyncio_stdio"
 )
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.partition(":")[2].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def child_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
-    env.update(
-        FASTMCP_LOG_LEVEL="WARNING",
-        FASTMCP_CHECK_FOR_UPDATES="off",
-        FASTMCP_SHOW_SERVER_BANNER="false",
-    )
-    return env
-
-
-def compile_bytecode() -> None:
-    compileall.compile_dir(REPO / "skills_core", quiet=1, workers=0)
-    compileall.compile_dir(sysconfig.get_paths()["purelib"], quiet=1, workers=0)
 
 
 def write_spec_skill(root: Path) -> None:

@@ -32,18 +32,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
-import compileall
 import json
 import os
 import platform
 import statistics
 import sys
-import sysconfig
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from _bench_common import child_env, compile_bytecode, cpu_model
 
 REPO = Path(__file__).resolve().parents[2]
 PEERS = REPO / "tests" / "peers"
@@ -63,34 +63,6 @@ ONE_KB = b"".join(f"line {i:02d} ".encode() + b"x" * 55 + b"\n" for i in range(1
 assert len(ONE_KB) == 1024
 WRITE_CHUNK = 1 << 16
 READ_CHUNK = 1 << 16
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.partition(":")[2].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def child_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
-    env.update(
-        FASTMCP_LOG_LEVEL="WARNING",
-        FASTMCP_CHECK_FOR_UPDATES="off",
-        FASTMCP_SHOW_SERVER_BANNER="false",
-    )
-    return env
-
-
-def compile_bytecode() -> None:
-    """Make sure every module the children import has bytecode (this machine disables writing)."""
-    compileall.compile_dir(REPO / "skills_core", quiet=1, workers=0)
-    compileall.compile_dir(sysconfig.get_paths()["purelib"], quiet=1, workers=0)
 
 
 def request_line(request_id: int | str, method: str, params: dict[str, Any]) -> bytes:
