@@ -254,7 +254,7 @@ def _serve(args: argparse.Namespace) -> int:
     if omitted:  # stdout belongs to the protocol; stderr is for the operator (§1.7)
         _error(f"serve: {omitted} skill folder(s) left out; `skills-core manifest` says why")
     # A SkillsServer's results have string keys by construction: skip the endpoint's key walk.
-    serve_stdio(server.connection().handle, results_have_string_keys=True)
+    serve_stdio(server.connection(), results_have_string_keys=True)
     return EXIT_OK
 
 

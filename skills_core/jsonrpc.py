@@ -94,6 +94,8 @@ __all__ = [
     "JsonRpcErrorKind",
     # the endpoint
     "JsonRpcConnection",
+    "EncodedResult",
+    "encode_result",
     "NeedData",
     "NEED_DATA",
     # events
@@ -579,6 +581,71 @@ def _check_object(value: object, what: str) -> Mapping[str, object]:
 _UNSAFE_SEPARATORS: Final = (("\x85", "\\u0085"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
 
 
+def _encode_text(value: object, check_keys: bool) -> bytes:
+    """The compact UTF-8 JSON of ``value`` (raises LocalProtocolError), with no size check."""
+    try:
+        text = _ENCODER.encode(_to_json(value) if check_keys else value)
+        for char, escape in _UNSAFE_SEPARATORS:
+            if char in text:
+                text = text.replace(char, escape)
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise _not_serializable("a string contains a lone surrogate") from exc
+    except ValueError as exc:
+        raise _not_serializable(quote_for_message(str(exc))) from exc
+    except RecursionError as exc:
+        raise _not_serializable("the value is nested too deeply, or contains itself") from exc
+    except TypeError as exc:  # only without check_keys: _to_json refuses these itself
+        raise _not_serializable(quote_for_message(str(exc))) from exc
+
+
+@final
+class EncodedResult:
+    """A result object encoded once, to be sent in any number of responses.
+
+    Made only by :func:`encode_result`, so its bytes are always the compact JSON object this module
+    would write for the same result; :meth:`JsonRpcConnection.send_response` splices them into a
+    response without encoding the result again. A server that answers the same request many times
+    (the same file read over and over) saves most of the cost of a response this way.
+    """
+
+    __slots__ = ("_json",)
+
+    _json: bytes
+
+    def __init__(self) -> None:
+        raise TypeError("EncodedResult is made by encode_result(), not directly")
+
+    @property
+    def json(self) -> bytes:
+        """The encoded result object: compact UTF-8 JSON, no line break."""
+        return self._json
+
+    def __len__(self) -> int:
+        """Length of :attr:`json` in bytes."""
+        return len(self._json)
+
+    def __repr__(self) -> str:
+        return f"<EncodedResult of {len(self._json)} bytes>"
+
+
+def encode_result(result: Mapping[str, object], *, check_keys: bool = True) -> EncodedResult:
+    """Encode a result object once, for :meth:`JsonRpcConnection.send_response` to reuse.
+
+    Args:
+        result: The result object, exactly as ``send_response`` would take it.
+        check_keys: As in :meth:`JsonRpcConnection.send_response`.
+
+    Raises:
+        LocalProtocolError: ``result`` is not a mapping, or a value is not plain JSON. (The
+            message-size cap is a connection's, so ``send_response`` checks it.)
+    """
+    data = _encode_text(_check_object(result, "a result"), check_keys)
+    encoded = object.__new__(EncodedResult)
+    encoded._json = data
+    return encoded
+
+
 # --- the connection --------------------------------------------------------------------------
 
 
@@ -869,20 +936,9 @@ class JsonRpcConnection:
     # --- output ------------------------------------------------------------------------------
 
     def _encode(self, message: Mapping[str, object], *, check_keys: bool = True) -> bytes:
-        try:
-            text = _ENCODER.encode(_to_json(message) if check_keys else message)
-            for char, escape in _UNSAFE_SEPARATORS:
-                if char in text:
-                    text = text.replace(char, escape)
-            data = text.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise _not_serializable("a string contains a lone surrogate") from exc
-        except ValueError as exc:
-            raise _not_serializable(quote_for_message(str(exc))) from exc
-        except RecursionError as exc:
-            raise _not_serializable("the value is nested too deeply, or contains itself") from exc
-        except TypeError as exc:  # only without check_keys: _to_json refuses these itself
-            raise _not_serializable(quote_for_message(str(exc))) from exc
+        return self._checked_size(_encode_text(message, check_keys))
+
+    def _checked_size(self, data: bytes) -> bytes:
         if len(data) > self._max_message_size:
             raise LocalProtocolError(
                 f"cannot send a message of {len(data)} bytes: the maximum is "
@@ -943,13 +999,19 @@ class JsonRpcConnection:
         return self._encode(message)
 
     def send_response(
-        self, request_id: RequestId, result: Mapping[str, object], *, check_keys: bool = True
+        self,
+        request_id: RequestId,
+        result: Mapping[str, object] | EncodedResult,
+        *,
+        check_keys: bool = True,
     ) -> bytes:
         """Build the successful response to a request received from the peer.
 
         Args:
             request_id: The id of the request, as received.
-            result: The result object (MCP results are always objects).
+            result: The result object (MCP results are always objects), or one encoded before
+                with :func:`encode_result` (then only the id and the envelope are encoded; the
+                bytes are the same either way).
             check_keys: Walk ``result`` first to refuse object keys that are not strings, which
                 ``json.dumps`` would silently turn into strings. Everything else that is not
                 plain JSON (NaN, sets, bytes, lone surrogates) is refused either way. Pass
@@ -963,6 +1025,15 @@ class JsonRpcConnection:
             LocalProtocolError: An argument has the wrong type, a value is not plain JSON, or the
                 message is too large.
         """
+        if type(result) is EncodedResult:
+            # The bytes the dict below would encode to, key order included.
+            if type(request_id) is int:
+                encoded_id = str(request_id).encode()
+            else:
+                encoded_id = _encode_text(_check_request_id(request_id), False)
+            return self._checked_size(
+                b'{"jsonrpc":"2.0","id":' + encoded_id + b',"result":' + result._json + b"}"
+            )
         message: dict[str, object] = {
             "jsonrpc": "2.0",
             "id": _check_request_id(request_id),

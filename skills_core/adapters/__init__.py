@@ -3,12 +3,15 @@
 * :mod:`skills_core.adapters.asyncio_stdio` -- standard library only.
 * :mod:`skills_core.adapters.trio_stdio` -- needs the optional ``trio`` extra.
 
-Both offer the same shape: ``serve_stdio(handle)`` serves a request handler over stdin/stdout, and
+Both offer the same shape: ``serve_stdio(handle)`` serves a request handler (or, faster, a
+:class:`Responder` such as a :class:`~skills_core.server.ServerConnection`) over stdin/stdout, and
 ``open_stdio_client(argv, label=...)`` spawns a server command and yields a ``StdioClient`` with
 ``request(method, params, timeout=...)``. This package imports neither submodule, so importing it
-never imports trio.
+never imports trio. :mod:`skills_core.adapters.blocking_stdio` serves without an event loop.
 """
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from skills_core.adapters._core import Handler, Responder
+
+__all__ = ["Handler", "Responder"]

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TypeAlias, final
+from types import MappingProxyType
+from typing import Final, Protocol, TypeAlias, final
 
 from skills_core.errors import (
     JsonRpcError,
@@ -33,6 +34,7 @@ from skills_core.jsonrpc import (
     NEED_DATA,
     CancelRequested,
     ConnectionClosed,
+    EncodedResult,
     ErrorResponseReceived,
     InvalidMessage,
     InvalidResponse,
@@ -50,6 +52,7 @@ from skills_core.spec import ErrorCode
 
 __all__ = [
     "Handler",
+    "Responder",
     "ServerLoop",
     "ClientLoop",
     "Resolved",
@@ -65,15 +68,42 @@ __all__ = [
 Handler: TypeAlias = Callable[[dict[str, JSONValue]], Mapping[str, object] | None]
 
 
+class Responder(Protocol):
+    """A server connection that can also answer requests whose envelope was checked already.
+
+    :class:`~skills_core.server.ServerConnection` is one. Given one, :class:`ServerLoop` hands
+    each request's id, method and params to :meth:`answer_request` (no message object is rebuilt,
+    and a result encoded before is reused), and notifications to :meth:`handle`.
+    """
+
+    def handle(self, message: dict[str, JSONValue]) -> Mapping[str, object] | None:
+        """As a :data:`Handler`."""
+
+    def answer_request(
+        self, request_id: RequestId, method: str, params: dict[str, JSONValue] | None
+    ) -> Mapping[str, object] | EncodedResult:
+        """A response object, or the encoded result of a success; never raises."""
+
+
+#: What a handler that raised answers (the request's id is the loop's to send).
+_INTERNAL_ERROR: Final[Mapping[str, object]] = MappingProxyType(
+    {
+        "error": MappingProxyType(
+            {"code": int(ErrorCode.INTERNAL_ERROR), "message": "Internal error"}
+        )
+    }
+)
+
+
 @final
 class ServerLoop:
     """Server side: bytes from the client in, bytes for the client out."""
 
-    __slots__ = ("_check_keys", "_conn", "_handle")
+    __slots__ = ("_answer_request", "_check_keys", "_conn", "_handle")
 
     def __init__(
         self,
-        handle: Handler,
+        handle: Handler | Responder,
         *,
         max_message_size: int | None = None,
         results_have_string_keys: bool = False,
@@ -81,13 +111,19 @@ class ServerLoop:
         """Serve requests through ``handle``.
 
         Args:
-            handle: The request handler (see :data:`Handler`).
+            handle: The request handler (see :data:`Handler`), or a :class:`Responder` such as a
+                :class:`~skills_core.server.ServerConnection` (the faster way).
             max_message_size: The endpoint's message cap; ``None`` keeps its default.
             results_have_string_keys: The handler's results use only string object keys (true of
                 a :class:`~skills_core.server.SkillsServer`), so the endpoint may skip its key walk
                 (see :meth:`~skills_core.jsonrpc.JsonRpcConnection.send_response`).
         """
-        self._handle = handle
+        if callable(handle):
+            self._handle: Handler = handle
+            self._answer_request: Callable[..., Mapping[str, object] | EncodedResult] | None = None
+        else:
+            self._handle = handle.handle
+            self._answer_request = handle.answer_request
         self._check_keys = not results_have_string_keys
         self._conn = (
             JsonRpcConnection()
@@ -113,6 +149,12 @@ class ServerLoop:
                 out.append(reply)
 
     def _answer(self, event: object) -> bytes | None:
+        if type(event) is RequestReceived and self._answer_request is not None:
+            try:
+                answer = self._answer_request(event.id, event.method, event.params)
+            except Exception:  # noqa: BLE001 - as in _call
+                answer = _INTERNAL_ERROR
+            return self._send(event.id, answer)
         if isinstance(event, RequestReceived):
             message: dict[str, JSONValue] = {
                 "jsonrpc": "2.0",
@@ -140,18 +182,26 @@ class ServerLoop:
         try:
             return self._handle(message)
         except Exception:  # noqa: BLE001 - a handler bug must not kill the connection
-            return {
-                "jsonrpc": "2.0",
-                "id": message.get("id"),
-                "error": {"code": int(ErrorCode.INTERNAL_ERROR), "message": "Internal error"},
-            }
+            return _INTERNAL_ERROR
 
     def _respond(self, request_id: RequestId, message: dict[str, JSONValue]) -> bytes:
-        response = self._call(message)
+        return self._send(request_id, self._call(message))
+
+    def _send(
+        self, request_id: RequestId, response: Mapping[str, object] | EncodedResult | None
+    ) -> bytes:
         if response is None:
             return self._conn.send_error(
                 request_id, ErrorCode.INTERNAL_ERROR, "Internal error: no response"
             )
+        if type(response) is EncodedResult:
+            try:
+                return self._conn.send_response(request_id, response)
+            except LocalProtocolError:  # over the message cap
+                return self._conn.send_error(
+                    request_id, ErrorCode.INTERNAL_ERROR, "Internal error: unencodable result"
+                )
+        assert isinstance(response, Mapping)
         result = response.get("result")
         if isinstance(result, Mapping):
             try:

@@ -29,6 +29,7 @@ from skills_core.adapters._core import (
     Reply,
     Report,
     Resolved,
+    Responder,
     ServerLoop,
 )
 from skills_core.adapters._io import READ_CHUNK, SHUTDOWN_GRACE, report_to_stderr, write_all
@@ -40,7 +41,7 @@ __all__ = ["serve_stdio", "open_stdio_client", "StdioClient", "READ_CHUNK", "SHU
 
 
 async def serve_stdio(
-    handle: Handler,
+    handle: Handler | Responder,
     *,
     stdin_fd: int = 0,
     stdout_fd: int = 1,
@@ -53,7 +54,9 @@ async def serve_stdio(
     for pipes, ttys and regular files alike and keeps the event loop free.
 
     Args:
-        handle: The request handler, e.g. ``ServerConnection(server).handle``.
+        handle: The request handler, e.g. ``ServerConnection(server).handle``, or a
+            :class:`~skills_core.adapters._core.Responder` such as the
+            ``ServerConnection`` itself, which answers repeated reads faster.
         stdin_fd: Descriptor to read requests from.
         stdout_fd: Descriptor to write responses to (nothing else is ever written to it).
         max_message_size: The endpoint's message cap; ``None`` keeps the default.

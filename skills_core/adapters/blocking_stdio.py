@@ -15,14 +15,14 @@ import fcntl
 import os
 from typing import Final
 
-from skills_core.adapters._core import Handler, ServerLoop
+from skills_core.adapters._core import Handler, Responder, ServerLoop
 from skills_core.adapters._io import READ_CHUNK, write_all
 
 __all__ = ["serve_stdio", "READ_CHUNK"]
 
 
 def serve_stdio(
-    handle: Handler,
+    handle: Handler | Responder,
     *,
     stdin_fd: int = 0,
     stdout_fd: int = 1,
@@ -32,7 +32,9 @@ def serve_stdio(
     """Serve ``handle`` over newline-delimited JSON-RPC until end of input (or the client leaves).
 
     Args:
-        handle: The request handler, e.g. ``ServerConnection(server).handle``.
+        handle: The request handler, e.g. ``ServerConnection(server).handle``, or a
+            :class:`~skills_core.adapters._core.Responder` such as the
+            ``ServerConnection`` itself, which answers repeated reads faster.
         stdin_fd: Descriptor to read requests from.
         stdout_fd: Descriptor to write responses to (nothing else is ever written to it).
         max_message_size: The endpoint's message cap; ``None`` keeps the default.

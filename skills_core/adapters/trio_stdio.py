@@ -30,6 +30,7 @@ from skills_core.adapters._core import (
     Reply,
     Report,
     Resolved,
+    Responder,
     ServerLoop,
 )
 from skills_core.adapters._io import READ_CHUNK, SHUTDOWN_GRACE, report_to_stderr
@@ -41,7 +42,7 @@ __all__ = ["serve_stdio", "open_stdio_client", "StdioClient", "READ_CHUNK", "SHU
 
 
 async def serve_stdio(
-    handle: Handler,
+    handle: Handler | Responder,
     *,
     stdin_fd: int = 0,
     stdout_fd: int = 1,

@@ -61,7 +61,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Final, final
 
 from skills_core._version import __version__
-from skills_core.errors import URIError
+from skills_core.errors import LocalProtocolError, URIError
+from skills_core.jsonrpc import EncodedResult, RequestId, encode_result
 from skills_core.jsonvalue import JSONValue
 from skills_core.messages import (
     CacheHint,
@@ -163,6 +164,7 @@ class SkillsServer:
         "_capabilities",
         "_cursors",
         "_live",
+        "_reads",
         "_source",
         "cache_scope",
         "directory_read",
@@ -214,6 +216,7 @@ class SkillsServer:
         self._cache = CacheHint(ttl_ms=ttl_ms, scope=self.cache_scope, present=True)
         self._capabilities = server_capabilities(directory_read=self.directory_read)
         self._live = LiveCatalog(source.scan())
+        self._reads = _ReadCache()
 
     @classmethod
     def from_files(
@@ -303,6 +306,36 @@ class ServerConnection:
             if "id" not in message or not _is_request_id(request_id):
                 return None
             assert isinstance(request_id, str | int)
+            return _error_response(
+                request_id, _RpcError(ErrorCode.INTERNAL_ERROR, "Internal error")
+            )
+
+    def answer_request(
+        self, request_id: RequestId, method: str, params: dict[str, JSONValue] | None
+    ) -> dict[str, JSONValue] | EncodedResult:
+        """Answer one request whose envelope a JSON-RPC endpoint has already checked; never raises.
+
+        For transports built on :class:`~skills_core.jsonrpc.JsonRpcConnection`: pass the
+        ``id``, ``method`` and ``params`` of a :class:`~skills_core.jsonrpc.RequestReceived`. The
+        answer is the same as :meth:`handle` gives for that request, in one of two forms: a
+        JSON-RPC response object (a result or an error), or, for a success whose result was
+        encoded before (a file read again while unchanged), an
+        :class:`~skills_core.jsonrpc.EncodedResult` to pass to
+        :meth:`~skills_core.jsonrpc.JsonRpcConnection.send_response` with this ``request_id``.
+        """
+        try:
+            if params is None:
+                params = {}
+            if method == _RESOURCES_READ:
+                result = self._read_encoded(params)
+                if type(result) is EncodedResult:
+                    return result
+            else:
+                result = self._dispatch(method, params)
+            return {"jsonrpc": "2.0", "id": request_id, "result": result}
+        except _RpcError as error:
+            return _error_response(request_id, error)
+        except Exception:  # noqa: BLE001 - as in handle(): any failure becomes -32603
             return _error_response(
                 request_id, _RpcError(ErrorCode.INTERNAL_ERROR, "Internal error")
             )
@@ -498,6 +531,11 @@ class ServerConnection:
     # -- resources --------------------------------------------------------------------------------
 
     def _resources_read(self, params: _Params) -> tuple[dict[str, JSONValue], bool]:
+        uri, data, file_path = self._read_file(params)
+        return _read_body(uri, data, file_path), True
+
+    def _read_file(self, params: _Params) -> tuple[str, bytes, str]:
+        """The ``resources/read`` of ``params``: (uri, the file's bytes now, its path)."""
         uri = _uri_param(params)
         source = self.server.source
         resolved = self.server._live.resolve(uri)
@@ -512,9 +550,33 @@ class ServerConnection:
                     {"uri": uri},
                 )
             raise _not_found(uri)
-        name = file_path.rpartition("/")[2]
-        contents: list[JSONValue] = [encode_resource_contents(uri, data, mime_type_for(name))]
-        return {"contents": contents}, True
+        return uri, data, file_path
+
+    def _read_encoded(self, params: _Params) -> dict[str, JSONValue] | EncodedResult:
+        """The result of ``resources/read`` as :meth:`_dispatch` makes it, encoded and cached.
+
+        The file is read every time, as always; only when its bytes equal those of the cached
+        answer (same URI, era and server info) is the encoded result reused.
+        """
+        era = self._era(params)
+        uri, data, file_path = self._read_file(params)
+        server = self.server
+        key = (uri, era)
+        cached = server._reads.get(key)
+        if cached is not None and cached[0] == data and cached[1] is server.server_info:
+            return cached[2]
+        result = complete_result(
+            _read_body(uri, data, file_path),
+            era=era,
+            cache=server._cache,
+            server_info=server.server_info,
+        )
+        try:
+            encoded = encode_result(result, check_keys=False)
+        except LocalProtocolError:  # not for our results; if so, the caller's encoding says why
+            return result
+        server._reads.put(key, (data, server.server_info, encoded))
+        return encoded
 
     def _resources_list(self, params: _Params) -> tuple[dict[str, JSONValue], bool]:
         context = Method.RESOURCES_LIST.value
@@ -559,6 +621,49 @@ class ServerConnection:
         if next_cursor is not None:
             body["nextCursor"] = next_cursor
         return body, True
+
+
+def _read_body(uri: str, data: bytes, file_path: str) -> dict[str, JSONValue]:
+    name = file_path.rpartition("/")[2]
+    contents: list[JSONValue] = [encode_resource_contents(uri, data, mime_type_for(name))]
+    return {"contents": contents}
+
+
+_RESOURCES_READ: Final = Method.RESOURCES_READ.value
+#: Bytes of file content and encoded answers the read cache of a server may hold, and the largest
+#: file it caches: a hot set of small files, not a copy of the catalog.
+_READ_CACHE_BYTES: Final = 8 << 20
+_READ_CACHE_FILE: Final = 256 << 10
+
+_CachedRead = tuple[bytes, Implementation, EncodedResult]
+
+
+@final
+class _ReadCache:
+    """Encoded ``resources/read`` results by (URI, era), bounded in bytes, oldest out first."""
+
+    __slots__ = ("_entries", "_size")
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple[str, Era], _CachedRead] = {}
+        self._size = 0
+
+    def get(self, key: tuple[str, Era]) -> _CachedRead | None:
+        return self._entries.get(key)
+
+    def put(self, key: tuple[str, Era], value: _CachedRead) -> None:
+        entries = self._entries
+        old = entries.pop(key, None)
+        if old is not None:
+            self._size -= len(old[0]) + len(old[2])
+        if len(value[0]) > _READ_CACHE_FILE:
+            return
+        cost = len(value[0]) + len(value[2])
+        while entries and self._size + cost > _READ_CACHE_BYTES:
+            evicted = entries.pop(next(iter(entries)))
+            self._size -= len(evicted[0]) + len(evicted[2])
+        entries[key] = value
+        self._size += cost
 
 
 def _uri_param(params: _Params) -> str:
