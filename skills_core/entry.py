@@ -40,7 +40,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final, Literal, TypeAlias, final
-from urllib.parse import unquote
 
 from skills_core.digest import EMPTY_DIGEST, is_valid_digest
 from skills_core.errors import (
@@ -63,7 +62,7 @@ from skills_core.jsonvalue import (
 )
 from skills_core.names import skill_name_problem
 from skills_core.spec import DYNAMIC, MAX_RESOURCES, MAX_SAFE_INTEGER, MAX_TOTAL_BYTES
-from skills_core.uri import SkillURI
+from skills_core.uri import SkillURI, percent_decode
 
 __all__ = [
     "Limits",
@@ -227,7 +226,7 @@ def _collision_key(file_path: str) -> str:
     """What a file path becomes on a case-insensitive, normalising filesystem (WG-06)."""
     if file_path.isascii() and "%" not in file_path:
         return file_path.lower()  # casefold and NFC are the identity on ASCII beyond lowercasing
-    decoded = unquote(file_path)
+    decoded = percent_decode(file_path)
     return unicodedata.normalize("NFC", unicodedata.normalize("NFC", decoded).casefold())
 
 

@@ -57,6 +57,7 @@ __all__ = [
     "resolve_directory_reference",
     "encode_path_segment",
     "check_path_segment",
+    "percent_decode",
 ]
 
 #: Longest URI or reference accepted, in characters. Real skill URIs are well under 300 characters;
@@ -78,6 +79,24 @@ _ALLOWED_ASCII: Final = frozenset(
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@"
 )
 _HEX: Final = frozenset("0123456789abcdefABCDEF")
+_ESCAPES_RE: Final = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
+
+
+def percent_decode(text: str, *, errors: str = "replace") -> str:
+    """Decode the ``%XX`` escapes of ``text`` as UTF-8, as ``urllib.parse.unquote`` does.
+
+    The same result as ``unquote(text, errors=errors)``: a ``%`` not followed by two hex digits
+    stays as it is, other characters are kept, and each run of escapes is decoded with
+    ``errors`` (``"strict"`` raises :class:`UnicodeDecodeError`). Written here so that nothing
+    on a server's start-up path imports :mod:`urllib.parse` (and :mod:`ipaddress` with it).
+    """
+    if "%" not in text:
+        return text
+    return _ESCAPES_RE.sub(
+        lambda run: bytes.fromhex(run.group().replace("%", "")).decode("utf-8", errors), text
+    )
+
+
 # Unicode categories refused anywhere: controls, format characters (bidi, zero-width, tags),
 # surrogates, private use, and every kind of separator / whitespace.
 _BAD_CATEGORIES: Final = frozenset({"Cc", "Cf", "Cs", "Co", "Zs", "Zl", "Zp"})

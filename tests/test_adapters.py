@@ -433,3 +433,31 @@ def test_blocking_serve_stdio_to_a_regular_file(tmp_path: Path) -> None:
     with requests.open("rb") as stdin, answers.open("wb") as stdout:
         blocking_stdio.serve_stdio(echo, stdin_fd=stdin.fileno(), stdout_fd=stdout.fileno())
     assert len(answers.read_bytes().splitlines()) == len(EXPECTED)
+
+
+def test_serve_start_up_imports_stay_lean(tmp_path: Path) -> None:
+    """What `skills-core serve` imports before its first answer leaves out slow stdlib modules.
+
+    urllib.parse (which imports ipaddress), pathlib, shutil and asyncio together cost ~15 ms of
+    start-up (issue 6 allows 100 ms over bare python); run without site, so only our imports count.
+    """
+    import subprocess
+
+    (tmp_path / "demo").mkdir()
+    (tmp_path / "demo" / "SKILL.md").write_bytes(b"---\nname: demo\ndescription: d\n---\n")
+    code = (
+        "import sys\n"
+        "from skills_core.cli import main\n"
+        f"sys.argv = ['skills-core', 'serve', {str(tmp_path)!r}]\n"
+        "code = main()\n"
+        "heavy = ('urllib.parse', 'ipaddress', 'pathlib', 'shutil', 'asyncio', 'tempfile')\n"
+        "print(sorted(m for m in heavy if m in sys.modules), file=sys.stderr)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-S", "-c", code],
+        input=b"",
+        capture_output=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+    )
+    assert result.stderr.decode().strip().splitlines()[-1] == "[]"

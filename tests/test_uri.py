@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import socket
+from urllib.parse import unquote
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from skills_core import (
     SkillURI,
@@ -17,7 +20,7 @@ from skills_core import (
     resolve_reference,
     skill_root,
 )
-from skills_core.uri import MAX_URI_LENGTH
+from skills_core.uri import MAX_URI_LENGTH, percent_decode
 
 REFUNDS = "skill://acme/billing/refunds/SKILL.md"
 GIT = "skill://git-workflow/SKILL.md"
@@ -455,3 +458,32 @@ def test_file_path_of_non_string() -> None:
     with pytest.raises(URIError) as info:
         parse_skill_uri(GIT).file_path_of(None)  # type: ignore[arg-type]
     assert info.value.kind is URIErrorKind.MALFORMED
+
+
+# Escapes, stray '%', hex-looking text and non-ASCII, so every branch of unquote is reached.
+_PIECES = ["%", "%2", "%C3", "%A9", "%e2%80", "%ff", "%41", "%4", "x", "/", "é", "\u2028", "%%"]
+_PERCENT_TEXT = st.lists(st.sampled_from(_PIECES), max_size=12).map("".join) | st.text(max_size=30)
+
+
+@given(_PERCENT_TEXT)
+def test_percent_decode_is_unquote(text: str) -> None:
+    """Our decoder (kept so start-up never imports urllib.parse) agrees with unquote."""
+    assert percent_decode(text) == unquote(text)
+    try:
+        expected: str | None = unquote(text, errors="strict")
+    except UnicodeDecodeError:
+        expected = None
+    try:
+        got: str | None = percent_decode(text, errors="strict")
+    except UnicodeDecodeError:
+        got = None
+    assert got == expected
+
+
+def test_percent_decode_examples() -> None:
+    assert percent_decode("caf%C3%A9%20x") == "café x"
+    assert percent_decode("100%") == "100%"
+    assert percent_decode("%zz%4") == "%zz%4"
+    assert percent_decode("%C3x%A9") == "\ufffdx\ufffd"
+    with pytest.raises(UnicodeDecodeError):
+        percent_decode("%C3", errors="strict")

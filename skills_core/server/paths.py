@@ -27,10 +27,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from typing import Final
-from urllib.parse import unquote
 
 from skills_core.errors import URIError
-from skills_core.uri import MAX_URI_LENGTH, encode_path_segment
+from skills_core.uri import MAX_URI_LENGTH, encode_path_segment, percent_decode
 
 __all__ = [
     "DEFAULT_SCHEME",
@@ -117,7 +116,7 @@ def decode_segment(segment: str, *, first: bool = False) -> str | None:
             return None
         return segment
     try:
-        name = unquote(segment, errors="strict")
+        name = percent_decode(segment, errors="strict")
     except UnicodeDecodeError:
         return None
     try:
