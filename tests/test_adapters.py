@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import sys
@@ -461,3 +462,41 @@ def test_serve_start_up_imports_stay_lean(tmp_path: Path) -> None:
         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
     )
     assert result.stderr.decode().strip().splitlines()[-1] == "[]"
+
+
+@pytest.mark.parametrize("flavour", ["blocking", *FLAVOURS])
+def test_every_serve_stdio_takes_a_server_connection(flavour: str) -> None:
+    """A ServerConnection (a Responder) is served directly, repeated reads included."""
+    from server_helpers import KEY, request, spec_files
+
+    from skills_core.adapters import blocking_stdio
+    from skills_core.server import SkillsServer
+
+    connection = SkillsServer.from_files(spec_files(), cursor_key=KEY).connection()
+    read = request("resources/read", {"uri": "skill://pdf-processing/SKILL.md"})
+    wire = b"".join(json.dumps({**read, "id": n}).encode() + b"\n" for n in range(3))
+    in_read, in_write = os.pipe()
+    out_read, out_write = os.pipe()
+    os.write(in_write, wire)
+    os.close(in_write)
+
+    async def body() -> None:
+        if flavour == "asyncio":
+            await asyncio_stdio.serve_stdio(connection, stdin_fd=in_read, stdout_fd=out_write)
+        else:
+            await trio_stdio.serve_stdio(connection, stdin_fd=in_read, stdout_fd=out_write)
+
+    try:
+        if flavour == "blocking":
+            blocking_stdio.serve_stdio(connection, stdin_fd=in_read, stdout_fd=out_write)
+        else:
+            run(flavour, body)
+    finally:
+        os.close(in_read)
+        os.close(out_write)
+    with os.fdopen(out_read, "rb") as out:
+        answers = [json.loads(line) for line in out.read().splitlines()]
+    assert [a["id"] for a in answers] == [0, 1, 2]
+    texts = {a["result"]["contents"][0]["text"] for a in answers}
+    assert len(texts) == 1
+    assert texts.pop().startswith("---\nname: pdf-processing")
