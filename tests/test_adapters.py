@@ -332,29 +332,37 @@ def test_importing_skills_core_does_not_import_trio() -> None:
     assert result.stdout.strip() == "False"
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_serve_stdio_in_process_over_pipes(flavour: str) -> None:
-    """serve_stdio answers everything, writes nothing but responses, and returns at end of input."""
+def serve_over_pipes(wire: bytes, serve: Callable[[int, int], None]) -> list[bytes]:
+    """Run ``serve(stdin_fd, stdout_fd)`` with ``wire`` as its whole input; return its lines."""
     in_read, in_write = os.pipe()
     out_read, out_write = os.pipe()
-    os.write(in_write, WIRE)
+    os.write(in_write, wire)
     os.close(in_write)
-
-    async def body() -> None:
-        if flavour == "asyncio":
-            await asyncio_stdio.serve_stdio(echo, stdin_fd=in_read, stdout_fd=out_write)
-        else:
-            await trio_stdio.serve_stdio(
-                echo, stdin_fd=in_read, stdout_fd=out_write, max_message_size=4096
-            )
-
     try:
-        run(flavour, body)
+        serve(in_read, out_write)
     finally:
         os.close(in_read)
         os.close(out_write)
     with os.fdopen(out_read, "rb") as out:
-        lines = out.read().splitlines()
+        return out.read().splitlines()
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_serve_stdio_in_process_over_pipes(flavour: str) -> None:
+    """serve_stdio answers everything, writes nothing but responses, and returns at end of input."""
+
+    def serve(stdin_fd: int, stdout_fd: int) -> None:
+        async def body() -> None:
+            if flavour == "asyncio":
+                await asyncio_stdio.serve_stdio(echo, stdin_fd=stdin_fd, stdout_fd=stdout_fd)
+            else:
+                await trio_stdio.serve_stdio(
+                    echo, stdin_fd=stdin_fd, stdout_fd=stdout_fd, max_message_size=4096
+                )
+
+        run(flavour, body)
+
+    lines = serve_over_pipes(WIRE, serve)
     assert len(lines) == len(EXPECTED)
     for line, prefix in zip(lines, EXPECTED, strict=True):
         assert line.startswith(prefix), line
@@ -475,27 +483,20 @@ def test_every_serve_stdio_takes_a_server_connection(flavour: str) -> None:
     connection = SkillsServer.from_files(spec_files(), cursor_key=KEY).connection()
     read = request("resources/read", {"uri": "skill://pdf-processing/SKILL.md"})
     wire = b"".join(json.dumps({**read, "id": n}).encode() + b"\n" for n in range(3))
-    in_read, in_write = os.pipe()
-    out_read, out_write = os.pipe()
-    os.write(in_write, wire)
-    os.close(in_write)
 
-    async def body() -> None:
-        if flavour == "asyncio":
-            await asyncio_stdio.serve_stdio(connection, stdin_fd=in_read, stdout_fd=out_write)
-        else:
-            await trio_stdio.serve_stdio(connection, stdin_fd=in_read, stdout_fd=out_write)
+    def serve(stdin_fd: int, stdout_fd: int) -> None:
+        async def body() -> None:
+            if flavour == "asyncio":
+                await asyncio_stdio.serve_stdio(connection, stdin_fd=stdin_fd, stdout_fd=stdout_fd)
+            else:
+                await trio_stdio.serve_stdio(connection, stdin_fd=stdin_fd, stdout_fd=stdout_fd)
 
-    try:
         if flavour == "blocking":
-            blocking_stdio.serve_stdio(connection, stdin_fd=in_read, stdout_fd=out_write)
+            blocking_stdio.serve_stdio(connection, stdin_fd=stdin_fd, stdout_fd=stdout_fd)
         else:
             run(flavour, body)
-    finally:
-        os.close(in_read)
-        os.close(out_write)
-    with os.fdopen(out_read, "rb") as out:
-        answers = [json.loads(line) for line in out.read().splitlines()]
+
+    answers = [json.loads(line) for line in serve_over_pipes(wire, serve)]
     assert [a["id"] for a in answers] == [0, 1, 2]
     texts = {a["result"]["contents"][0]["text"] for a in answers}
     assert len(texts) == 1
