@@ -252,3 +252,14 @@ def test_the_fast_path_fed_byte_by_byte_writes_the_same() -> None:
     pieces = b"".join(loop.feed(data[i : i + 1])[0] for i in range(len(data)))
     assert pieces == whole
     assert [a["id"] for a in answers(whole)] == [1, 2, 3]
+
+
+def test_answer_request_called_directly_with_bad_params_is_invalid_params() -> None:
+    connection = make_server().connection()
+    for params in ([1], "x", 3):
+        answer = connection.answer_request(5, "resources/read", params)  # type: ignore[arg-type]
+        assert answer == {
+            "jsonrpc": "2.0",
+            "id": 5,
+            "error": {"code": -32602, "message": "params must be an object (named parameters)"},
+        }

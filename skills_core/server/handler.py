@@ -326,6 +326,8 @@ class ServerConnection:
         try:
             if params is None:
                 params = {}
+            elif type(params) is not dict:  # an endpoint never passes these; a caller might
+                raise _invalid_params("params must be an object (named parameters)")
             if method == _RESOURCES_READ:
                 result = self._read_encoded(params)
                 if type(result) is EncodedResult:
