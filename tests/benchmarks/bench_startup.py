@@ -57,7 +57,7 @@ LIST_REQUEST = (
 )
 SERVE_MODULES = (
     "skills_core.cli, skills_core.server.handler, skills_core.server.filesystem, "
-    "skills_core.adapters.asyncio_stdio"
+    "skills_core.adapters.blocking_stdio"
 )
 
 
