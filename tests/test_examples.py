@@ -43,3 +43,55 @@ def test_validate_entry_example_on_a_bad_listing(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert "INVALID     skill://pdf-processing/SKILL.md" in result.stdout
     assert "/resources: 'resources' must be an array" in result.stdout
+
+
+def test_tcp_server_example_answers_two_clients(tmp_path: Path) -> None:
+    """The TCP example serves skills to several clients, each with its own connection."""
+    import socket
+
+    for path, data in ex.FILES.items():
+        target = tmp_path / "pdf-processing" / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    process = subprocess.Popen(
+        [sys.executable, str(ROOT / "examples" / "tcp_server.py"), str(tmp_path), "--port", "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    try:
+        assert process.stdout is not None
+        host, port = process.stdout.readline().split()[-1].rsplit(":", 1)
+        meta = {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }
+        uri = "skill://pdf-processing/templates/invoice.md"
+        for client in range(2):
+            with socket.create_connection((host, int(port)), timeout=10) as sock:
+                lines = [
+                    {
+                        "jsonrpc": "2.0",
+                        "id": n,
+                        "method": "resources/read",
+                        "params": {"uri": uri, "_meta": meta},
+                    }
+                    for n in range(2)
+                ] + [
+                    {"jsonrpc": "2.0", "id": 9, "method": "skills/list", "params": {"_meta": meta}}
+                ]
+                sock.sendall(b"".join(json.dumps(m).encode() + b"\n" for m in lines))
+                sock.shutdown(socket.SHUT_WR)
+                received = b""
+                while chunk := sock.recv(1 << 16):
+                    received += chunk
+            answers = [json.loads(line) for line in received.splitlines()]
+            assert [a["id"] for a in answers] == [0, 1, 9], client
+            texts = [a["result"]["contents"][0]["text"].encode() for a in answers[:2]]
+            assert texts == [ex.FILES["templates/invoice.md"]] * 2
+            assert answers[2]["result"]["skills"][0]["uri"] == "skill://pdf-processing/SKILL.md"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        if process.stdout is not None:
+            process.stdout.close()

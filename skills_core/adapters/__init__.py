@@ -8,10 +8,13 @@ Both offer the same shape: ``serve_stdio(handle)`` serves a request handler (or,
 ``open_stdio_client(argv, label=...)`` spawns a server command and yields a ``StdioClient`` with
 ``request(method, params, timeout=...)``. This package imports neither submodule, so importing it
 never imports trio. :mod:`skills_core.adapters.blocking_stdio` serves without an event loop.
+
+For a transport of your own (a socket, a pipe pair, an HTTP body), :class:`ServerLoop` is the whole
+server side without I/O: bytes received in, bytes to send out (see ``examples/tcp_server.py``).
 """
 
 from __future__ import annotations
 
-from skills_core.adapters._core import Handler, Responder
+from skills_core.adapters._core import Handler, Responder, ServerLoop
 
-__all__ = ["Handler", "Responder"]
+__all__ = ["Handler", "Responder", "ServerLoop"]
