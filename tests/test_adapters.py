@@ -15,15 +15,15 @@ import pytest
 import trio
 
 from skills_core.adapters import asyncio_stdio, trio_stdio
-from skills_core.adapters._core import (
+from skills_core.adapters._client import (
     ClientLoop,
     Failed,
     GiveUp,
     Reply,
     Report,
     Resolved,
-    ServerLoop,
 )
+from skills_core.adapters._core import ServerLoop
 from skills_core.errors import JsonRpcError, TransportError
 from skills_core.jsonvalue import JSONValue
 
@@ -459,7 +459,8 @@ def test_serve_start_up_imports_stay_lean(tmp_path: Path) -> None:
         "from skills_core.cli import main\n"
         f"sys.argv = ['skills-core', 'serve', {str(tmp_path)!r}]\n"
         "code = main()\n"
-        "heavy = ('urllib.parse', 'ipaddress', 'pathlib', 'shutil', 'asyncio', 'tempfile')\n"
+        "heavy = ('urllib.parse', 'ipaddress', 'pathlib', 'shutil', 'asyncio', 'tempfile',\n"
+        "         'skills_core.adapters._client', 'skills_core.host')\n"
         "print(sorted(m for m in heavy if m in sys.modules), file=sys.stderr)\n"
     )
     result = subprocess.run(

@@ -20,18 +20,16 @@ import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import final
 
-from skills_core.adapters._core import (
+from skills_core.adapters._client import (
     ClientLoop,
     ClientOutcome,
     Failed,
     GiveUp,
-    Handler,
     Reply,
     Report,
     Resolved,
-    Responder,
-    ServerLoop,
 )
+from skills_core.adapters._core import Handler, Responder, ServerLoop
 from skills_core.adapters._io import READ_CHUNK, SHUTDOWN_GRACE, report_to_stderr, write_all
 from skills_core.errors import SkillsError, TransportError
 from skills_core.jsonrpc import RequestId

@@ -21,18 +21,16 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "skills_core.adapters.trio_stdio needs trio: pip install 'skills-core[trio]'"
     ) from exc
 
-from skills_core.adapters._core import (
+from skills_core.adapters._client import (
     ClientLoop,
     ClientOutcome,
     Failed,
     GiveUp,
-    Handler,
     Reply,
     Report,
     Resolved,
-    Responder,
-    ServerLoop,
 )
+from skills_core.adapters._core import Handler, Responder, ServerLoop
 from skills_core.adapters._io import READ_CHUNK, SHUTDOWN_GRACE, report_to_stderr
 from skills_core.errors import SkillsError, TransportError
 from skills_core.jsonrpc import RequestId
