@@ -263,3 +263,46 @@ def test_answer_request_called_directly_with_bad_params_is_invalid_params() -> N
             "id": 5,
             "error": {"code": -32602, "message": "params must be an object (named parameters)"},
         }
+
+
+# Requirement rows: ERR-04
+def test_a_failure_inside_answer_request_is_internal_error_ERR_04(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    server = make_server()
+
+    def broken(*args: object) -> bytes:
+        raise RuntimeError("/secret/path exploded")
+
+    monkeypatch.setattr(server.source, "read", broken)
+    answer = server.connection().answer_request(
+        3, "resources/read", request("x")["params"] | {"uri": READ}
+    )
+    assert answer == {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "error": {"code": -32603, "message": "Internal error"},
+    }
+
+
+def test_a_result_that_cannot_be_pre_encoded_goes_the_normal_way(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """If encode_result ever refused a result, the answer is the plain response, encoded as usual."""
+    import skills_core.server.handler as handler_module
+
+    def refuse(result: object, *, check_keys: bool = True) -> EncodedResult:
+        raise LocalProtocolError("no", kind=JsonRpcErrorKind.NOT_SERIALIZABLE)
+
+    monkeypatch.setattr(handler_module, "encode_result", refuse)
+    data = lines(request("resources/read", {"uri": READ}), request("resources/read", {"uri": READ}))
+    fast, slow = both(data)
+    assert fast == slow
+    assert [a["result"]["contents"][0]["uri"] for a in answers(fast)] == [READ, READ]
+    server = make_server()
+    answer = server.connection().answer_request(
+        4, "resources/read", request("x")["params"] | {"uri": READ}
+    )
+    assert isinstance(answer, dict)
+    assert answer["id"] == 4
+    assert server._reads._entries == {}
