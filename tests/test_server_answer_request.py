@@ -306,3 +306,24 @@ def test_a_result_that_cannot_be_pre_encoded_goes_the_normal_way(
     assert isinstance(answer, dict)
     assert answer["id"] == 4
     assert server._reads._entries == {}
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.binary(max_size=64)
+    | st.text(
+        alphabet=st.sampled_from(["a", "\n", "\x00", "\x85", "\u2028", "\u2029", "é", '"', "\\"]),
+        max_size=40,
+    ).map(str.encode),
+    st.sampled_from(["f.md", "f.bin", "f.json", "F"]),
+)
+def test_any_file_content_gives_the_same_bytes_both_ways(content: bytes, name: str) -> None:
+    """Text, blob, escapes and line separators: the cached encoding is the normal encoding."""
+    files = {"s/SKILL.md": b"---\nname: s\ndescription: d\n---\n", f"s/{name}": content}
+    read = request("resources/read", {"uri": f"skill://s/{name}"})
+    data = lines(read, read, {**read, "id": "x"})
+    fast, slow = both(data, files)
+    assert fast == slow
+    first, second, third = answers(fast)
+    assert first == second
+    assert third["id"] == "x"
