@@ -1027,8 +1027,8 @@ class JsonRpcConnection:
         """
         if type(result) is EncodedResult:
             # The bytes the dict below would encode to, key order included.
-            if type(request_id) is int:
-                encoded_id = str(request_id).encode()
+            if type(request_id) is int and -(1 << 53) < request_id < 1 << 53:
+                encoded_id = str(request_id).encode()  # what json writes, without its overhead
             else:
                 encoded_id = _encode_text(_check_request_id(request_id), False)
             return self._checked_size(

@@ -327,3 +327,13 @@ def test_any_file_content_gives_the_same_bytes_both_ways(content: bytes, name: s
     first, second, third = answers(fast)
     assert first == second
     assert third["id"] == "x"
+
+
+def test_an_id_too_long_to_write_is_refused_the_same_way() -> None:
+    """A 5,000-digit integer id is past Python's int-to-text limit: a typed error either way."""
+    conn = JsonRpcConnection()
+    huge = 10**5000  # Python 3.11 refuses int-to-text past 4,300 digits
+    for result in ({}, encode_result({})):
+        with pytest.raises(LocalProtocolError) as info:
+            conn.send_response(huge, result)
+        assert info.value.kind is JsonRpcErrorKind.NOT_SERIALIZABLE
