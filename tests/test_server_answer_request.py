@@ -333,7 +333,8 @@ def test_an_id_too_long_to_write_is_refused_the_same_way() -> None:
     """A 5,000-digit integer id is past Python's int-to-text limit: a typed error either way."""
     conn = JsonRpcConnection()
     huge = 10**5000  # Python 3.11 refuses int-to-text past 4,300 digits
-    for result in ({}, encode_result({})):
+    results: list[dict[str, object] | EncodedResult] = [{}, encode_result({})]
+    for result in results:
         with pytest.raises(LocalProtocolError) as info:
             conn.send_response(huge, result)
         assert info.value.kind is JsonRpcErrorKind.NOT_SERIALIZABLE
