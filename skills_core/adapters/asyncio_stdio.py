@@ -53,7 +53,7 @@ async def serve_stdio(
 
     Args:
         handle: The request handler, e.g. ``ServerConnection(server).handle``, or a
-            :class:`~skills_core.adapters._core.Responder` such as the
+            :class:`~skills_core.adapters.Responder` such as the
             ``ServerConnection`` itself, which answers repeated reads faster.
         stdin_fd: Descriptor to read requests from.
         stdout_fd: Descriptor to write responses to (nothing else is ever written to it).

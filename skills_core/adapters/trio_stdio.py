@@ -49,7 +49,9 @@ async def serve_stdio(
 ) -> None:
     """Serve ``handle`` over newline-delimited JSON-RPC on two file descriptors until end of input.
 
-    The descriptors are duplicated, so closing the streams leaves the originals open.
+    ``handle`` is a request handler (``ServerConnection(server).handle``) or, faster, a
+    :class:`~skills_core.adapters.Responder` such as the ``ServerConnection`` itself. The
+    descriptors are duplicated, so closing the streams leaves the originals open.
     """
     core = ServerLoop(
         handle,
