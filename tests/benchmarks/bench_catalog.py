@@ -26,6 +26,12 @@ median, and the fastest and slowest round (the spread):
   ``refresh()`` costs when little changed);
 * **frontmatter only** (for information): ``parse_frontmatter`` + ``validate_frontmatter`` of the
   distinct ``SKILL.md`` files, from memory: the part of the cold build that is YAML parsing.
+
+Then a breakdown of the cold build, in CPU time (``time.process_time``), 15 interleaved rounds
+against the same plain loop: the walk with its reads and hashes alone (the source's snapshot),
+building a catalog from that snapshot with a fresh builder (parsing, validating, objects), the
+same with a warm builder (objects only), and the time the garbage collector spends during a cold
+build (``gc.callbacks``).
 """
 
 from __future__ import annotations
@@ -47,7 +53,7 @@ from _bench_common import cpu_model
 from skills_core.errors import FrontmatterError
 from skills_core.frontmatter import parse_frontmatter
 from skills_core.names import is_valid_skill_name
-from skills_core.server import FilesystemSource
+from skills_core.server import CatalogBuilder, FilesystemSource
 from skills_core.validation import Severity, validate_frontmatter
 
 CORPUS = Path(os.environ.get("SKILLS_CORPUS", "/work/shared/corpus/skill-md"))
@@ -181,8 +187,61 @@ def main() -> None:
             f"\ntarget (issue 4): cold build <= {TARGET}x plain: {ratio:.2f}x ({verdict}); "
             "ratio range is per round, against that round's plain run"
         )
+        breakdown(tree)
     finally:
         shutil.rmtree(workdir)
+
+
+def breakdown(tree: Path) -> None:
+    """Print where the cold build's CPU time goes, as fractions of the plain loop's."""
+    snapshot = FilesystemSource([tree])._snapshot(0, "")  # the walk, reads and hashes
+    warm = CatalogBuilder()
+    warm.build([snapshot])
+    gc_seconds = [0.0]
+    started = [0.0]
+
+    def on_gc(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            started[0] = time.process_time()
+        else:
+            gc_seconds[0] += time.process_time() - started[0]
+
+    def cold_build_with_gc_clock() -> object:
+        gc.callbacks.append(on_gc)
+        try:
+            return CatalogBuilder().build([snapshot])
+        finally:
+            gc.callbacks.remove(on_gc)
+
+    measures: dict[str, Callable[[], object]] = {
+        "plain loop": lambda: plain(tree),
+        "walk, reads and hashes (snapshot)": lambda: FilesystemSource([tree])._snapshot(0, ""),
+        "build from the snapshot, cold": cold_build_with_gc_clock,
+        "build from the snapshot, warm (objects only)": lambda: warm.build([snapshot]),
+        "cold scan (both)": lambda: FilesystemSource([tree]).scan(),
+    }
+    samples: dict[str, list[float]] = {name: [] for name in measures}
+    gc_samples: list[float] = []
+    for _ in range(15):
+        for name, action in measures.items():
+            gc.collect()
+            gc_seconds[0] = 0.0
+            start = time.process_time()
+            result = action()
+            samples[name].append(time.process_time() - start)
+            del result
+            if name == "build from the snapshot, cold":
+                gc_samples.append(gc_seconds[0])
+    base = statistics.median(samples["plain loop"])
+    print("\nbreakdown, CPU time, median of 15 interleaved rounds (x = fraction of the plain loop)")
+    for name, times in samples.items():
+        seconds = statistics.median(times)
+        print(f"  {name:<46} {seconds * 1e3:7.1f}ms {seconds / base:6.2f}x")
+    collected = statistics.median(gc_samples)
+    print(
+        f"  {'garbage collection during the cold build':<46} {collected * 1e3:7.1f}ms "
+        f"{collected / base:6.2f}x"
+    )
 
 
 if __name__ == "__main__":
