@@ -1085,15 +1085,7 @@ class _Parser:
             self._end_of_line(j, end)
             return text, j + 1
         if char in "[{":
-            value, j, end = self._flow(i, col, parent, path, depth + 1)
-            after = _skip_spaces(lines[j], end)
-            if lines[j][after : after + 1] == ":":
-                raise self.error(
-                    "complex keys (a collection as a key) are not supported",
-                    "unsupported",
-                    i,
-                    col,
-                )
+            value, j, end = self._flow_not_key(i, col, parent, path, depth)
             self._end_of_line(j, end)
             return value, j + 1
         if char in "|>":
@@ -1412,16 +1404,7 @@ class _Parser:
         char = line[col]
         key: str
         if char in "[{":
-            value, j, end = self._flow(i, col, parent, path, depth + 1)
-            after = _skip_spaces(lines[j], end)
-            if lines[j][after : after + 1] == ":":
-                raise self.error(
-                    "complex keys (a collection as a key) are not supported",
-                    "unsupported",
-                    i,
-                    col,
-                )
-            return value, j, end
+            return self._flow_not_key(i, col, parent, path, depth)
         if char in "\"'":
             text, j, end = self._quoted(i, col, parent)
             after = _skip_spaces(lines[j], end)
@@ -1484,6 +1467,19 @@ class _Parser:
             elif char != "}":
                 raise self.error("expected ',' or '}' in a flow mapping", "syntax", i, col)
         return result, i, col + 1
+
+    def _flow_not_key(
+        self, i: int, col: int, parent: int, path: Path, depth: int
+    ) -> tuple[JSONValue, int, int]:
+        """A flow collection at ``depth``, refused if a ``:`` follows it (it would be a key)."""
+        value, j, end = self._flow(i, col, parent, path, depth + 1)
+        line = self.lines[j]
+        after = _skip_spaces(line, end)
+        if line[after : after + 1] == ":":
+            raise self.error(
+                "complex keys (a collection as a key) are not supported", "unsupported", i, col
+            )
+        return value, j, end
 
     def _flow_key(self, i: int, col: int, parent: int, path: Path) -> tuple[str, int, int]:
         """A key inside a flow mapping: a quoted or plain scalar on one line."""

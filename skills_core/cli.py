@@ -87,21 +87,22 @@ class _Parser(argparse.ArgumentParser):
         raise CliError(f"{self.prog}: {message} (see --help)", EXIT_USAGE)
 
 
-def _positive_int(text: str) -> int:
+def _whole_number(text: str) -> int:
     try:
-        value = int(text)
+        return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+
+
+def _positive_int(text: str) -> int:
+    value = _whole_number(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
     return value
 
 
 def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    value = _whole_number(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"{text!r} must not be negative")
     return value

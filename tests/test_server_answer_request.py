@@ -24,6 +24,8 @@ from skills_core.server import MemorySource, SkillsServer
 
 READ = "skill://pdf-processing/templates/invoice.md"
 SKILL = "skill://pdf-processing/SKILL.md"
+#: The params of a modern resources/read of READ.
+READ_PARAMS = request("resources/read", {"uri": READ})["params"]
 
 
 def make_server(files: dict[str, bytes] | None = None) -> SkillsServer:
@@ -275,9 +277,7 @@ def test_a_failure_inside_answer_request_is_internal_error_ERR_04(
         raise RuntimeError("/secret/path exploded")
 
     monkeypatch.setattr(server.source, "read", broken)
-    answer = server.connection().answer_request(
-        3, "resources/read", request("x")["params"] | {"uri": READ}
-    )
+    answer = server.connection().answer_request(3, "resources/read", READ_PARAMS)
     assert answer == {
         "jsonrpc": "2.0",
         "id": 3,
@@ -300,9 +300,7 @@ def test_a_result_that_cannot_be_pre_encoded_goes_the_normal_way(
     assert fast == slow
     assert [a["result"]["contents"][0]["uri"] for a in answers(fast)] == [READ, READ]
     server = make_server()
-    answer = server.connection().answer_request(
-        4, "resources/read", request("x")["params"] | {"uri": READ}
-    )
+    answer = server.connection().answer_request(4, "resources/read", READ_PARAMS)
     assert isinstance(answer, dict)
     assert answer["id"] == 4
     assert server._reads._entries == {}

@@ -657,15 +657,19 @@ class _ReadCache:
         entries = self._entries
         old = entries.pop(key, None)
         if old is not None:
-            self._size -= len(old[0]) + len(old[2])
+            self._size -= _cost(old)
         if len(value[0]) > _READ_CACHE_FILE:
             return
-        cost = len(value[0]) + len(value[2])
+        cost = _cost(value)
         while entries and self._size + cost > _READ_CACHE_BYTES:
-            evicted = entries.pop(next(iter(entries)))
-            self._size -= len(evicted[0]) + len(evicted[2])
+            self._size -= _cost(entries.pop(next(iter(entries))))
         entries[key] = value
         self._size += cost
+
+
+def _cost(cached: _CachedRead) -> int:
+    """Bytes a cached read holds: the file's and the encoded answer's."""
+    return len(cached[0]) + len(cached[2])
 
 
 def _uri_param(params: _Params) -> str:

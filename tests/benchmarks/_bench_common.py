@@ -1,4 +1,5 @@
-"""Helpers the benchmark scripts share: the machine line and the environment of child processes."""
+"""Helpers the benchmark scripts share: paths, the machine line, a modern request ``_meta``, and the
+environment of child processes."""
 
 from __future__ import annotations
 
@@ -9,6 +10,18 @@ import sysconfig
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+PEERS = REPO / "tests" / "peers"
+
+
+def modern_meta(client_name: str) -> dict[str, object]:
+    """The ``_meta`` of a 2026-07-28 request from a client that declares the skills extension."""
+    return {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": client_name, "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {
+            "extensions": {"io.modelcontextprotocol/skills": {}}
+        },
+    }
 
 
 def cpu_model() -> str:

@@ -38,6 +38,8 @@ import tracemalloc
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from _bench_common import cpu_model
+
 from skills_core.digest import compute_digest
 from skills_core.host import (
     DeliverToModel,
@@ -169,17 +171,8 @@ def registry_memory(count: int = 10_000, page: int = 2_500) -> tuple[int, int]:
 
 
 def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as handle:
-            for line in handle:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
     return (
-        f"{cpu}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}, "
+        f"{cpu_model()}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}, "
         f"Python {sys.version.split()[0]} ({platform.python_implementation()}), "
         f"OpenSSL {__import__('ssl').OPENSSL_VERSION.split()[1]}"
     )

@@ -37,17 +37,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from _bench_common import child_env, compile_bytecode, cpu_model
+from _bench_common import PEERS, REPO, child_env, compile_bytecode, cpu_model, modern_meta
 
-REPO = Path(__file__).resolve().parents[2]
-PEERS = REPO / "tests" / "peers"
-META = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientInfo": {"name": "bench-startup", "version": "0"},
-    "io.modelcontextprotocol/clientCapabilities": {
-        "extensions": {"io.modelcontextprotocol/skills": {}}
-    },
-}
+META = modern_meta("bench-startup")
 LIST_REQUEST = (
     json.dumps(
         {"jsonrpc": "2.0", "id": 1, "method": "skills/list", "params": {"_meta": META}},

@@ -43,18 +43,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from _bench_common import child_env, compile_bytecode, cpu_model
+from _bench_common import PEERS, child_env, compile_bytecode, cpu_model, modern_meta
 
-REPO = Path(__file__).resolve().parents[2]
-PEERS = REPO / "tests" / "peers"
 URI = "skill://bench/data/1k.md"
-META = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientInfo": {"name": "bench-throughput", "version": "0"},
-    "io.modelcontextprotocol/clientCapabilities": {
-        "extensions": {"io.modelcontextprotocol/skills": {}}
-    },
-}
+META = modern_meta("bench-throughput")
 SKILL_MD = (
     b"---\nname: bench\ndescription: A skill with one 1 KB file for benchmarks\n---\n\n# Bench\n"
 )
