@@ -76,6 +76,33 @@ def test_usage_errors_exit_1_with_one_line(capfd: pytest.CaptureFixture[str]) ->
     assert code == 1
 
 
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["serve", "--page-size", "ten", "x"], "'ten' is not a whole number"),
+        (["serve", "--page-size", "1.5", "x"], "'1.5' is not a whole number"),
+        (["serve", "--ttl-ms", "-1", "x"], "'-1' must not be negative"),
+        (["host", "--server", "a=x", "--timeout", "soon", "list"], "not a number of seconds"),
+        (["host", "--server", "a=x", "--timeout", "nan", "list"], "must be more than 0 seconds"),
+        (["host", "--server", "a=x", "--timeout", "-3", "list"], "must be more than 0 seconds"),
+    ],
+)
+def test_bad_option_values_exit_1_naming_the_value(
+    argv: list[str], message: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(argv, capfd)
+    assert (code, out) == (1, "")
+    assert message in err
+    assert err.count("\n") == 1
+
+
+def test_serve_accepts_a_zero_ttl(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """--ttl-ms 0 is allowed (nothing is cacheable); only a bad root stops this serve."""
+    code, _, err = run(["serve", "--ttl-ms", "0", str(tmp_path / "missing")], capfd)
+    assert code == 1
+    assert err.endswith("missing: No such file or directory\n")
+
+
 def test_version(capfd: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as info:
         main(["--version"])
