@@ -37,9 +37,9 @@ Last, the floors: a **bare safe walk** makes exactly the system calls of a walk 
 a link (each folder opened by name from its parent's descriptor with ``O_NOFOLLOW``, listed with
 ``scandir`` on the descriptor, each file opened the same way, ``fstat``-ed and read once, hashed,
 the ``SKILL.md`` bytes kept for parsing) and nothing else: no problem reports, no digest cache, no
-snapshot objects. Added to parsing and validating the distinct frontmatters alone and to the
-catalog's objects, it is the least a cold build of this shape costs here, however lean the code
-around it.
+snapshot objects. Added to parsing and validating the distinct frontmatters alone, to the
+catalog's objects as built (the warm build) and to the collector's share, it is what a cold build
+of this shape costs here before any of the walk's own bookkeeping: the "floor" line.
 """
 
 from __future__ import annotations
