@@ -325,17 +325,14 @@ class SkillEntry:
         resources: tuple[SkillResource, ...] | Literal["dynamic"] = (
             DYNAMIC if raw == DYNAMIC else tuple(_trusted_resource(item) for item in raw)
         )
-        entry = cls.__new__(cls)
         extra = {k: v for k, v in obj.items() if k not in _KNOWN_ENTRY_KEYS}
-        _init_trusted(
-            entry,
-            uri=obj["uri"],
+        # skill.uri is obj["uri"] itself: SkillURI.parse keeps the string it was given.
+        return _unchecked_entry(
+            skill=skill,
             frontmatter=freeze_json(obj["frontmatter"]),
             resources=resources,
             extra=freeze_json(extra),
-            skill=skill,
         )
-        return entry
 
     @classmethod
     def from_json_text(
@@ -471,17 +468,23 @@ _set_resource_size = SkillResource.__dict__["size"].__set__
 _set_resource_extra = SkillResource.__dict__["extra"].__set__
 
 
-def _init_trusted(
-    entry: SkillEntry,
+def _unchecked_entry(
     *,
-    uri: str,
+    skill: SkillURI,
     frontmatter: FrozenJSON,
     resources: tuple[SkillResource, ...] | Literal["dynamic"],
-    extra: FrozenJSON,
-    skill: SkillURI,
-) -> None:
-    """Fill a SkillEntry whose fields were already validated (skips __post_init__)."""
-    _set_entry_uri(entry, uri)
+    extra: FrozenJSON = _NO_EXTRA,
+) -> SkillEntry:
+    """Build an entry without validation, for package code that made or checked every part itself.
+
+    Package-private: :meth:`SkillEntry.from_json` calls it once every rule has passed, and
+    :mod:`skills_core.server` builds entries from URIs it encoded, digests it computed and
+    frontmatter its own parser produced, where re-validating all of that costs more than parsing
+    the frontmatter. Its tests check that every such entry equals
+    ``SkillEntry.from_json(entry.to_json())``. Never call this on unchecked data from a peer.
+    """
+    entry = _new_object(SkillEntry)
+    _set_entry_uri(entry, skill.uri)
     _set_entry_frontmatter(entry, frontmatter)
     _set_entry_resources(entry, resources)
     _set_entry_extra(entry, extra)
@@ -489,54 +492,27 @@ def _init_trusted(
     _set_entry_canonical(entry, None)
     _set_entry_index(entry, None)
     _set_entry_set(entry, None)
-
-
-def _unchecked_entry(
-    *,
-    skill: SkillURI,
-    frontmatter: FrozenJSON,
-    resources: tuple[SkillResource, ...] | Literal["dynamic"],
-) -> SkillEntry:
-    """Build an entry without validation, for package code that made every part itself.
-
-    Package-private: :mod:`skills_core.server` builds entries from URIs it encoded, digests it
-    computed and frontmatter its own parser produced, and re-validating all of that costs more than
-    parsing the frontmatter. Its tests check that every such entry equals
-    ``SkillEntry.from_json(entry.to_json())``. Never call this on data from a peer.
-    """
-    entry = _new_object(SkillEntry)
-    _set_entry_uri(entry, skill.uri)
-    _set_entry_frontmatter(entry, frontmatter)
-    _set_entry_resources(entry, resources)
-    _set_entry_extra(entry, _NO_EXTRA)
-    _set_entry_skill(entry, skill)
-    _set_entry_canonical(entry, None)
-    _set_entry_index(entry, None)
-    _set_entry_set(entry, None)
     return entry
 
 
-def _unchecked_resource(uri: str, digest: str, size: int) -> SkillResource:
+def _unchecked_resource(
+    uri: str, digest: str, size: int, extra: FrozenJSON = _NO_EXTRA
+) -> SkillResource:
     """Build a resource without validation; see :func:`_unchecked_entry`."""
     resource = _new_object(SkillResource)
     _set_resource_uri(resource, uri)
     _set_resource_digest(resource, digest)
     _set_resource_size(resource, size)
-    _set_resource_extra(resource, _NO_EXTRA)
+    _set_resource_extra(resource, extra)
     return resource
 
 
 def _trusted_resource(item: dict[str, Any]) -> SkillResource:
-    resource = _new_object(SkillResource)
-    _set_resource_uri(resource, item["uri"])
-    _set_resource_digest(resource, item["digest"])
-    _set_resource_size(resource, item["size"])
+    """A resource from a wire item that :func:`_entry_problems` found valid."""
     if len(item) == 3:
-        _set_resource_extra(resource, _NO_EXTRA)
-    else:
-        extra = {k: v for k, v in item.items() if k not in _KNOWN_RESOURCE_KEYS}
-        _set_resource_extra(resource, freeze_json(extra))
-    return resource
+        return _unchecked_resource(item["uri"], item["digest"], item["size"])
+    extra = {k: v for k, v in item.items() if k not in _KNOWN_RESOURCE_KEYS}
+    return _unchecked_resource(item["uri"], item["digest"], item["size"], freeze_json(extra))
 
 
 def _limit_problems(count: int, total: int, limits: Limits) -> list[EntryProblem]:

@@ -107,6 +107,10 @@ def _error(field: str, code: str, message: str) -> Finding:
     return Finding(severity=Severity.ERROR, field=field, code=code, message=message)
 
 
+def _warning(field: str, code: str, message: str, line: int | None = None) -> Finding:
+    return Finding(severity=Severity.WARNING, field=field, code=code, message=message, line=line)
+
+
 def _type_name(value: object) -> str:
     if value is None:
         return "null"
@@ -263,12 +267,11 @@ def _check_metadata(metadata: object) -> list[Finding]:
             )
         if key.startswith(RESERVED_FRONTMATTER_METADATA_PREFIX):
             findings.append(
-                Finding(
-                    severity=Severity.WARNING,
-                    field=field,
-                    code="metadata-reserved-key",
-                    message=f"the key prefix {RESERVED_FRONTMATTER_METADATA_PREFIX!r} is "
-                    "reserved for MCP extensions and no such key is defined yet (FMT-12)",
+                _warning(
+                    field,
+                    "metadata-reserved-key",
+                    f"the key prefix {RESERVED_FRONTMATTER_METADATA_PREFIX!r} is reserved for MCP "
+                    "extensions and no such key is defined yet (FMT-12)",
                 )
             )
     return findings
@@ -295,12 +298,11 @@ def _check_allowed_tools(value: object) -> list[Finding]:
     # Removing parenthesised text never adds a comma: only text with one needs the substitution.
     if "," in value and "," in _PARENTHESISED.sub("", value):
         return [
-            Finding(
-                severity=Severity.WARNING,
-                field="/allowed-tools",
-                code="allowed-tools-commas",
-                message="'allowed-tools' looks comma-separated; the Agent Skills format "
-                "separates tools with spaces",
+            _warning(
+                "/allowed-tools",
+                "allowed-tools-commas",
+                "'allowed-tools' looks comma-separated; the Agent Skills format separates tools "
+                "with spaces",
             )
         ]
     return []
@@ -423,25 +425,19 @@ def _lint(plain: list[tuple[Path, int, int, str, bool]]) -> list[Finding]:
                 kind = "a number"
             if kind != "a string":
                 findings.append(
-                    Finding(
-                        severity=Severity.WARNING,
-                        field=field,
-                        code="portability-key",
-                        message=f"line {line}: the key {quote_for_message(text, 60)} is {kind} "
-                        "to YAML parsers that type keys (PyYAML, YAML 1.1); it is a string "
-                        "here; quote it",
-                        line=line,
+                    _warning(
+                        field,
+                        "portability-key",
+                        f"line {line}: the key {quote_for_message(text, 60)} is {kind} to YAML "
+                        "parsers that type keys (PyYAML, YAML 1.1); it is a string here; quote it",
+                        line,
                     )
                 )
             continue
         found = _lint_value(text, f"line {line}: ")
         if found is not None:
             code, message = found
-            findings.append(
-                Finding(
-                    severity=Severity.WARNING, field=field, code=code, message=message, line=line
-                )
-            )
+            findings.append(_warning(field, code, message, line))
     return findings
 
 

@@ -39,7 +39,6 @@ __all__ = [
     "EMPTY",
     "path_of",
     "trusted_entry",
-    "warning",
     "ancestors",
     "judge",
     "path_collision",
@@ -106,10 +105,6 @@ def trusted_entry(
         frontmatter=frontmatter,
         resources=DYNAMIC if isinstance(resources, str) else resources,
     )
-
-
-def warning(field_name: str, code: str, message: str) -> Finding:
-    return Finding(severity=Severity.WARNING, field=field_name, code=code, message=message)
 
 
 def ancestors(uri_or_path: str, start: int) -> Iterable[str]:

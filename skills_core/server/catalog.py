@@ -70,7 +70,6 @@ from skills_core.server._rules import (
     path_of,
     refused,
     trusted_entry,
-    warning,
 )
 from skills_core.server.model import (
     DynamicSkill,
@@ -92,6 +91,7 @@ from skills_core.server.paths import (
 from skills_core.spec import DYNAMIC, SKILL_MD
 from skills_core.uri import SkillURI, _new_skill_uri
 from skills_core.validation import Finding
+from skills_core.validation import _warning as warning
 
 __all__ = ["Catalog", "CatalogBuilder"]
 

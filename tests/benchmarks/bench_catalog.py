@@ -62,6 +62,8 @@ from skills_core.errors import FrontmatterError
 from skills_core.frontmatter import parse_frontmatter
 from skills_core.names import is_valid_skill_name
 from skills_core.server import CatalogBuilder, FilesystemSource
+from skills_core.server.filesystem import _DIR_FLAGS, _FILE_FLAGS
+from skills_core.spec import SKILL_MD
 from skills_core.validation import Severity, validate_frontmatter
 
 CORPUS = Path(os.environ.get("SKILLS_CORPUS", "/work/shared/corpus/skill-md"))
@@ -118,10 +120,6 @@ def plain(tree: Path) -> int:
     return files
 
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-
-
 def bare_safe_walk(tree: Path) -> list[tuple[str, bytes | None]]:
     """The system calls of a walk that never follows a link, and nothing else (see above)."""
     found: list[tuple[str, bytes | None]] = []
@@ -135,7 +133,7 @@ def bare_safe_walk(tree: Path) -> list[tuple[str, bytes | None]]:
                     data = os.read(fd, os.fstat(fd).st_size + 1)
                     os.close(fd)
                     digest = hashlib.sha256(data).hexdigest()
-                    found.append((digest, data if entry.name == "SKILL.md" else None))
+                    found.append((digest, data if entry.name == SKILL_MD else None))
                 elif entry.is_dir(follow_symlinks=False):
                     stack.append(os.open(entry.name, _DIR_FLAGS, dir_fd=folder))
         os.close(folder)
