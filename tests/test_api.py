@@ -20,8 +20,12 @@ PACKAGE = ROOT / "skills_core"
 IO_MODULES = {
     "skills_core/server/filesystem.py",
     "skills_core/host/cache_store.py",
-    "skills_core/cli.py",
-    "skills_core/cli_host.py",
+    "skills_core/cli/__init__.py",
+    "skills_core/cli/_common.py",
+    "skills_core/cli/serve.py",
+    "skills_core/cli/manifest.py",
+    "skills_core/cli/validate.py",
+    "skills_core/cli/host.py",
     "skills_core/demo.py",
     "skills_core/__main__.py",
 }

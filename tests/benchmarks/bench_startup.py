@@ -48,7 +48,7 @@ LIST_REQUEST = (
     + b"\n"
 )
 SERVE_MODULES = (
-    "skills_core.cli, skills_core.server.handler, skills_core.server.filesystem, "
+    "skills_core.cli, skills_core.cli.serve, skills_core.server.handler, skills_core.server.filesystem, "
     "skills_core.adapters.blocking_stdio"
 )
 

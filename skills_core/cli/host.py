@@ -8,7 +8,7 @@ their skills to resolve the SKILL argument, then performs the action through a
 (the manifest only: never a dynamic skill without ``--allow-dynamic``, never an ``allowed-tools``
 grant, never a cross-origin read), interactively on a terminal, or refused (exit 4). Approvals
 persist in ``--approvals FILE``, bound to the manifest. Content is printed framed with its origin
-label, exactly as a model would receive it. Exit codes: see :mod:`skills_core.cli`.
+label, exactly as a model would receive it. Exit codes: see :mod:`skills_core.cli._common`.
 """
 
 from __future__ import annotations
@@ -21,13 +21,12 @@ import os
 import shlex
 import sys
 import tempfile
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from skills_core.adapters.asyncio_stdio import StdioClient, open_stdio_client
 from skills_core.adapters.host_driver import CLIENT_INFO, TransportFailure, carry_out, handshake
-from skills_core.cli import (
+from skills_core.cli._common import (
     EXIT_APPROVAL,
     EXIT_CONNECTION,
     EXIT_INVALID_ENTRY,
@@ -35,6 +34,8 @@ from skills_core.cli import (
     EXIT_USAGE,
     EXIT_VERIFICATION,
     CliError,
+    error,
+    print_json,
 )
 from skills_core.errors import (
     JsonRpcError,
@@ -127,7 +128,7 @@ class _Outcome:
     def report(self) -> None:
         for code in _SEVERITY:
             for message in dict.fromkeys(self.failures.get(code, [])):
-                sys.stderr.write(f"skills-core: {message}\n")
+                error(message)
 
 
 class _Session:
@@ -216,12 +217,12 @@ class _Session:
         said = {m for messages in self.outcome.failures.values() for m in messages}
         for origin, message in dict.fromkeys(self.warnings):
             if message not in said:
-                sys.stderr.write(f"skills-core: {origin}: {message}\n")
+                error(f"{origin}: {message}")
         self.outcome.report()
         return code if code != EXIT_OK else self.outcome.exit_code()
 
     def _fatal(self, exc: SkillsError) -> int:
-        sys.stderr.write(f"skills-core: {exc}\n")
+        error(str(exc))
         return EXIT_CONNECTION
 
     async def _pump(self, effects: list[Effect]) -> list[Effect | TransportFailure]:
@@ -396,7 +397,7 @@ class _Session:
             and self.host.approvals.approved(origin, entry.uri, entry.resource_set) is not None
         )
         if self.args.json:
-            _print_json({"origin": origin, "approved": approved, "entry": entry.to_json()})
+            print_json({"origin": origin, "approved": approved, "entry": entry.to_json()})
             return EXIT_OK
         out = sys.stdout
         out.write(f"origin:      {origin}\n")
@@ -425,7 +426,7 @@ class _Session:
     def _print_list(self) -> int:
         items = self.host.catalog()
         if self.args.json:
-            _print_json(
+            print_json(
                 {
                     "skills": [
                         {
@@ -470,7 +471,7 @@ class _Session:
     def _emit_deliveries(self, deliveries: list[DeliverToModel]) -> None:
         for delivery in deliveries:
             if self.args.json:
-                _print_json(
+                print_json(
                     {
                         "origin": delivery.origin,
                         "uri": delivery.uri,
@@ -488,7 +489,7 @@ class _Session:
     def _print_listings(self) -> None:
         for listing in self.listings:
             if self.args.json:
-                _print_json(
+                print_json(
                     {
                         "origin": listing.origin,
                         "uri": listing.uri,
@@ -556,7 +557,3 @@ def _ask(question: str) -> bool:
     except (OSError, ValueError):
         return False
     return answer.strip().lower() in ("y", "yes")
-
-
-def _print_json(document: Mapping[str, object]) -> None:
-    sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")

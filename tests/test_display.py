@@ -1,0 +1,80 @@
+"""The one display function: untrusted text is shown, never obeyed, by a terminal (DESIGN.md 11)."""
+
+from __future__ import annotations
+
+import unicodedata
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from skills_core.display import DESCRIPTION_LIMIT, display, display_line, is_safe
+
+UNSAFE = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
+
+
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        ("plain text", "plain text"),
+        ("line\nbreak", "line\\nbreak"),
+        ("carriage\rreturn", "carriage\\rreturn"),
+        ("tab\there", "tab\\there"),
+        ("\x1b[8mconcealed", "\\x1b[8mconcealed"),
+        ("\x1b]0;title\x07", "\\x1b]0;title\\x07"),
+        ("nul\x00", "nul\\x00"),
+        ("del\x7f", "del\\x7f"),
+        ("c1 csi\x9b2J", "c1 csi\\x9b2J"),
+        ("bidi \u202etxt.exe", "bidi \\u202etxt.exe"),
+        ("isolate \u2066x\u2069", "isolate \\u2066x\\u2069"),
+        ("zero\u200bwidth\u200d\u2060\ufeff", "zero\\u200bwidth\\u200d\\u2060\\ufeff"),
+        ("line\u2028sep\u2029para", "line\\u2028sep\\u2029para"),
+        ("tag \U000e0041\U000e007f", "tag \\U000e0041\\U000e007f"),
+        ("lone \udcff surrogate", "lone \\udcff surrogate"),
+        ("private \ue000", "private \\ue000"),
+        ("caf\u00e9 \u65e5\u672c \U0001f600", "caf\u00e9 \u65e5\u672c \U0001f600"),
+    ],
+)
+def test_display_escapes_controls_and_invisible_characters(raw: str, shown: str) -> None:
+    assert display(raw) == shown
+    assert is_safe(shown)
+    assert is_safe(raw) is (raw == shown)
+
+
+def test_a_forged_prompt_stays_on_one_line() -> None:
+    forged = (
+        "ok\n  1 files, 10 bytes:\n      10  sha256:00...  skill://x/SKILL.md\n"
+        "Approve this manifest? [y/N] "
+    )
+    shown = display(forged)
+    assert "\n" not in shown
+    assert shown.startswith("ok\\n  1 files")
+
+
+def test_display_line_cuts_and_states_the_full_length() -> None:
+    text = "word " * 200
+    shown = display_line(text)
+    assert shown.startswith(("word " * 60)[:DESCRIPTION_LIMIT])
+    assert shown.endswith("... (1,000 characters in all)")
+    assert display_line("short") == "short"
+    assert display_line("a\nb", limit=10) == "a\\nb"
+    with pytest.raises(ValueError, match="at least 1"):
+        display_line("x", limit=0)
+
+
+@given(st.text(alphabet=st.characters(exclude_categories=())))
+def test_display_output_has_no_unsafe_character(text: str) -> None:
+    shown = display(text)
+    assert not any(unicodedata.category(ch) in UNSAFE for ch in shown)
+    assert is_safe(shown)
+    shown.encode("utf-8")  # strict: never a lone surrogate
+
+
+@given(
+    st.text(alphabet=st.characters(exclude_categories=())), st.integers(min_value=1, max_value=50)
+)
+def test_display_line_is_bounded(text: str, limit: int) -> None:
+    shown = display_line(text, limit)
+    suffix = f"... ({len(text):,} characters in all)"
+    assert len(shown) <= limit + len(suffix)
+    assert is_safe(shown)
