@@ -493,9 +493,10 @@ def test_connect_refuses_a_modern_revision_skills_core_does_not_speak() -> None:
         monkey.undo()
 
 
-def test_the_module_names_the_extra_when_mcp_is_missing() -> None:
+@pytest.mark.parametrize("module", ["mcp_sdk", "mcp_server"])
+def test_the_module_names_the_extra_when_mcp_is_missing(module: str) -> None:
     """Without site-packages the SDK is absent: the ImportError says what to install."""
-    code = "import skills_core.adapters.mcp_sdk"
+    code = f"import skills_core.adapters.{module}"
     result = subprocess.run(
         [sys.executable, "-S", "-c", code], cwd=ROOT, capture_output=True, text=True, check=False
     )
