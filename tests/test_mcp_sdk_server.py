@@ -29,6 +29,7 @@ from typing import Any, Final
 
 import anyio
 import mcp_server_helpers as peer
+import mcp_types as types
 import pytest
 from interop_helpers import (
     EXTRA_FILES,
@@ -43,6 +44,7 @@ from interop_helpers import (
     write_spec_skill,
 )
 from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.shared.message import SessionMessage
 
 from skills_core import spec_examples as ex
 from skills_core.adapters.asyncio_stdio import open_stdio_client
@@ -105,8 +107,8 @@ def with_meta(era: Era, params: dict[str, Any]) -> dict[str, Any]:
 
 
 def exchange(argv: list[str], messages: list[dict[str, Any]]) -> dict[int, bytes]:
-    """Write ``messages`` to the server; return each response line by id (stdin stays open until
-    every request is answered: the SDK cancels requests in flight when its input ends)."""
+    """Write ``messages`` to the server process; return each response line by id (stdin stays open
+    until every request is answered: the SDK cancels requests in flight when its input ends)."""
     wanted = {m["id"] for m in messages if "id" in m}
     process = subprocess.Popen(
         argv,
@@ -136,8 +138,39 @@ def exchange(argv: list[str], messages: list[dict[str, Any]]) -> dict[int, bytes
     return lines
 
 
-def our_line(response: dict[str, Any]) -> bytes:
-    """The bytes our JSON-RPC endpoint writes for ``response``."""
+def exchange_in_process(
+    root: Path, messages: list[dict[str, Any]], *, own_resources: bool = False
+) -> dict[int, bytes]:
+    """The same through memory streams; each line as the SDK's stdio transport writes it
+    (``mcp/server/stdio.py``: ``model_dump_json(by_alias=True, exclude_unset=True)``)."""
+    server = peer.build(str(root), own_resources=own_resources)
+    wanted = {m["id"] for m in messages if "id" in m}
+    lines: dict[int, bytes] = {}
+
+    async def body() -> None:
+        c2s_send, c2s_recv = anyio.create_memory_object_stream[SessionMessage | Exception](64)
+        s2c_send, s2c_recv = anyio.create_memory_object_stream[SessionMessage](64)
+        with c2s_send, c2s_recv, s2c_send, s2c_recv:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(
+                    server.run, c2s_recv, s2c_send, server.create_initialization_options()
+                )
+                for message in messages:
+                    parsed = types.jsonrpc_message_adapter.validate_python(message)
+                    await c2s_send.send(SessionMessage(message=parsed))
+                while set(lines) != wanted:
+                    out = (await s2c_recv.receive()).message
+                    line = out.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
+                    lines[json.loads(line)["id"]] = line.encode()
+                tg.cancel_scope.cancel()
+
+    anyio.run(body)
+    return lines
+
+
+def our_line(response: dict[str, Any] | None) -> bytes:
+    """The bytes our JSON-RPC endpoint writes for ``response`` (our core's answer)."""
+    assert response is not None
     endpoint = JsonRpcConnection()
     if "error" in response:
         error = response["error"]
@@ -147,8 +180,9 @@ def our_line(response: dict[str, Any]) -> bytes:
     return endpoint.send_response(response["id"], response["result"])
 
 
+@pytest.mark.parametrize("transport", ["stdio", "in-process"])
 @pytest.mark.parametrize("era", [Era.MODERN, Era.LEGACY])
-def test_every_answer_is_ours_byte_for_byte(skills_root: Path, era: Era) -> None:
+def test_every_answer_is_ours_byte_for_byte(skills_root: Path, era: Era, transport: str) -> None:
     messages: list[dict[str, Any]] = []
     if era is Era.LEGACY:
         messages += [
@@ -174,7 +208,10 @@ def test_every_answer_is_ours_byte_for_byte(skills_root: Path, era: Era) -> None
             "params": with_meta(era, {"cursor": cursor}),
         }
     )
-    lines = exchange([sys.executable, str(PEER), str(skills_root)], messages)
+    if transport == "stdio":
+        lines = exchange([sys.executable, str(PEER), str(skills_root)], messages)
+    else:
+        lines = exchange_in_process(skills_root, messages)
 
     compared = 0
     for message in messages:
@@ -220,7 +257,7 @@ def test_where_the_sdk_encodes_differently_the_values_are_still_ours(skills_root
 
 def test_a_legacy_request_before_initialize_gets_our_answer(skills_root: Path) -> None:
     message = {"jsonrpc": "2.0", "id": 1, "method": "skills/list"}
-    line = exchange([sys.executable, str(PEER), str(skills_root)], [message])[1]
+    line = exchange_in_process(skills_root, [message])[1]
     expected: Any = peer.skills_server(str(skills_root)).connection().handle(message)
     assert expected["error"]["code"] == -32602
     assert line == our_line(expected)
@@ -233,9 +270,7 @@ def test_discover_declares_the_extension(skills_root: Path) -> None:
         "method": "server/discover",
         "params": {"_meta": MODERN_META},
     }
-    result = json.loads(exchange([sys.executable, str(PEER), str(skills_root)], [message])[1])[
-        "result"
-    ]
+    result = json.loads(exchange_in_process(skills_root, [message])[1])["result"]
     assert result["supportedVersions"] == ["2026-07-28"]
     assert result["capabilities"]["extensions"] == {EXTENSION_ID: {"directoryRead": True}}
     assert "resources" in result["capabilities"]
@@ -322,25 +357,21 @@ def test_our_own_stdio_client_and_handshake(skills_root: Path) -> None:
 
 
 def test_the_server_s_own_resources_still_work(skills_root: Path) -> None:
+    def read(number: int, uri: str) -> dict[str, Any]:
+        params = {"uri": uri, "_meta": MODERN_META}
+        return {"jsonrpc": "2.0", "id": number, "method": "resources/read", "params": params}
+
     messages = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "resources/read",
-            "params": {"uri": peer.MEMO_URI, "_meta": MODERN_META},
-        },
-        {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "resources/read",
-            "params": {"uri": SKILL, "_meta": MODERN_META},
-        },
-        {"jsonrpc": "2.0", "id": 3, "method": "resources/list", "params": {"_meta": MODERN_META}},
+        read(1, peer.MEMO_URI),
+        read(2, SKILL),
+        read(3, "skill://pdf-processing/missing.md"),
+        {"jsonrpc": "2.0", "id": 4, "method": "resources/list", "params": {"_meta": MODERN_META}},
     ]
-    lines = exchange([sys.executable, str(PEER), str(skills_root), "--own-resources"], messages)
+    lines = exchange_in_process(skills_root, messages, own_resources=True)
     memo = json.loads(lines[1])["result"]["contents"][0]
     assert (memo["uri"], memo["text"]) == (peer.MEMO_URI, peer.MEMO_TEXT)
-    skill = json.loads(lines[2])["result"]["contents"][0]
-    assert skill["text"].encode() == ex.FILES["SKILL.md"]
-    listed = json.loads(lines[3])["result"]["resources"]
+    ours = peer.skills_server(str(skills_root)).connection()
+    assert lines[2] == our_line(ours.handle(messages[1]))
+    assert lines[3] == our_line(ours.handle(messages[2]))  # -32602 with data.uri (ERR-03)
+    listed = json.loads(lines[4])["result"]["resources"]
     assert [r["uri"] for r in listed] == [peer.MEMO_URI]  # the server's own listing stays its own

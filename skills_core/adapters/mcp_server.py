@@ -23,8 +23,8 @@ before ``initialize`` with its own ``-32602``. The methods:
 
 * ``skills/list``, ``skills/get``, ``resources/directory/read`` (when the skills server implements
   it): ours;
-* ``resources/read``: ours; if the server has a ``resources/read`` handler of its own, what our
-  core answers with ``-32602`` (no such resource in the catalog) goes on to it;
+* ``resources/read``: ours; if the server has a ``resources/read`` handler of its own, ours for
+  URIs of the catalog's scheme (``skill://`` by default) and the server's for the others;
 * ``resources/list`` and ``resources/templates/list``: ours if the server has none, else its own;
 * the extension is declared under ``capabilities.extensions`` (with ``directoryRead`` when the
   skills server implements it). The SDK's ``server/discover`` keeps it; its legacy
@@ -63,7 +63,8 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess witho
 
 from skills_core.jsonvalue import JSONValue
 from skills_core.server.handler import SkillsServer
-from skills_core.spec import EXTENSION_ID, ErrorCode, Method
+from skills_core.server.paths import DEFAULT_SCHEME
+from skills_core.spec import EXTENSION_ID, Method
 
 __all__ = ["add_skills"]
 
@@ -115,6 +116,8 @@ def add_skills(server: Server[Any], skills: SkillsServer) -> None:
     shared_read = server.get_request_handler(Method.RESOURCES_READ) is not None
     if not shared_read:
         ours.add(Method.RESOURCES_READ)
+    # The built-in sources publish "<scheme>://" URIs (TreeSource.scheme); "skill" by default.
+    scheme = f"{getattr(skills.source, 'scheme', DEFAULT_SCHEME)}:"
 
     async def handle(ctx: ServerRequestContext[Any, Any], params: _RawParams) -> HandlerResult:
         return _answer(skills, ctx)
@@ -133,12 +136,10 @@ def add_skills(server: Server[Any], skills: SkillsServer) -> None:
         if method in ours:
             return _answer(skills, ctx)
         if method == Method.RESOURCES_READ and shared_read:
-            try:
+            uri = (ctx.params or {}).get("uri")
+            if isinstance(uri, str) and uri.startswith(scheme):
                 return _answer(skills, ctx)
-            except MCPError as exc:
-                if exc.code != ErrorCode.INVALID_PARAMS:
-                    raise
-            return await call_next(ctx)  # not in the catalog: the server's own resource
+            return await call_next(ctx)  # another scheme: the server's own resource
         result = await call_next(ctx)
         if method != Method.INITIALIZE or not isinstance(result, dict):
             return result

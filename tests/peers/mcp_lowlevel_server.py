@@ -14,30 +14,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(HERE, "..", ".."), os.path.join(HERE, "..")]
 
 import anyio  # noqa: E402
-import mcp_types as types  # noqa: E402
-from mcp.server.lowlevel import Server  # noqa: E402
 from mcp.server.stdio import stdio_server  # noqa: E402
-from mcp_server_helpers import MEMO_TEXT, MEMO_URI, NAME, VERSION, skills_server  # noqa: E402
-
-from skills_core.adapters.mcp_server import add_skills  # noqa: E402
-
-
-async def list_memo(ctx: Any, params: Any) -> types.ListResourcesResult:
-    return types.ListResourcesResult(resources=[types.Resource(uri=MEMO_URI, name="note")])
-
-
-async def read_memo(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
-    if str(params.uri) != MEMO_URI:
-        raise ValueError("unknown resource")
-    return types.ReadResourceResult(
-        contents=[types.TextResourceContents(uri=MEMO_URI, text=MEMO_TEXT, mime_type="text/plain")]
-    )
+from mcp_server_helpers import build  # noqa: E402
 
 
 def main() -> None:
@@ -45,13 +28,7 @@ def main() -> None:
     parser.add_argument("root")
     parser.add_argument("--own-resources", action="store_true")
     args = parser.parse_args()
-    if args.own_resources:
-        server: Server[Any] = Server(
-            NAME, version=VERSION, on_list_resources=list_memo, on_read_resource=read_memo
-        )
-    else:
-        server = Server(NAME, version=VERSION)
-    add_skills(server, skills_server(args.root))
+    server = build(args.root, own_resources=args.own_resources)
 
     async def serve() -> None:
         async with stdio_server() as (read, write):
