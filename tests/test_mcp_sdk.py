@@ -429,6 +429,63 @@ def test_connect_legacy_sends_no_discover() -> None:
     run("asyncio", body)
 
 
+FUTURE_DISCOVER: Final = {
+    "resultType": "complete",
+    "supportedVersions": ["2099-01-01"],
+    "capabilities": {},
+    "ttlMs": 0,
+    "cacheScope": "private",
+}
+
+
+def test_auto_connect_falls_back_when_discover_names_no_common_revision() -> None:
+    peer = Peer(server=demo_server(), overrides={"server/discover": FUTURE_DISCOVER})
+
+    async def body() -> None:
+        async with session_with(peer) as session:
+            await connected(peer, session)
+            assert session.protocol_version == "2025-11-25"
+
+    run("asyncio", body)
+
+
+@pytest.mark.parametrize(
+    ("raised", "kind"),
+    [
+        (OSError("broken pipe"), "closed"),
+        (anyio.BrokenResourceError(), "closed"),
+        (anyio.EndOfStream(), "closed"),
+        (TimeoutError(), "timeout"),
+    ],
+)
+def test_the_transport_s_own_errors_are_transport_errors(raised: Exception, kind: str) -> None:
+    """What the stream under the session raises (not through MCPError) is a TransportError."""
+
+    class Broken:
+        async def send_request(self, *args: Any, **kwargs: Any) -> Any:
+            raise raised
+
+    async def body() -> None:
+        requester = SessionRequester(Broken(), origin=LABEL)  # type: ignore[arg-type]
+        with pytest.raises(TransportError) as caught:
+            await requester("skills/list", {})
+        assert caught.value.kind == kind
+
+    run("asyncio", body)
+
+
+def test_a_bug_under_the_session_is_not_translated() -> None:
+    class Buggy:
+        async def send_request(self, *args: Any, **kwargs: Any) -> Any:
+            raise KeyError("bug")
+
+    async def body() -> None:
+        with pytest.raises(KeyError):
+            await SessionRequester(Buggy(), origin=LABEL)("skills/list", {})  # type: ignore[arg-type]
+
+    run("asyncio", body)
+
+
 @pytest.mark.parametrize(
     ("peer", "era", "error", "kind"),
     [
@@ -445,6 +502,14 @@ def test_connect_legacy_sends_no_discover() -> None:
             None,
             TransportError,
             "timeout",
+        ),
+        # A discover result naming no modern revision the SDK speaks: the SDK raises
+        # RuntimeError; asked for the modern era, that is the server breaking the protocol.
+        (
+            Peer(overrides={"server/discover": FUTURE_DISCOVER}),
+            Era.MODERN,
+            TransportError,
+            "protocol",
         ),
     ],
 )
