@@ -26,10 +26,11 @@ MEMO_URI: Final = "memo://note"
 MEMO_TEXT: Final = "a resource of the SDK server itself"
 
 
-def skills_server(root: str) -> SkillsServer:
+def skills_server(root: str, *, directory_read: bool = True) -> SkillsServer:
     """The skills server the peer publishes for ``root``."""
     return server_from_roots(
         [root],
+        directory_read=directory_read,
         cursor_key=CURSOR_KEY,
         page_size=PAGE_SIZE,
         server_info=Implementation(name=NAME, version=VERSION),
@@ -50,7 +51,7 @@ async def read_memo(ctx: Any, params: types.ReadResourceRequestParams) -> types.
     )
 
 
-def build(root: str, *, own_resources: bool = False) -> Server[Any]:
+def build(root: str, *, own_resources: bool = False, directory_read: bool = True) -> Server[Any]:
     """The SDK server publishing ``root``'s skills (and, if asked, a resource of its own first)."""
     server: Server[Any]
     if own_resources:
@@ -59,5 +60,5 @@ def build(root: str, *, own_resources: bool = False) -> Server[Any]:
         )
     else:
         server = Server(NAME, version=VERSION)
-    add_skills(server, skills_server(root))
+    add_skills(server, skills_server(root, directory_read=directory_read))
     return server

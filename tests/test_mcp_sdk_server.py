@@ -139,11 +139,11 @@ def exchange(argv: list[str], messages: list[dict[str, Any]]) -> dict[int, bytes
 
 
 def exchange_in_process(
-    root: Path, messages: list[dict[str, Any]], *, own_resources: bool = False
+    root: Path, messages: list[dict[str, Any]], **build: bool
 ) -> dict[int, bytes]:
     """The same through memory streams; each line as the SDK's stdio transport writes it
     (``mcp/server/stdio.py``: ``model_dump_json(by_alias=True, exclude_unset=True)``)."""
-    server = peer.build(str(root), own_resources=own_resources)
+    server = peer.build(str(root), **build)
     wanted = {m["id"] for m in messages if "id" in m}
     lines: dict[int, bytes] = {}
 
@@ -261,6 +261,27 @@ def test_a_legacy_request_before_initialize_gets_our_answer(skills_root: Path) -
     expected: Any = peer.skills_server(str(skills_root)).connection().handle(message)
     assert expected["error"]["code"] == -32602
     assert line == our_line(expected)
+
+
+def test_without_directory_read_the_method_is_not_found_as_ours_says_err_05(
+    skills_root: Path,
+) -> None:
+    meta = {"_meta": MODERN_META}
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": meta},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "resources/directory/read",
+            "params": {"uri": "skill://pdf-processing", **meta},
+        },
+    ]
+    lines = exchange_in_process(skills_root, messages, directory_read=False)
+    result = json.loads(lines[1])["result"]
+    assert result["capabilities"]["extensions"] == {EXTENSION_ID: {}}
+    ours = peer.skills_server(str(skills_root), directory_read=False).connection()
+    assert lines[2] == our_line(ours.handle(messages[1]))
+    assert json.loads(lines[2])["error"]["code"] == -32601
 
 
 def test_discover_declares_the_extension(skills_root: Path) -> None:

@@ -21,8 +21,8 @@ against its own schema first (its ``-32602`` message, not ours) and re-serialise
 through its model (the keys come out sorted); and on a legacy connection it refuses any request
 before ``initialize`` with its own ``-32602``. The methods:
 
-* ``skills/list``, ``skills/get``, ``resources/directory/read`` (when the skills server implements
-  it): ours;
+* ``skills/list``, ``skills/get``, ``resources/directory/read``: ours (the core answers ``-32601``
+  to a directory read when the skills server does not implement it, ERR-05);
 * ``resources/read``: ours; if the server has a ``resources/read`` handler of its own, ours for
   URIs of the catalog's scheme (``skill://`` by default) and the server's for the others;
 * ``resources/list`` and ``resources/templates/list``: ours if the server has none, else its own;
@@ -32,9 +32,9 @@ before ``initialize`` with its own ``-32602``. The methods:
   which has no ``extensions`` field, and ``initialize`` cannot be given a handler), so the
   middleware puts the declaration back into the ``initialize`` result.
 
-Handlers that give the same answers are registered for the methods we answer, because the SDK
-derives the ``resources`` capability from a ``resources/list`` handler being there (and a host
-does not use the extension without it).
+A ``resources/list`` handler is registered too when the server has none, because the SDK
+declares the ``resources`` capability only when one is there (and a host does not use the
+extension without it); the middleware answers before it is reached.
 
 What stays the SDK's, by its design (and differs from ``skills-core serve``): ``server/discover``
 and ``initialize`` (its capabilities, cache hints and server info, with our declaration); a
@@ -108,22 +108,22 @@ def add_skills(server: Server[Any], skills: SkillsServer) -> None:
         server: An ``mcp`` low-level server (``mcp.server.lowlevel.Server``).
         skills: The skills server whose catalog to publish.
     """
-    ours: set[str] = {Method.SKILLS_LIST, Method.SKILLS_GET}
-    if skills.directory_read:
-        ours.add(Method.RESOURCES_DIRECTORY_READ)
+    # resources/directory/read is ours even when not implemented: the core answers -32601 (ERR-05).
+    ours: set[str] = {Method.SKILLS_LIST, Method.SKILLS_GET, Method.RESOURCES_DIRECTORY_READ}
     if server.get_request_handler(Method.RESOURCES_LIST) is None:
         ours |= {Method.RESOURCES_LIST, Method.RESOURCES_TEMPLATES_LIST}
+
+        async def handle(ctx: ServerRequestContext[Any, Any], params: _RawParams) -> HandlerResult:
+            return _answer(skills, ctx)  # pragma: no cover - the middleware answers first
+
+        # The SDK declares the resources capability only when resources/list has a handler
+        # (Server.get_capabilities), and a host does not use the extension without it.
+        server.add_request_handler(Method.RESOURCES_LIST, _RawParams, handle)
     shared_read = server.get_request_handler(Method.RESOURCES_READ) is not None
     if not shared_read:
         ours.add(Method.RESOURCES_READ)
     # The built-in sources publish "<scheme>://" URIs (TreeSource.scheme); "skill" by default.
     scheme = f"{getattr(skills.source, 'scheme', DEFAULT_SCHEME)}:"
-
-    async def handle(ctx: ServerRequestContext[Any, Any], params: _RawParams) -> HandlerResult:
-        return _answer(skills, ctx)
-
-    for method in sorted(ours):
-        server.add_request_handler(method, _RawParams, handle)
 
     extension = skills.capabilities()["extensions"]
     assert isinstance(extension, dict)
@@ -144,8 +144,7 @@ def add_skills(server: Server[Any], skills: SkillsServer) -> None:
         if method != Method.INITIALIZE or not isinstance(result, dict):
             return result
         capabilities = result.get("capabilities")
-        if not isinstance(capabilities, dict):
-            return result
+        assert isinstance(capabilities, dict)  # the SDK's InitializeResult always has them
         extensions = dict(capabilities.get("extensions") or {})
         extensions[EXTENSION_ID] = dict(settings)
         return {**result, "capabilities": {**capabilities, "extensions": extensions}}
