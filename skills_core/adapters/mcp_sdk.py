@@ -116,7 +116,7 @@ def _translate(exc: Exception, origin: str, method: str) -> JsonRpcError | Trans
             data=exc.data,
         )
     if isinstance(exc, ValidationError):
-        first = exc.errors()[0] if exc.error_count() else {"loc": (), "type": "?"}
+        first = exc.errors()[0]  # a ValidationError has at least one
         where = "/".join(str(part) for part in first["loc"]) or "(the result)"
         return TransportError(
             f"server {origin!r} sent a {method} result the mcp SDK refused "
