@@ -195,52 +195,60 @@ async def send(session: ClientSession, method: str, params: dict[str, Any] | Non
 # --- the requester's error mapping --------------------------------------------------------------
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_silence_is_a_timeout_and_the_request_is_cancelled(backend: str) -> None:
-    peer = Peer(server=demo_server(), overrides={"skills/list": SILENT})
+def raised_by(
+    backend: str,
+    peer: Peer,
+    *calls: tuple[str, dict[str, Any]],
+    era: Era | None = None,
+    after_close: bool = False,
+) -> list[JsonRpcError | TransportError]:
+    """What each request raises through a connected session (or after the session closed)."""
+    raised: list[JsonRpcError | TransportError] = []
+
+    async def attempt(session: ClientSession) -> None:
+        for method, params in calls:
+            with pytest.raises((JsonRpcError, TransportError)) as caught:
+                await send(session, method, params)
+            exc = caught.value
+            assert isinstance(exc, JsonRpcError | TransportError)
+            raised.append(exc)
 
     async def body() -> None:
         async with session_with(peer) as session:
-            await connected(peer, session)
-            with pytest.raises(TransportError) as caught:
-                await send(session, "skills/list")
-            assert caught.value.kind == "timeout"
-            assert "did not answer skills/list in time" in str(caught.value)
-            await anyio.wait_all_tasks_blocked()
-        assert "notifications/cancelled" in peer.methods()
+            await connected(peer, session, era)
+            if not after_close:
+                await attempt(session)
+                await anyio.wait_all_tasks_blocked()  # let the peer see any cancellation
+        if after_close:
+            await attempt(session)
 
     run(backend, body)
+    return raised
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_silence_is_a_timeout_and_the_request_is_cancelled(backend: str) -> None:
+    peer = Peer(server=demo_server(), overrides={"skills/list": SILENT})
+    [exc] = raised_by(backend, peer, ("skills/list", {}))
+    assert isinstance(exc, TransportError)
+    assert exc.kind == "timeout"
+    assert "did not answer skills/list in time" in str(exc)
+    assert "notifications/cancelled" in peer.methods()
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_peer_that_dies_mid_request_is_a_closed_connection(backend: str) -> None:
+    """The request in flight fails as closed, and so does every request after it."""
     peer = Peer(server=demo_server(), overrides={"skills/list": DIE})
-
-    async def body() -> None:
-        async with session_with(peer) as session:
-            await connected(peer, session)
-            with pytest.raises(TransportError) as caught:
-                await send(session, "skills/list")
-            assert caught.value.kind == "closed"
-            with pytest.raises(TransportError) as again:  # and every request after it
-                await send(session, "skills/get", {"uri": SKILL})
-            assert again.value.kind == "closed"
-
-    run(backend, body)
+    raised = raised_by(backend, peer, ("skills/list", {}), ("skills/get", {"uri": SKILL}))
+    assert [(type(e), e.kind) for e in raised] == [(TransportError, "closed")] * 2
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_closed_session_is_a_closed_connection(backend: str) -> None:
     peer = Peer(server=demo_server())
-
-    async def body() -> None:
-        async with session_with(peer) as session:
-            await connected(peer, session)
-        with pytest.raises(TransportError) as caught:
-            await send(session, "skills/list")
-        assert caught.value.kind == "closed"
-
-    run(backend, body)
+    [exc] = raised_by(backend, peer, ("skills/list", {}), after_close=True)
+    assert (type(exc), exc.kind) == (TransportError, "closed")
 
 
 @pytest.mark.parametrize(
@@ -261,22 +269,14 @@ def test_a_server_error_is_a_json_rpc_error_unless_it_is_the_sdk_s_own_shape(
     error: Error, shape: str
 ) -> None:
     peer = Peer(server=demo_server(), overrides={"skills/list": error})
-
-    async def body() -> None:
-        async with session_with(peer) as session:
-            await connected(peer, session)
-            with pytest.raises((JsonRpcError, TransportError)) as caught:
-                await send(session, "skills/list")
-        exc = caught.value
-        if shape == "error":
-            assert isinstance(exc, JsonRpcError)
-            assert (exc.rpc_code, exc.method, exc.data) == (error.code, "skills/list", error.data)
-            assert error.message in str(exc)
-        else:
-            assert isinstance(exc, TransportError)
-            assert exc.kind == shape
-
-    run("asyncio", body)
+    [exc] = raised_by("asyncio", peer, ("skills/list", {}))
+    if shape == "error":
+        assert isinstance(exc, JsonRpcError)
+        assert (exc.rpc_code, exc.method, exc.data) == (error.code, "skills/list", error.data)
+        assert error.message in str(exc)
+    else:
+        assert isinstance(exc, TransportError)
+        assert exc.kind == shape
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -284,16 +284,9 @@ def test_a_result_the_sdk_refuses_is_a_protocol_failure(backend: str) -> None:
     """The SDK validates resources/read results against the negotiated revision (strictly in
     2025-11-25: ``contents`` must be a list)."""
     peer = Peer(server=demo_server(), overrides={"resources/read": {"contents": 7}})
-
-    async def body() -> None:
-        async with session_with(peer) as session:
-            await connected(peer, session, Era.LEGACY)
-            with pytest.raises(TransportError) as caught:
-                await send(session, "resources/read", {"uri": SKILL})
-        assert caught.value.kind == "protocol"
-        assert "resources/read result the mcp SDK refused" in str(caught.value)
-
-    run(backend, body)
+    [exc] = raised_by(backend, peer, ("resources/read", {"uri": SKILL}), era=Era.LEGACY)
+    assert (type(exc), exc.kind) == (TransportError, "protocol")
+    assert "resources/read result the mcp SDK refused" in str(exc)
 
 
 # --- through the pump ---------------------------------------------------------------------------
@@ -406,18 +399,6 @@ def test_auto_connect_falls_back_to_initialize_when_discover_is_refused(backend:
     run(backend, body)
 
 
-def test_auto_connect_falls_back_when_discover_times_out(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(mcp.client.session, "DISCOVER_TIMEOUT_SECONDS", TIMEOUT)
-    peer = Peer(server=demo_server(), overrides={"server/discover": SILENT})
-
-    async def body() -> None:
-        async with session_with(peer) as session:
-            await connected(peer, session)
-            assert session.protocol_version == "2025-11-25"
-
-    run("asyncio", body)
-
-
 def test_connect_legacy_sends_no_discover() -> None:
     peer = Peer(server=demo_server())
 
@@ -438,8 +419,17 @@ FUTURE_DISCOVER: Final = {
 }
 
 
-def test_auto_connect_falls_back_when_discover_names_no_common_revision() -> None:
-    peer = Peer(server=demo_server(), overrides={"server/discover": FUTURE_DISCOVER})
+@pytest.mark.parametrize(
+    "discover",
+    [SILENT, FUTURE_DISCOVER],
+    ids=["discover times out", "discover names no common revision"],
+)
+def test_auto_connect_falls_back_to_initialize(
+    monkeypatch: pytest.MonkeyPatch, discover: Outcome
+) -> None:
+    """base-protocol.md §1.4: a timeout or an unusable discover result means legacy."""
+    monkeypatch.setattr(mcp.client.session, "DISCOVER_TIMEOUT_SECONDS", TIMEOUT)
+    peer = Peer(server=demo_server(), overrides={"server/discover": discover})
 
     async def body() -> None:
         async with session_with(peer) as session:
