@@ -11,7 +11,8 @@ Start with:
 * :func:`compute_digest`, :func:`verify_bytes`, :class:`DigestVerifier` -- size-then-digest checks;
 * :func:`parse_frontmatter`, :func:`compare_frontmatter`, :func:`validate_skill_md` -- SKILL.md;
 * :class:`SkillsServer` (:mod:`skills_core.server`) -- publish folders of skills;
-* :class:`Host` (:mod:`skills_core.host`) -- load MCP-served skills safely;
+* :class:`Host` (:mod:`skills_core.host`) -- load MCP-served skills safely; :func:`pump` and
+  :func:`pump_async` carry out its requests over your ``send(method, params)``;
 * :class:`JsonRpcConnection` (:mod:`skills_core.jsonrpc`) -- newline-delimited JSON-RPC framing;
 * :mod:`skills_core.adapters` -- asyncio and trio stdio loops.
 
@@ -40,10 +41,12 @@ from skills_core.errors import EntryOverLimitError as EntryOverLimitError
 from skills_core.errors import EntryProblem as EntryProblem
 from skills_core.errors import FrontmatterError as FrontmatterError
 from skills_core.errors import InvalidEntryError as InvalidEntryError
+from skills_core.errors import JsonRpcError as JsonRpcError
 from skills_core.errors import LocalProtocolError as LocalProtocolError
 from skills_core.errors import ProtocolError as ProtocolError
 from skills_core.errors import RemoteProtocolError as RemoteProtocolError
 from skills_core.errors import SkillsError as SkillsError
+from skills_core.errors import TransportError as TransportError
 from skills_core.errors import URIError as URIError
 from skills_core.errors import URIErrorKind as URIErrorKind
 from skills_core.errors import VerificationError as VerificationError
@@ -70,8 +73,13 @@ if TYPE_CHECKING:
     from skills_core.host.approvals import ApprovalStore as ApprovalStore
     from skills_core.host.machine import Host as Host
     from skills_core.host.policy import HostPolicy as HostPolicy
+    from skills_core.host.pump import TransportFailure as TransportFailure
+    from skills_core.host.pump import pump as pump
+    from skills_core.host.pump import pump_async as pump_async
     from skills_core.jsonrpc import NEED_DATA as NEED_DATA
     from skills_core.jsonrpc import JsonRpcConnection as JsonRpcConnection
+    from skills_core.messages import Era as Era
+    from skills_core.messages import Implementation as Implementation
     from skills_core.server.catalog import Catalog as Catalog
     from skills_core.server.handler import ServerConnection as ServerConnection
     from skills_core.server.handler import SkillsServer as SkillsServer
@@ -93,8 +101,13 @@ _LAZY: dict[str, str] = {
     "ApprovalStore": "skills_core.host.approvals",
     "Host": "skills_core.host.machine",
     "HostPolicy": "skills_core.host.policy",
+    "TransportFailure": "skills_core.host.pump",
+    "pump": "skills_core.host.pump",
+    "pump_async": "skills_core.host.pump",
     "NEED_DATA": "skills_core.jsonrpc",
     "JsonRpcConnection": "skills_core.jsonrpc",
+    "Era": "skills_core.messages",
+    "Implementation": "skills_core.messages",
     "Catalog": "skills_core.server.catalog",
     "ServerConnection": "skills_core.server.handler",
     "SkillsServer": "skills_core.server.handler",
@@ -137,6 +150,8 @@ __all__ = [
     "ProtocolError",
     "LocalProtocolError",
     "RemoteProtocolError",
+    "JsonRpcError",
+    "TransportError",
     # constants
     "EXTENSION_ID",
     "ErrorCode",
@@ -184,6 +199,11 @@ __all__ = [
     "Host",
     "HostPolicy",
     "ApprovalStore",
+    "Era",
+    "Implementation",
+    "pump",
+    "pump_async",
+    "TransportFailure",
     # JSON-RPC (more in skills_core.jsonrpc)
     "JsonRpcConnection",
     "NEED_DATA",

@@ -8,6 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+from interop_helpers import FASTMCP_ENV, FASTMCP_SERVER
+
 from skills_core import spec_examples as ex
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -95,3 +98,57 @@ def test_tcp_server_example_answers_two_clients(tmp_path: Path) -> None:
         process.wait(timeout=10)
         if process.stdout is not None:
             process.stdout.close()
+
+
+def run_sdk_host(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``examples/mcp_sdk_host.py ARGS`` with this interpreter."""
+    return subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "mcp_sdk_host.py"), *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+        check=False,
+        timeout=120,
+    )
+
+
+def spec_skills(root: Path) -> Path:
+    for path, data in ex.FILES.items():
+        target = root / "skills" / "pdf-processing" / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    return root / "skills"
+
+
+@pytest.mark.parametrize(("era", "version"), [("modern", "2026-07-28"), ("legacy", "2025-11-25")])
+def test_mcp_sdk_host_example_loads_from_skills_core_serve(
+    tmp_path: Path, era: str, version: str
+) -> None:
+    """The SDK's stdio client spawns ``skills-core serve``; the first skill is loaded, verified."""
+    serve = [sys.executable, "-m", "skills_core", "serve", str(spec_skills(tmp_path))]
+    result = run_sdk_host("--era", era, "--", *serve)
+    assert result.returncode == 0, result.stderr
+    assert f"connected: {version}" in result.stdout
+    assert (
+        "skill: server:pdf-processing: Extract, fill, and assemble PDF documents" in result.stdout
+    )
+    assert "integrity: matches the skill's approved manifest" in result.stdout
+    # The SKILL.md, line by line, inside the origin-tagged frame.
+    assert "\n".join(ex.FILES["SKILL.md"].decode().splitlines()) in result.stdout
+
+
+def test_mcp_sdk_host_example_loads_from_fastmcp(tmp_path: Path) -> None:
+    command = [sys.executable, str(FASTMCP_SERVER), str(spec_skills(tmp_path))]
+    result = run_sdk_host("--", *command, env=FASTMCP_ENV)
+    assert result.returncode == 0, result.stderr
+    assert "connected: 2026-07-28" in result.stdout
+    assert "# PDF processing" in result.stdout
+
+
+def test_mcp_sdk_host_example_reports_a_dead_server_escaped() -> None:
+    dying = [sys.executable, "-c", "import sys; sys.stderr.write('\\x1b[31mboom\\n'); sys.exit(3)"]
+    result = run_sdk_host("--", *dying)
+    assert result.returncode == 2
+    assert "the connection is closed (server/discover got no answer)" in result.stderr
+    assert "server stderr: \\x1b[31mboom" in result.stderr
+    assert "\x1b" not in result.stderr

@@ -1,16 +1,13 @@
-"""Drive a :class:`~skills_core.host.Host` over live connections: the effect pump and the handshake.
+"""Drive a :class:`~skills_core.host.Host` over live connections: the handshake, and the pump over them.
 
-Theory of operation: the host is sans-IO; it returns effects. Something must carry out each
-``SendRequest``, hand the answer back with ``on_response`` (or ``on_request_failed``), and carry out
-what that returns in turn. :func:`carry_out` is that loop, written with plain ``async``/``await`` and
-no event-loop primitive, so the same code runs under asyncio and trio: it only awaits the
-``request`` method of the connections it is given (either adapter's ``StdioClient``, or anything of
-the same shape). Requests run one at a time, in the order the host asked for them, and effects come
-back in causal order: the effects a response produced come right after the request that caused them.
-
-Everything that is not a request (approval prompts, deliveries, notices, failures) is returned to
-the caller, who decides: a command line prints and exits, an agent runtime shows a dialog. Approving
-is another host call whose effects go through :func:`carry_out` again.
+Theory of operation: the loop that carries out a host's requests is
+:func:`skills_core.host.pump.pump_async` (sans-IO, no event-loop primitive). This module adapts the
+connections the stdio adapters give (``StdioClient``, or anything with the :class:`Requester`
+shape) to that pump's requester protocol: :func:`carry_out` turns each connection's
+``request(method, params, timeout=...)`` into a ``send(method, params)`` and runs the pump.
+Everything that is not a request (approval prompts, deliveries, notices, failures) comes back to
+the caller in causal order, with a :class:`~skills_core.host.pump.TransportFailure` wherever a
+connection failed; approving is another host call whose effects go through :func:`carry_out` again.
 
 :func:`handshake` opens a connection the way base-protocol.md §1.4 recommends on stdio: probe
 ``server/discover`` (modern), and fall back to ``initialize`` on any error or timeout (legacy).
@@ -19,15 +16,15 @@ is another host call whose effects go through :func:`carry_out` again.
 from __future__ import annotations
 
 import contextlib
-from collections import deque
+import functools
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Protocol, final
+from typing import Protocol
 
 from skills_core._version import __version__
 from skills_core.errors import JsonRpcError, SkillsError, TransportError
-from skills_core.host.effects import Effect, SendRequest
+from skills_core.host.effects import Effect
 from skills_core.host.machine import Host
+from skills_core.host.pump import AsyncSend, Pumped, TransportFailure, pump_async
 from skills_core.jsonvalue import JSONValue
 from skills_core.messages import Era, Implementation, client_capabilities, request_meta
 from skills_core.spec import LEGACY_PROTOCOL_VERSION, SUPPORTED_MODERN_VERSIONS, Method
@@ -50,28 +47,16 @@ class Requester(Protocol):
         """Send a notification."""
 
 
-@final
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TransportFailure:
-    """A request could not be carried out: the connection failed (not a protocol answer).
-
-    Returned by :func:`carry_out` alongside the host's own ``RequestFailed`` effect, so that a
-    caller can tell "the server said no" from "the server is gone" (exit code 2 in the CLI).
-    """
-
-    origin: str
-    method: str
-    error: TransportError
-
-
 async def carry_out(
     host: Host,
     effects: Iterable[Effect],
     connections: Mapping[str, Requester],
     *,
     timeout: float | None,
-) -> list[Effect | TransportFailure]:
+) -> list[Pumped]:
     """Carry out every ``SendRequest`` among ``effects`` and return everything else, in order.
+
+    A thin wrapper over :func:`skills_core.host.pump.pump_async`.
 
     Args:
         host: The host whose effects these are.
@@ -81,43 +66,13 @@ async def carry_out(
 
     Returns:
         Every effect that is not a ``SendRequest``, including those that answers produced, plus a
-        :class:`TransportFailure` wherever a connection failed.
+        :class:`TransportFailure` wherever a connection failed (or an origin had none).
     """
-    queue: deque[Effect] = deque(effects)
-    out: list[Effect | TransportFailure] = []
-    while queue:
-        effect = queue.popleft()
-        if not isinstance(effect, SendRequest):
-            out.append(effect)
-            continue
-        produced = await _send(host, effect, connections, timeout, out)
-        queue.extendleft(reversed(produced))
-    return out
-
-
-async def _send(
-    host: Host,
-    effect: SendRequest,
-    connections: Mapping[str, Requester],
-    timeout: float | None,
-    out: list[Effect | TransportFailure],
-) -> list[Effect]:
-    connection = connections.get(effect.origin)
-    if connection is None:
-        return host.on_request_failed(
-            effect.origin, effect.token, f"no connection to server {effect.origin!r}"
-        )
-    try:
-        result = await connection.request(effect.method, effect.params, timeout=timeout)
-    except JsonRpcError as exc:
-        error: dict[str, object] = {"code": exc.rpc_code, "message": exc.message}
-        if exc.data is not None:
-            error["data"] = exc.data
-        return host.on_response(effect.origin, effect.token, error=error)
-    except TransportError as exc:
-        out.append(TransportFailure(origin=effect.origin, method=effect.method, error=exc))
-        return host.on_request_failed(effect.origin, effect.token, exc.message)
-    return host.on_response(effect.origin, effect.token, result=result)
+    senders: dict[str, AsyncSend] = {
+        label: functools.partial(connection.request, timeout=timeout)
+        for label, connection in connections.items()
+    }
+    return await pump_async(host, effects, senders)
 
 
 async def handshake(
