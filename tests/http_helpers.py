@@ -193,11 +193,16 @@ def discover(port: int, path: str = "/mcp") -> tuple[int, http.client.HTTPMessag
     return answer.status, answer.headers, answer.body
 
 
-def run_node_tool(argv: Sequence[str], timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    """Run a Node tool with Node 22 first on PATH; output captured as text."""
+def run_node_tool(
+    argv: Sequence[str], *, timeout: float = 300, home: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run a Node tool with Node 22 first on PATH (and ``HOME`` as given); output as text."""
+    env = node_env()
+    if home is not None:
+        env["HOME"] = str(home)
     return subprocess.run(
         list(argv),
-        env=node_env(),
+        env=env,
         cwd=NODE_DIR,
         capture_output=True,
         text=True,
