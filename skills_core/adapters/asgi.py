@@ -948,6 +948,8 @@ class AppConfig:
     ``SKILLS_CORE_PAGE_SIZE``         entries per page (default 50)
     ``SKILLS_CORE_TTL_MS``            ``ttlMs`` of cacheable results (default 300000)
     ``SKILLS_CORE_NO_DIRECTORY_READ`` ``1`` to leave ``resources/directory/read`` out
+    ``SKILLS_CORE_MAX_BODY_BYTES``    largest request body (default 4 MiB)
+    ``SKILLS_CORE_BODY_TIMEOUT``      seconds to receive a body (default 30)
     ================================  ===========================================================
 
     Every worker must get the same secret: it signs cursors and session ids.
@@ -963,6 +965,8 @@ class AppConfig:
     page_size: int | None = None
     ttl_ms: int | None = None
     directory_read: bool = True
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    body_timeout: float = DEFAULT_BODY_TIMEOUT
 
     def to_environ(self) -> dict[str, str]:
         """The environment variables that make :meth:`from_environ` return this config."""
@@ -977,6 +981,8 @@ class AppConfig:
             "TTL_MS": "" if self.ttl_ms is None else str(self.ttl_ms),
             "CURSOR_KEY": "" if self.secret is None else self.secret.decode("latin-1"),
             "CURSOR_KEY_FILE": self.key_file or "",
+            "MAX_BODY_BYTES": str(self.max_body_bytes),
+            "BODY_TIMEOUT": str(self.body_timeout),
         }
         return {_ENV_PREFIX + name: value for name, value in env.items()}
 
@@ -1015,6 +1021,9 @@ class AppConfig:
             page_size=_env_int(get("PAGE_SIZE"), "PAGE_SIZE"),
             ttl_ms=_env_int(get("TTL_MS"), "TTL_MS"),
             directory_read=get("NO_DIRECTORY_READ") != "1",
+            max_body_bytes=_env_int(get("MAX_BODY_BYTES"), "MAX_BODY_BYTES")
+            or DEFAULT_MAX_BODY_BYTES,
+            body_timeout=_env_seconds(get("BODY_TIMEOUT"), "BODY_TIMEOUT"),
         )
 
     def build(self) -> SkillsApp:
@@ -1040,6 +1049,8 @@ class AppConfig:
             allowed_hosts=self.allowed_hosts,
             allowed_origins=self.allowed_origins,
             cors=self.cors,
+            max_body_bytes=self.max_body_bytes,
+            body_timeout=self.body_timeout,
         )
         return SkillsApp(server, session_key=derive_key(secret, "session"), options=options)
 
@@ -1051,6 +1062,15 @@ def _env_int(text: str, name: str) -> int | None:
         return int(text)
     except ValueError:
         raise ValueError(f"{_ENV_PREFIX}{name} must be a whole number, not {text!r}") from None
+
+
+def _env_seconds(text: str, name: str) -> float:
+    if not text:
+        return DEFAULT_BODY_TIMEOUT
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"{_ENV_PREFIX}{name} must be a number of seconds, not {text!r}") from None
 
 
 def app_from_env() -> SkillsApp:
