@@ -750,3 +750,176 @@ def test_sessions_open_only_untampered(
     index = flip % len(session)
     tampered = session[:index] + ("A" if session[index] != "A" else "B") + session[index + 1 :]
     assert codec.open(tampered, now=99, principal=principal) is None
+
+
+# --- the corners -----------------------------------------------------------------------------
+
+
+def test_session_codec_refuses_what_it_cannot_carry_or_read() -> None:
+    with pytest.raises(ValueError, match="at least 16"):
+        SessionCodec(b"short")
+    codec = SessionCodec(SESSION_KEY)
+    with pytest.raises(ValueError, match="protocol version"):
+        codec.mint("", expires=10, nonce=b"n" * 16)
+    with pytest.raises(ValueError, match="nonce"):
+        codec.mint(LEGACY, expires=10, nonce=b"n")
+    good = codec.mint(LEGACY, expires=10, nonce=b"n" * 16)
+    for bad in (
+        "",
+        "é" * 10,
+        "A" * 500,
+        "!!!!",
+        good[:10],
+        good.replace("-", "+").replace("_", "/"),
+    ):
+        if bad != good:
+            assert codec.open(bad, now=0) is None, bad
+    assert codec.open(good + "A", now=0) is None  # stray bits: not the canonical spelling
+    # An authentic id of another format (a newer worker's, say) is refused, not misread.
+    body = b"\x02" + (10).to_bytes(8, "big") + b"n" * 16 + bytes([len(LEGACY)]) + LEGACY.encode()
+    raw = body + codec._tag(body, "")
+    other_format = __import__("base64").urlsafe_b64encode(raw).rstrip(b"=").decode()
+    assert codec.open(other_format, now=0) is None
+
+
+def test_get_without_accept_is_405(app: SkillsApp) -> None:
+    """No Accept means any media type (RFC 9110): no 406, and still no stream."""
+    assert call(app, "GET", "/mcp", [("host", "127.0.0.1:8000")]).status == 405
+    assert app.options.path == "/mcp"
+
+
+def test_unknown_scope_types_are_ignored() -> None:
+    app = make_app()
+
+    async def run() -> list[MutableMapping[str, Any]]:
+        sent: list[MutableMapping[str, Any]] = []
+
+        async def receive() -> MutableMapping[str, Any]:
+            raise AssertionError("not called")
+
+        async def send(message: MutableMapping[str, Any]) -> None:
+            sent.append(message)
+
+        await app({"type": "webtransport"}, receive, send)
+        return sent
+
+    assert asyncio.run(run()) == []
+
+
+def test_a_result_too_large_to_write_is_an_internal_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from skills_core.adapters import asgi
+    from skills_core.jsonrpc import JsonRpcConnection
+
+    monkeypatch.setattr(asgi, "_WRITER", JsonRpcConnection(max_message_size=1024))
+    server = SkillsServer.from_files(
+        {**FILES, "pdf-processing/big.md": b"x" * 4000}, cursor_key=b"c" * 32
+    )
+    app = SkillsApp(server, session_key=SESSION_KEY)
+    headers, body = modern_request("resources/read", {"uri": "skill://pdf-processing/big.md"})
+    response = post(app, headers, body)
+    assert response.status == 200
+    assert response.error_code == -32603
+
+
+def test_concurrent_slow_bodies_each_get_408_and_fast_ones_are_served() -> None:
+    app = make_app(HttpOptions(body_timeout=0.05))
+    headers, body = _discover()
+
+    async def run() -> list[int]:
+        slow = [acall(app, "POST", "/mcp", headers, [body[:5]], hold=True) for _ in range(3)]
+        fast = [acall(app, "POST", "/mcp", headers, [body]) for _ in range(3)]
+        answers = await asyncio.gather(*slow, *fast)
+        await asyncio.sleep(0.05)  # nothing waits: the sweep stops, and the next request restarts it
+        late = await acall(app, "POST", "/mcp", headers, [body[:5]], hold=True)
+        return [a.status for a in [*answers, late] if a is not None]
+
+    assert asyncio.run(run()) == [408, 408, 408, 200, 200, 200, 408]
+    assert asyncio.run(run())[-1] == 408  # a second event loop: the sweep starts afresh
+
+
+def test_the_servers_own_cancellation_is_not_a_408() -> None:
+    """An ASGI server cancelling the request (shutdown, dropped client) is not turned into 408."""
+    app = make_app()
+    headers, body = _discover()
+
+    async def run() -> None:
+        task = asyncio.ensure_future(acall(app, "POST", "/mcp", headers, [body[:5]], hold=True))
+        await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(run())
+
+
+def test_under_trio() -> None:
+    """hypercorn's trio worker: the same answers, and the body deadline by trio's own timeout."""
+    import trio
+
+    app = make_app(HttpOptions(body_timeout=0.05))
+    headers, body = _discover()
+
+    async def exchange(chunks: list[bytes], hold: bool) -> int:
+        pending = list(chunks)
+        statuses: list[int] = []
+
+        async def receive() -> MutableMapping[str, Any]:
+            if pending:
+                return {"type": "http.request", "body": pending.pop(0), "more_body": hold}
+            await trio.sleep_forever()
+            raise AssertionError("unreachable")
+
+        async def send(message: MutableMapping[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                statuses.append(message["status"])
+
+        from asgi_harness import scope as make_scope
+
+        await app(make_scope("POST", "/mcp", headers), receive, send)
+        return statuses[0]
+
+    assert trio.run(exchange, [body], False) == 200
+    assert trio.run(exchange, [body[:5]], True) == 408
+
+
+def test_key_files(tmp_path: Any) -> None:
+    from skills_core.adapters.asgi import create_key_file, read_key_file
+
+    path = str(tmp_path / "key")
+    secret = create_key_file(path)
+    assert read_key_file(path) == secret
+    assert len(secret) == 64
+    with pytest.raises(FileExistsError):
+        create_key_file(path)
+    (tmp_path / "short").write_bytes(b"abc\n")
+    with pytest.raises(ValueError, match="at least 32"):
+        read_key_file(str(tmp_path / "short"))
+
+
+def test_app_from_env(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from skills_core.adapters.asgi import app_from_env
+
+    for path, data in FILES.items():
+        target = tmp_path / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    key = tmp_path / "key"
+    key.write_text("z" * 64)
+    monkeypatch.setenv("SKILLS_CORE_ROOTS", str(tmp_path))
+    monkeypatch.setenv("SKILLS_CORE_CURSOR_KEY_FILE", str(key))
+    monkeypatch.setenv("SKILLS_CORE_PAGE_SIZE", "1")
+    monkeypatch.setenv("SKILLS_CORE_TTL_MS", "5")
+    app = app_from_env()
+    assert (app.server.page_size, app.server.ttl_ms) == (1, 5)
+    headers, body = modern_request("resources/list")
+    page = post(app, headers, body).json()["result"]
+    assert len(page["resources"]) == 1
+    assert "nextCursor" in page
+    for name, value, message in (
+        ("SKILLS_CORE_PAGE_SIZE", "x", "whole number"),
+        ("SKILLS_CORE_BODY_TIMEOUT", "soon", "number of seconds"),
+    ):
+        monkeypatch.setenv(name, value)
+        with pytest.raises(ValueError, match=message):
+            app_from_env()
+        monkeypatch.delenv(name)
