@@ -829,7 +829,9 @@ def test_concurrent_slow_bodies_each_get_408_and_fast_ones_are_served() -> None:
         slow = [acall(app, "POST", "/mcp", headers, [body[:5]], hold=True) for _ in range(3)]
         fast = [acall(app, "POST", "/mcp", headers, [body]) for _ in range(3)]
         answers = await asyncio.gather(*slow, *fast)
-        await asyncio.sleep(0.05)  # nothing waits: the sweep stops, and the next request restarts it
+        await asyncio.sleep(
+            0.05
+        )  # nothing waits: the sweep stops, and the next request restarts it
         late = await acall(app, "POST", "/mcp", headers, [body[:5]], hold=True)
         return [a.status for a in [*answers, late] if a is not None]
 
@@ -923,3 +925,21 @@ def test_app_from_env(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
         with pytest.raises(ValueError, match=message):
             app_from_env()
         monkeypatch.delenv(name)
+
+
+def test_the_app_imports_the_standard_library_only() -> None:
+    """DESIGN.md decision 10: ``python -S`` (no site-packages) imports the adapter and serve."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = (
+        "import sys, skills_core.adapters.asgi, skills_core.cli.serve;"
+        "print(sorted(m for m in ('uvicorn', 'trio', 'anyio', 'httpx', 'starlette') if m in sys.modules))"
+    )
+    root = Path(__file__).resolve().parents[1]
+    result = subprocess.run(
+        [sys.executable, "-S", "-c", code], cwd=root, capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
