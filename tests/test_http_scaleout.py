@@ -67,26 +67,31 @@ class Peer:
         return response.status, dict(response.getheaders()), json.loads(data) if data else None
 
 
-def walk_modern(peers: list[Peer]) -> list[str]:
-    """skills/list to the end, page i asked of peers[i % len(peers)]."""
+def walk(peers: list[Peer], headers: dict[str, str], meta: dict[str, Any] | None) -> list[str]:
+    """skills/list to the end, page i asked of peers[i % len(peers)]; no ``meta``: legacy."""
     uris: list[str] = []
     cursor: str | None = None
     page = 0
     while True:
-        params: dict[str, Any] = {"_meta": MODERN_META}
+        params: dict[str, Any] = {} if meta is None else {"_meta": meta}
         if cursor is not None:
             params["cursor"] = cursor
         status, _, message = peers[page % len(peers)].post(
-            modern_headers("skills/list"), rpc("skills/list", params, page)
+            headers, rpc("skills/list", params, page)
         )
-        assert status == 200
+        assert status == 200, message
         assert "error" not in message, (page, message)
+        assert ("resultType" in message["result"]) == (meta is not None)  # the request's era
         uris += [skill["uri"] for skill in message["result"]["skills"]]
         cursor = message["result"].get("nextCursor")
         page += 1
         if cursor is None:
             return uris
         assert page < 100
+
+
+def walk_modern(peers: list[Peer]) -> list[str]:
+    return walk(peers, modern_headers("skills/list"), MODERN_META)
 
 
 def walk_legacy(peers: list[Peer]) -> list[str]:
@@ -99,23 +104,7 @@ def walk_legacy(peers: list[Peer]) -> list[str]:
     with_session = {**JSON_HEADERS, "MCP-Protocol-Version": LEGACY, "Mcp-Session-Id": session}
     notified = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode()
     assert peers[1 % len(peers)].post(with_session, notified)[0] == 202
-    uris: list[str] = []
-    cursor: str | None = None
-    page = 0
-    while True:
-        params = {} if cursor is None else {"cursor": cursor}
-        status, _, message = peers[page % len(peers)].post(
-            with_session, rpc("skills/list", params, page)
-        )
-        assert status == 200, message
-        assert "error" not in message, (page, message)
-        assert "resultType" not in message["result"]  # answered in the session's era
-        uris += [skill["uri"] for skill in message["result"]["skills"]]
-        cursor = message["result"].get("nextCursor")
-        page += 1
-        if cursor is None:
-            return uris
-        assert page < 100
+    return walk(peers, with_session, None)
 
 
 def assert_every_skill_once(uris: list[str]) -> None:
