@@ -78,9 +78,10 @@ by path, :func:`app_from_env` builds the app from environment variables (:class:
 
     SKILLS_CORE_ROOTS=./skills SKILLS_CORE_CURSOR_KEY_FILE=./key \\
         uvicorn --factory skills_core.adapters.asgi:app_from_env --workers 4
-    hypercorn --workers 4 'skills_core.adapters.asgi:app_from_env()'   # same variables
 
-``skills-core serve --http`` does exactly this with uvicorn.
+``skills-core serve --http`` does exactly this with uvicorn. For an ASGI server without a factory
+option (hypercorn, gunicorn with a uvicorn worker class), a one-line module of your own,
+``app = app_from_env()``, gives it an app to import by path, with the same variables.
 """
 
 from __future__ import annotations
@@ -1139,8 +1140,8 @@ def _env_seconds(text: str, name: str) -> float:
 def app_from_env() -> SkillsApp:
     """The app that :class:`AppConfig` describes in ``os.environ`` (an ASGI factory).
 
-    For ``uvicorn --factory skills_core.adapters.asgi:app_from_env`` and
-    ``hypercorn 'skills_core.adapters.asgi:app_from_env()'``; see :class:`AppConfig`.
+    For ``uvicorn --factory skills_core.adapters.asgi:app_from_env``, or ``app = app_from_env()``
+    in a module of your own for servers that import an app object; see :class:`AppConfig`.
 
     Raises:
         ValueError: a variable is missing or malformed.
