@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -115,3 +116,46 @@ def test_inherited_key_is_used_when_there_is_no_key_file(skills: Path) -> None:
         page = resources_list(second.port, cursor)
         assert "error" not in page
         assert page["result"]["resources"]
+
+
+def test_what_serve_hands_to_uvicorn(
+    skills: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """One path for any number of workers: the factory by import string, the config in the env."""
+    import uvicorn
+
+    from skills_core.adapters.asgi import AppConfig
+
+    calls: list[tuple[str, dict[str, Any]]] = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: calls.append((app, kw)))
+    for name in AppConfig(roots=("x",), secret=b"k" * 32).to_environ():
+        monkeypatch.setenv(name, "")  # serve writes them: monkeypatch restores them afterwards
+    argv = ["serve", "--http", "0.0.0.0:9999", "--workers", "3", "--allowed-origin"]
+    assert main([*argv, "https://app.example", str(skills)]) == 0
+    ((app, options),) = calls
+    assert app == "skills_core.adapters.asgi:app_from_env"
+    assert options["factory"] is True
+    assert (options["host"], options["port"], options["workers"]) == ("0.0.0.0", 9999, 3)
+    assert options["proxy_headers"] is False
+    config = AppConfig.from_environ(os.environ)
+    assert config.roots == (str(skills),)
+    assert config.allowed_hosts is None  # not loopback and no --allowed-host: said on stderr
+    assert config.allowed_origins == ("https://app.example",)
+    assert config.secret is not None
+    assert len(config.secret) == 64
+    err = capfd.readouterr().err
+    assert "DNS-rebinding protection is off" in err
+    assert "1 skill(s) at http://0.0.0.0:9999/mcp" in err
+
+
+def test_a_port_uvicorn_cannot_bind_exits_2(
+    skills: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    import uvicorn
+
+    def cannot_bind(app: str, **options: Any) -> None:
+        raise SystemExit(1)
+
+    monkeypatch.setattr(uvicorn, "run", cannot_bind)
+    assert main(["serve", "--http", "[::1]:9999", str(skills)]) == 2
+    assert "could not serve on [::1]:9999" in capfd.readouterr().err
