@@ -118,6 +118,16 @@ def test_inherited_key_is_used_when_there_is_no_key_file(skills: Path) -> None:
         assert page["result"]["resources"]
 
 
+@pytest.fixture
+def environ(monkeypatch: pytest.MonkeyPatch) -> None:
+    """serve --http writes its configuration into os.environ: put it back afterwards."""
+    from skills_core.adapters.asgi import AppConfig
+
+    for name in AppConfig(roots=("x",), secret=b"k" * 32).to_environ():
+        monkeypatch.setenv(name, "")
+
+
+@pytest.mark.usefixtures("environ")
 def test_what_serve_hands_to_uvicorn(
     skills: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
 ) -> None:
@@ -128,8 +138,6 @@ def test_what_serve_hands_to_uvicorn(
 
     calls: list[tuple[str, dict[str, Any]]] = []
     monkeypatch.setattr(uvicorn, "run", lambda app, **kw: calls.append((app, kw)))
-    for name in AppConfig(roots=("x",), secret=b"k" * 32).to_environ():
-        monkeypatch.setenv(name, "")  # serve writes them: monkeypatch restores them afterwards
     argv = ["serve", "--http", "0.0.0.0:9999", "--workers", "3", "--allowed-origin"]
     assert main([*argv, "https://app.example", str(skills)]) == 0
     ((app, options),) = calls
@@ -148,6 +156,7 @@ def test_what_serve_hands_to_uvicorn(
     assert "1 skill(s) at http://0.0.0.0:9999/mcp" in err
 
 
+@pytest.mark.usefixtures("environ")
 def test_a_port_uvicorn_cannot_bind_exits_2(
     skills: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
 ) -> None:
