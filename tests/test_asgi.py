@@ -943,3 +943,61 @@ def test_the_app_imports_the_standard_library_only() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+_HEADER_VALUES = st.one_of(
+    st.none(),
+    st.sampled_from(["2026-07-28", "2025-11-25", "v999", "", "=?base64?eA==?=", "resources/read"]),
+    st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=40),
+)
+
+
+@given(
+    body=st.one_of(
+        st.binary(max_size=300),
+        st.builds(
+            lambda method, params, request_id: json.dumps(
+                {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+            ).encode(),
+            st.sampled_from(["server/discover", "skills/list", "resources/read", "initialize"]),
+            st.one_of(
+                st.none(),
+                st.just({"_meta": META, "uri": SKILL_MD_URI}),
+                st.dictionaries(st.text(max_size=5), st.integers(), max_size=2),
+            ),
+            st.one_of(st.integers(), st.text(max_size=5), st.none()),
+        ),
+    ),
+    version=_HEADER_VALUES,
+    method=_HEADER_VALUES,
+    name=_HEADER_VALUES,
+    session=_HEADER_VALUES,
+)
+def test_any_request_gets_a_well_formed_answer(
+    app: SkillsApp,
+    body: bytes,
+    version: str | None,
+    method: str | None,
+    name: str | None,
+    session: str | None,
+) -> None:
+    """Fail closed: whatever comes in, one complete answer with a status the ladder allows."""
+    headers = base_headers()
+    for header, value in (
+        ("mcp-protocol-version", version),
+        ("mcp-method", method),
+        ("mcp-name", name),
+        ("mcp-session-id", session),
+    ):
+        if value is not None:
+            headers.append((header, value))
+    response = post(app, headers, body)
+    assert response.status in (200, 202, 400, 404)
+    if response.status == 202:
+        assert response.body == b""
+    else:
+        message = response.json()
+        assert message["jsonrpc"] == "2.0"
+        assert ("result" in message) != ("error" in message)
+        if response.status != 200:
+            assert "error" in message
