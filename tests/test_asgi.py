@@ -975,6 +975,7 @@ _HEADER_VALUES = st.one_of(
 )
 def test_any_request_gets_a_well_formed_answer(
     app: SkillsApp,
+    *,
     body: bytes,
     version: str | None,
     method: str | None,
