@@ -1002,3 +1002,14 @@ def test_any_request_gets_a_well_formed_answer(
         assert ("result" in message) != ("error" in message)
         if response.status != 200:
             assert "error" in message
+
+
+def test_initialize_negotiates_whatever_version_header_it_carries(app: SkillsApp) -> None:
+    """L25: an unsupported requested version is answered with our latest, header or not."""
+    body = legacy_body("initialize", {"protocolVersion": "2024-11-05", "capabilities": {}})
+    response = post(app, legacy_headers(version="2024-11-05"), body)
+    assert response.status == 200
+    assert response.json()["result"]["protocolVersion"] == LEGACY
+    session = response.header("mcp-session-id")
+    assert session is not None
+    assert post(app, legacy_headers(session, "2024-11-05"), legacy_body("ping")).status == 400

@@ -716,9 +716,12 @@ class SkillsApp:
         event: RequestReceived | NotificationReceived | CancelRequested,
     ) -> _Reply:
         request_id = event.id if type(event) is RequestReceived else None
+        initialize = type(event) is RequestReceived and event.method == Method.INITIALIZE
         header_version = request.get(_H_VERSION)
         version = None if header_version is None else decode_header_value(header_version)
-        if version is not None and version not in SUPPORTED_LEGACY_VERSIONS:
+        # initialize negotiates the version in its body (the answer names the one agreed on),
+        # so a header on it routes the request and is otherwise not held against it.
+        if version is not None and version not in SUPPORTED_LEGACY_VERSIONS and not initialize:
             return _rpc_error(
                 400,
                 request_id,
@@ -744,7 +747,8 @@ class SkillsApp:
                     ErrorCode.INVALID_REQUEST,
                     "Session not found: it expired or was never opened here; initialize again",
                 )
-        if type(event) is RequestReceived and event.method == Method.INITIALIZE:
+        if initialize:
+            assert type(event) is RequestReceived
             if session_version is not None:
                 return _rpc_error(
                     400,
