@@ -100,6 +100,7 @@ from skills_core.adapters._http_session import SessionCodec
 from skills_core.errors import LocalProtocolError
 from skills_core.jsonrpc import (
     CancelRequested,
+    ConnectionClosed,
     EncodedResult,
     InvalidMessage,
     JsonRpcConnection,
@@ -631,10 +632,12 @@ class SkillsApp:
             if reply is None:  # a notification with array params: refused, without an id
                 reply = _WRITER.send_error(None, event.error.rpc_code, event.error.message)
             return _Reply(400, reply)
+        if type(event) is ConnectionClosed:  # nothing but JSON whitespace: no JSON text at all
+            return _rpc_error(400, None, ErrorCode.PARSE_ERROR, "Parse error: the body is empty")
         if type(event) is not RequestReceived and not isinstance(
             event, NotificationReceived | CancelRequested
         ):
-            # A response (a server sends no requests, so nothing awaits one) or an empty body.
+            # A response: a server sends no requests, so nothing awaits one.
             return _rpc_error(
                 400,
                 None,
