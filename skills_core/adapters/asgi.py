@@ -134,6 +134,7 @@ __all__ = [
     "Send",
     "HttpOptions",
     "SkillsApp",
+    "MIN_SECRET_BYTES",
     "derive_key",
     "read_key_file",
     "create_key_file",
