@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -152,3 +154,46 @@ def test_mcp_sdk_host_example_reports_a_dead_server_escaped() -> None:
     assert "the connection is closed (server/discover got no answer)" in result.stderr
     assert "server stderr: \\x1b[31mboom" in result.stderr
     assert "\x1b" not in result.stderr
+
+
+def test_http_auth_example_refuses_strangers_and_binds_sessions(tmp_path: Path) -> None:
+    """examples/http_auth.py: 401 without a known token; a session is its opener's only."""
+    from http_helpers import JSON_HEADERS, exchange, free_port, rpc, stop
+
+    for path, data in ex.FILES.items():
+        target = tmp_path / "pdf-processing" / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    port = free_port()
+    argv = [sys.executable, str(ROOT / "examples" / "http_auth.py"), str(tmp_path)]
+    process = subprocess.Popen(
+        [*argv, "--port", str(port)],
+        env={**os.environ, "PYTHONPATH": str(ROOT), "SKILLS_AUTH_TOKENS": "ta=alice,tb=bob"},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    alice = {**JSON_HEADERS, "Authorization": "Bearer ta"}
+    bob = {**JSON_HEADERS, "Authorization": "Bearer tb"}
+    initialize = rpc("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}})
+    try:
+        opened = None
+        for _ in range(150):
+            with contextlib.suppress(OSError):
+                opened = exchange(port, "POST", "/mcp", alice, initialize)
+                break
+            time.sleep(0.1)
+        assert opened is not None
+        assert opened.status == 200
+        stranger = exchange(port, "POST", "/mcp", JSON_HEADERS, initialize)
+        assert stranger.status == 401
+        assert stranger.headers["WWW-Authenticate"].startswith("Bearer")
+        wrong = {**JSON_HEADERS, "Authorization": "Bearer x"}
+        assert exchange(port, "POST", "/mcp", wrong, initialize).status == 401
+        session = {"Mcp-Session-Id": opened.headers["Mcp-Session-Id"]}
+        ping = rpc("ping", request_id=2)
+        assert exchange(port, "POST", "/mcp", {**alice, **session}, ping).status == 200
+        assert exchange(port, "POST", "/mcp", {**bob, **session}, ping).status == 404
+    finally:
+        stop(process)

@@ -100,6 +100,40 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _add_http_options(serve: argparse.ArgumentParser) -> None:
+    """``serve --http`` and its options (Streamable HTTP instead of stdio)."""
+    http = serve.add_argument_group("Streamable HTTP (needs: pip install 'skills-core[http]')")
+    http.add_argument(
+        "--http",
+        metavar="[HOST:]PORT",
+        help="serve Streamable HTTP (both eras) on HOST:PORT instead of stdio (HOST: 127.0.0.1)",
+    )
+    http.add_argument(
+        "--workers", type=_positive_int, default=1, help="worker processes (default 1)"
+    )
+    http.add_argument("--path", default="/mcp", help="the MCP endpoint's path (default /mcp)")
+    http.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="H",
+        help="also accept this Host (name, name:port or name:*; repeatable; loopback names are "
+        "accepted on a loopback address)",
+    )
+    http.add_argument(
+        "--allowed-origin",
+        action="append",
+        default=[],
+        metavar="O",
+        help="also accept this Origin (scheme://host[:port|:*]; repeatable)",
+    )
+    http.add_argument(
+        "--cursor-key-file",
+        metavar="F",
+        help="the secret shared by every worker and server process (created when absent)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser (exposed for documentation and tests)."""
     parser = _Parser(
@@ -128,6 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=300_000,
         help="ttlMs on cacheable results (default 300000)",
     )
+    _add_http_options(serve)
 
     manifest = commands.add_parser(
         "manifest", help="print the entries serve would publish, and why any are omitted"

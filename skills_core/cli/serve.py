@@ -1,9 +1,18 @@
-"""``skills-core serve``: the skills under some folders, as a stdio MCP server.
+"""``skills-core serve``: the skills under some folders, as a stdio or Streamable HTTP MCP server.
 
 Theory of operation: the folders become a :class:`~skills_core.server.filesystem.FilesystemSource`,
-wrapped in a :class:`~skills_core.server.handler.SkillsServer` and served by the blocking stdio
-loop (:mod:`skills_core.adapters.blocking_stdio`) until the client closes stdin. Stdout belongs to
-the protocol; what the operator should know goes to stderr.
+wrapped in a :class:`~skills_core.server.handler.SkillsServer`.
+
+* stdio (the default): served by the blocking stdio loop (:mod:`skills_core.adapters.blocking_stdio`)
+  until the client closes stdin. Stdout belongs to the protocol; what the operator should know goes
+  to stderr.
+* ``--http [HOST:]PORT``: the ASGI app (:mod:`skills_core.adapters.asgi`) under uvicorn, the
+  optional ``http`` extra. The parent checks everything first (the roots, the key, the options: a
+  mistake exits 1 before any worker starts), settles the secret every worker signs cursors and
+  sessions with (read from ``--cursor-key-file``, created there when absent, else taken from
+  ``SKILLS_CORE_CURSOR_KEY`` or generated), and hands the whole configuration to uvicorn's workers
+  through the environment (:class:`~skills_core.adapters.asgi.AppConfig`), which build the app
+  with :func:`~skills_core.adapters.asgi.app_from_env`: the same path for one worker or many.
 """
 
 from __future__ import annotations
@@ -11,13 +20,23 @@ from __future__ import annotations
 import argparse
 import os
 
-from skills_core.cli._common import EXIT_OK, error, open_source
+from skills_core.cli._common import (
+    EXIT_CONNECTION,
+    EXIT_OK,
+    EXIT_USAGE,
+    CliError,
+    error,
+    open_source,
+    os_message,
+)
 
-__all__ = ["run_serve"]
+__all__ = ["run_serve", "parse_bind"]
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    """Run ``skills-core serve``: a stdio MCP server until the client closes stdin."""
+    """Run ``skills-core serve``: stdio until the client closes stdin, or HTTP with ``--http``."""
+    if args.http is not None:
+        return _run_http(args)
     from skills_core.adapters.blocking_stdio import serve_stdio  # noqa: PLC0415
     from skills_core.server.handler import SkillsServer  # noqa: PLC0415
 
@@ -29,9 +48,130 @@ def run_serve(args: argparse.Namespace) -> int:
         page_size=args.page_size,
         ttl_ms=args.ttl_ms,
     )
-    omitted = len(server.catalog.omitted)
-    if omitted:  # stdout belongs to the protocol; stderr is for the operator (§1.7)
-        error(f"serve: {omitted} skill folder(s) left out; `skills-core manifest` says why")
+    _report_omitted(len(server.catalog.omitted))
     # A SkillsServer's results have string keys by construction: skip the endpoint's key walk.
     serve_stdio(server.connection(), results_have_string_keys=True)
+    return EXIT_OK
+
+
+def _report_omitted(omitted: int) -> None:
+    if omitted:  # stdout belongs to the protocol; stderr is for the operator (§1.7)
+        error(f"serve: {omitted} skill folder(s) left out; `skills-core manifest` says why")
+
+
+def parse_bind(text: str) -> tuple[str, int]:
+    """``(host, port)`` from ``[HOST:]PORT`` (``[::1]:8080`` for IPv6); the host defaults to 127.0.0.1.
+
+    Raises:
+        CliError: not a valid address (exit 1).
+    """
+    host, colon, port_text = text.rpartition(":")
+    if not colon:
+        host, port_text = "127.0.0.1", text
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    if not port_text.isdigit() or not 0 < int(port_text) < 65536 or not host:
+        raise CliError(f"serve: --http wants [HOST:]PORT with a port 1-65535, not {text!r}")
+    return host, int(port_text)
+
+
+def _is_loopback(host: str) -> bool:
+    import ipaddress  # noqa: PLC0415 - only for --http
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _secret(key_file: str | None) -> tuple[bytes | None, str | None]:
+    """(the secret to hand over, or None when the workers read ``key_file``; the key file)."""
+    from skills_core.adapters.asgi import create_key_file, read_key_file  # noqa: PLC0415
+
+    if key_file is None:
+        inherited = os.environ.get("SKILLS_CORE_CURSOR_KEY", "").strip()
+        return (inherited.encode("latin-1") if inherited else os.urandom(32).hex().encode()), None
+    key_file = os.path.abspath(key_file)
+    try:
+        read_key_file(key_file)
+    except FileNotFoundError:
+        try:
+            create_key_file(key_file)
+        except FileExistsError:  # another process created it meanwhile: use theirs
+            pass
+        except OSError as exc:
+            raise CliError(f"serve: cannot create the key file: {os_message(exc)}") from None
+    except (OSError, ValueError) as exc:
+        raise CliError(f"serve: {os_message(exc)}") from None
+    return None, key_file
+
+
+def _run_http(args: argparse.Namespace) -> int:
+    try:
+        import uvicorn  # noqa: PLC0415 - the optional extra, only for --http
+    except ImportError:
+        raise CliError(
+            "serve --http needs uvicorn, which comes with the http extra: "
+            "pip install 'skills-core[http]'",
+            EXIT_USAGE,
+        ) from None
+    from skills_core.adapters.asgi import (  # noqa: PLC0415
+        LOOPBACK_HOSTS,
+        LOOPBACK_ORIGINS,
+        AppConfig,
+    )
+
+    host, port = parse_bind(args.http)
+    open_source(args.roots)  # a missing root is a usage error, before anything starts
+    secret, key_file = _secret(args.cursor_key_file)
+    loopback = _is_loopback(host)
+    extra_hosts, extra_origins = tuple(args.allowed_host), tuple(args.allowed_origin)
+    if not loopback and not extra_hosts:
+        error(
+            f"serve: {host} is not a loopback address and no --allowed-host is given: "
+            "the Host header is not checked (DNS-rebinding protection is off)"
+        )
+    try:
+        config = AppConfig(
+            roots=tuple(os.path.abspath(root) for root in args.roots),
+            secret=secret,
+            key_file=key_file,
+            path=args.path,
+            allowed_hosts=(LOOPBACK_HOSTS + extra_hosts) if loopback else (extra_hosts or None),
+            allowed_origins=(LOOPBACK_ORIGINS if loopback else ()) + extra_origins,
+            page_size=args.page_size,
+            ttl_ms=args.ttl_ms,
+            directory_read=not args.no_directory_read,
+        )
+        app = config.build()  # what every worker will do: fail here, once, with one message
+    except (OSError, ValueError) as exc:
+        raise CliError(f"serve: {os_message(exc)}") from None
+    _report_omitted(len(app.server.catalog.omitted))
+    os.environ.update(config.to_environ())
+    shown = f"[{host}]" if ":" in host else host
+    error(
+        f"serve: {len(app.server.catalog.skills)} skill(s) at http://{shown}:{port}{args.path} "
+        f"(2026-07-28 and 2025-11-25), {args.workers} worker(s)"
+    )
+    del app
+    try:
+        uvicorn.run(
+            "skills_core.adapters.asgi:app_from_env",
+            factory=True,
+            host=host,
+            port=port,
+            workers=args.workers,
+            log_level="warning",
+            access_log=False,
+            proxy_headers=False,
+            server_header=False,
+            ws="none",
+            lifespan="on",
+            timeout_graceful_shutdown=5,
+        )
+    except SystemExit as exc:  # uvicorn exits when it cannot bind; it has said why on stderr
+        if exc.code not in (0, None):
+            raise CliError(f"serve: could not serve on {shown}:{port}", EXIT_CONNECTION) from None
     return EXIT_OK

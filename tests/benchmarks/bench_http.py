@@ -1,0 +1,238 @@
+"""Throughput over Streamable HTTP: 1 KB ``resources/read`` under uvicorn, ours vs FastMCP vs a ceiling.
+
+Run: ``.venv/bin/python tests/benchmarks/bench_http.py [--seconds S] [--workers 1 2]``
+(needs ``wrk``: ``apt-get install -y wrk``; uvicorn's standard extras come with the test extra).
+
+One skill, ``bench``, whose ``data/1k.md`` is 1,024 bytes of text (as in ``bench_throughput.py``).
+Three apps, each under the same uvicorn (``--loop uvloop --http httptools``, no access log, the
+given number of workers), each asked the same thing by the same load generator:
+
+1. ours: ``uvicorn --factory skills_core.adapters.asgi:app_from_env`` (what ``serve --http`` runs);
+2. FastMCP 4.1.6's HTTP app, stateless with JSON responses (``tests/peers/fastmcp_http_app.py``);
+3. a bare ASGI app answering prepared bytes, our own answer captured first
+   (``tests/peers/bare_asgi.py``): the ceiling of any ASGI app under this uvicorn.
+
+``wrk`` (C, so the client is not the bottleneck) keeps 16 keep-alive connections busy on 2
+threads for S seconds, posting a 2026-07-28 ``resources/read`` with every header the transport
+requires (``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``). Before the load, one request
+to each app is checked by hand: status 200 and the file's 1,024 bytes in the answer; after it,
+wrk must report no socket errors and no non-2xx answer, or the figure is not printed. The
+targets: ours at least 20x FastMCP's requests per second, and at least 0.5 of the ceiling.
+
+On a shared machine, throughput moves with whatever else runs; beside it each round reports the
+server's CPU time per request (user + system time of its process group, from ``/proc``, over the
+requests wrk completed), which moves much less, and the ratios of those.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import http.client
+import json
+import os
+import platform
+import re
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from _bench_common import PEERS, child_env, compile_bytecode, cpu_model, modern_meta
+
+URI = "skill://bench/data/1k.md"
+SKILL_MD = (
+    b"---\nname: bench\ndescription: A skill with one 1 KB file for benchmarks\n---\n\n# Bench\n"
+)
+ONE_KB = b"".join(f"line {i:02d} ".encode() + b"x" * 55 + b"\n" for i in range(16))
+assert len(ONE_KB) == 1024
+BODY = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "resources/read",
+        "params": {"uri": URI, "_meta": modern_meta("bench-http")},
+    },
+    separators=(",", ":"),
+)
+HEADERS = {
+    "Content-Type": "application/json",
+    "Accept": "application/json, text/event-stream",
+    "MCP-Protocol-Version": "2026-07-28",
+    "Mcp-Method": "resources/read",
+    "Mcp-Name": URI,
+}
+UVICORN = ["--loop", "uvloop", "--http", "httptools", "--no-access-log", "--log-level", "warning"]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def ask(port: int) -> tuple[int, bytes]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        connection.request("POST", "/mcp", body=BODY, headers={**HEADERS, "Host": "127.0.0.1"})
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+@contextlib.contextmanager
+def uvicorn(app: list[str], workers: int, env: dict[str, str]) -> Iterator[tuple[int, int]]:
+    """(port, process group) of a uvicorn serving ``app`` until the block ends."""
+    port = free_port()
+    argv = [sys.executable, "-m", "uvicorn", *app, *UVICORN, "--port", str(port)]
+    process = subprocess.Popen(
+        [*argv, "--workers", str(workers)],
+        env={**child_env(), **env},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            with contextlib.suppress(OSError):
+                ask(port)
+                break
+            if process.poll() is not None or time.monotonic() > deadline:
+                _, err = process.communicate(timeout=5)
+                raise SystemExit(f"uvicorn {app} did not start:\n{err.decode(errors='replace')}")
+            time.sleep(0.2)
+        yield port, process.pid
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        if process.stderr is not None:
+            process.stderr.close()
+
+
+def check(name: str, status: int, body: bytes) -> None:
+    """Status 200 and the file's bytes in the answer (a JSON body or one SSE event)."""
+    text = body.decode()
+    if text.startswith(("event:", "data:")):
+        text = next(line[5:] for line in text.splitlines() if line.startswith("data:"))
+    message = json.loads(text)
+    contents = message.get("result", {}).get("contents", [{}])
+    if status != 200 or contents[0].get("text", "").encode() != ONE_KB:
+        raise SystemExit(f"{name}: wrong answer ({status}): {body[:300]!r}")
+
+
+def cpu_seconds(group: int) -> float:
+    """User + system CPU time of every process in a process group (from /proc), in seconds."""
+    ticks = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{entry}/stat").read_text().rpartition(")")[2].split()
+            if int(fields[2]) == group:  # pgrp
+                ticks += int(fields[11]) + int(fields[12])  # utime, stime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def wrk(port: int, group: int, seconds: int, script: Path) -> tuple[float, float]:
+    """(requests per second, server CPU microseconds per request) of one wrk run."""
+    url = f"http://127.0.0.1:{port}/mcp"
+    argv = ["wrk", "-t2", "-c16", f"-d{seconds}s", "-s", str(script), url]
+    cpu_before = cpu_seconds(group)
+    output = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+    cpu = cpu_seconds(group) - cpu_before
+    if "Non-2xx" in output or "Socket errors" in output:
+        raise SystemExit(f"wrk saw failures:\n{output}")
+    rate = re.search(r"Requests/sec:\s+([\d.]+)", output)
+    count = re.search(r"(\d+) requests in", output)
+    assert rate is not None, output
+    assert count is not None, output
+    return float(rate.group(1)), cpu / int(count.group(1)) * 1e6
+
+
+def lua(path: Path) -> None:
+    lines = ['wrk.method = "POST"', f"wrk.body = {json.dumps(BODY)}"]
+    lines += [f"wrk.headers[{json.dumps(k)}] = {json.dumps(v)}" for k, v in HEADERS.items()]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--seconds", type=int, default=10, help="load per app and setting")
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds per app")
+    args = parser.parse_args()
+    compile_bytecode()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "skills"
+        (root / "bench" / "data").mkdir(parents=True)
+        (root / "bench" / "SKILL.md").write_bytes(SKILL_MD)
+        (root / "bench" / "data" / "1k.md").write_bytes(ONE_KB)
+        script = Path(tmp) / "post.lua"
+        lua(script)
+        ours_env = {"SKILLS_CORE_ROOTS": str(root), "SKILLS_CORE_CURSOR_KEY": "b" * 64}
+        ours_app = ["--factory", "skills_core.adapters.asgi:app_from_env"]
+        with uvicorn(ours_app, 1, ours_env) as (port, _):
+            status, answer = ask(port)
+            check("ours", status, answer)
+        (Path(tmp) / "answer.json").write_bytes(answer)
+        targets = [
+            ("skills-core (ours)", ours_app, ours_env),
+            (
+                "FastMCP 4.1.6 http_app(stateless, json)",
+                ["--factory", "fastmcp_http_app:app", "--app-dir", str(PEERS)],
+                {"BENCH_ROOT": str(root)},
+            ),
+            (
+                "bare ASGI, prepared bytes (ceiling)",
+                ["bare_asgi:app", "--app-dir", str(PEERS), "--lifespan", "off"],
+                {"BENCH_BODY_FILE": str(Path(tmp) / "answer.json")},
+            ),
+        ]
+        print(f"machine: {cpu_model()}, {os.cpu_count()} CPUs, Python {platform.python_version()}")
+        print(
+            f"wrk -t2 -c16 -d{args.seconds}s, POST resources/read of a 1,024-byte file; "
+            f"median of {args.rounds} interleaved rounds"
+        )
+        for w in args.workers:
+            with contextlib.ExitStack() as stack:
+                servers = [stack.enter_context(uvicorn(app, w, env)) for _, app, env in targets]
+                for (name, _, _), (port, _) in zip(targets, servers, strict=True):
+                    check(name, *ask(port))
+                runs: list[list[tuple[float, float]]] = [[] for _ in targets]
+                for _ in range(args.rounds):  # interleaved, so a slow phase hits all three
+                    for index, (port, group) in enumerate(servers):
+                        runs[index].append(wrk(port, group, args.seconds, script))
+            rates = [statistics.median(rate for rate, _ in rounds) for rounds in runs]
+            costs = [statistics.median(cost for _, cost in rounds) for rounds in runs]
+            for (name, _, _), rate, cost, rounds in zip(targets, rates, costs, runs, strict=True):
+                spread = ", ".join(f"{rate:,.0f}" for rate, _ in rounds)
+                print(
+                    f"  {w} worker(s)  {name:42s} {rate:8,.0f} req/s ({spread}); "
+                    f"server CPU {cost:6.1f} us/request"
+                )
+            print(
+                f"  {w} worker(s)  ours / FastMCP = {rates[0] / rates[1]:.1f}x (target 20x); "
+                f"ours / ceiling = {rates[0] / rates[2]:.2f} (target 0.5)"
+            )
+            print(
+                f"  {w} worker(s)  by server CPU per request: FastMCP / ours = "
+                f"{costs[1] / costs[0]:.1f}x, ceiling / ours = {costs[2] / costs[0]:.2f}"
+            )
+
+
+if __name__ == "__main__":
+    main()

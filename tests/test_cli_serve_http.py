@@ -1,0 +1,170 @@
+"""``skills-core serve --http``: its options, its errors (exit 1 with one line), the key file."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from http_helpers import MODERN_META, discover, exchange, free_port, modern_headers, rpc, serving
+from interop_helpers import write_spec_skill
+
+from skills_core.cli import main
+from skills_core.cli.serve import parse_bind
+
+
+@pytest.fixture
+def skills(tmp_path: Path) -> Path:
+    root = tmp_path / "skills"
+    write_spec_skill(root)
+    return root
+
+
+def test_without_uvicorn_it_says_what_to_install(
+    skills: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "uvicorn", None)  # import uvicorn -> ImportError
+    assert main(["serve", "--http", "8000", str(skills)]) == 1
+    err = capfd.readouterr().err
+    assert "pip install 'skills-core[http]'" in err
+    assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("8000", ("127.0.0.1", 8000)),
+        ("0.0.0.0:80", ("0.0.0.0", 80)),
+        ("[::1]:8443", ("::1", 8443)),
+        ("localhost:65535", ("localhost", 65535)),
+    ],
+)
+def test_bind_addresses(text: str, expected: tuple[str, int]) -> None:
+    assert parse_bind(text) == expected
+
+
+@pytest.mark.parametrize("text", ["", "x", "0", "65536", "host:", ":80", "1.2.3.4:http", "-1"])
+def test_bad_bind_exits_1(text: str, skills: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", "--http", text, str(skills)]) == 1
+    assert "[HOST:]PORT" in capfd.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [["--path", "no-slash"], ["--allowed-origin", "localhost"], ["--allowed-host", ":80"]],
+)
+def test_bad_options_exit_1_before_serving(
+    extra: list[str], skills: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["serve", "--http", str(free_port()), *extra, str(skills)]) == 1
+    err = capfd.readouterr().err
+    assert err.startswith("skills-core: serve: ")
+    assert err.count("\n") == 1
+
+
+def test_missing_root_exits_1(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", "--http", "8000", str(tmp_path / "nope")]) == 1
+    assert "nope" in capfd.readouterr().err
+
+
+def test_bad_key_file_exits_1(
+    skills: Path, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    short = tmp_path / "short.key"
+    short.write_text("too short\n")
+    assert main(["serve", "--http", "8000", "--cursor-key-file", str(short), str(skills)]) == 1
+    assert "at least 32 bytes" in capfd.readouterr().err
+
+
+def test_key_file_is_created_private_and_reused(skills: Path, tmp_path: Path) -> None:
+    key = tmp_path / "k"
+    with serving(skills, "--cursor-key-file", str(key)):
+        created = key.read_bytes()
+        assert key.stat().st_mode & 0o777 == 0o600
+        assert len(created.strip()) == 64
+    with serving(skills, "--cursor-key-file", str(key)):
+        assert key.read_bytes() == created
+
+
+def test_path_and_allowed_host_options(skills: Path) -> None:
+    with serving(
+        skills, "--path", "/skills", "--allowed-host", "skills.example", path="/skills"
+    ) as served:
+        status, _, _ = discover(served.port, "/skills")
+        assert status == 200
+        assert discover(served.port, "/mcp")[0] == 404
+
+
+def test_inherited_key_is_used_when_there_is_no_key_file(skills: Path) -> None:
+    """Two processes given the same SKILLS_CORE_CURSOR_KEY accept each other's cursors."""
+    env = {"SKILLS_CORE_CURSOR_KEY": "e" * 64}
+
+    def resources_list(port: int, cursor: str | None) -> Any:
+        params: dict[str, Any] = {"_meta": MODERN_META}
+        if cursor is not None:
+            params["cursor"] = cursor
+        body = rpc("resources/list", params)
+        return exchange(port, "POST", "/mcp", modern_headers("resources/list"), body).json()
+
+    with (
+        serving(skills, "--page-size", "1", env=env) as first,
+        serving(skills, "--page-size", "1", env=env) as second,
+    ):
+        cursor = resources_list(first.port, None)["result"]["nextCursor"]
+        page = resources_list(second.port, cursor)
+        assert "error" not in page
+        assert page["result"]["resources"]
+
+
+@pytest.fixture
+def environ(monkeypatch: pytest.MonkeyPatch) -> None:
+    """serve --http writes its configuration into os.environ: put it back afterwards."""
+    from skills_core.adapters.asgi import AppConfig
+
+    for name in AppConfig(roots=("x",), secret=b"k" * 32).to_environ():
+        monkeypatch.setenv(name, "")
+
+
+@pytest.mark.usefixtures("environ")
+def test_what_serve_hands_to_uvicorn(
+    skills: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """One path for any number of workers: the factory by import string, the config in the env."""
+    import uvicorn
+
+    from skills_core.adapters.asgi import AppConfig
+
+    calls: list[tuple[str, dict[str, Any]]] = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: calls.append((app, kw)))
+    argv = ["serve", "--http", "0.0.0.0:9999", "--workers", "3", "--allowed-origin"]
+    assert main([*argv, "https://app.example", str(skills)]) == 0
+    ((app, options),) = calls
+    assert app == "skills_core.adapters.asgi:app_from_env"
+    assert options["factory"] is True
+    assert (options["host"], options["port"], options["workers"]) == ("0.0.0.0", 9999, 3)
+    assert options["proxy_headers"] is False
+    config = AppConfig.from_environ(os.environ)
+    assert config.roots == (str(skills),)
+    assert config.allowed_hosts is None  # not loopback and no --allowed-host: said on stderr
+    assert config.allowed_origins == ("https://app.example",)
+    assert config.secret is not None
+    assert len(config.secret) == 64
+    err = capfd.readouterr().err
+    assert "DNS-rebinding protection is off" in err
+    assert "1 skill(s) at http://0.0.0.0:9999/mcp" in err
+
+
+@pytest.mark.usefixtures("environ")
+def test_a_port_uvicorn_cannot_bind_exits_2(
+    skills: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    import uvicorn
+
+    def cannot_bind(app: str, **options: Any) -> None:
+        raise SystemExit(1)
+
+    monkeypatch.setattr(uvicorn, "run", cannot_bind)
+    assert main(["serve", "--http", "[::1]:9999", str(skills)]) == 2
+    assert "could not serve on [::1]:9999" in capfd.readouterr().err
