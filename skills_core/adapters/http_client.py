@@ -471,10 +471,11 @@ class HttpClient:
             return _Exchange(status, error=self._broken(message))
         reader = ResponseReader(self._rpc, request_id, method=method, kind=kind, label=self.label)
         outcome: _Exchange | None = None
-        async for chunk in response.aiter_raw():
-            outcome = self._take(reader.feed(chunk), status, session_id)
-            if reader.done:
-                break
+        async with contextlib.aclosing(response.aiter_raw()) as chunks:  # closed when we stop early
+            async for chunk in chunks:
+                outcome = self._take(reader.feed(chunk), status, session_id)
+                if reader.done:
+                    break
         if not reader.done:
             outcome = self._take(reader.end(), status, session_id)
         assert outcome is not None
@@ -512,10 +513,11 @@ def _encoded(response: httpx2.Response) -> bool:
 
 async def _read_at_most(response: httpx2.Response, limit: int) -> bytes:
     body = bytearray()
-    async for chunk in response.aiter_raw():
-        body += chunk
-        if len(body) >= limit:
-            break
+    async with contextlib.aclosing(response.aiter_raw()) as chunks:
+        async for chunk in chunks:
+            body += chunk
+            if len(body) >= limit:
+                break
     return bytes(body[:limit])
 
 
