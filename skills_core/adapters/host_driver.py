@@ -10,7 +10,10 @@ the caller in causal order, with a :class:`~skills_core.host.pump.TransportFailu
 connection failed; approving is another host call whose effects go through :func:`carry_out` again.
 
 :func:`handshake` opens a connection the way base-protocol.md §1.4 recommends on stdio: probe
-``server/discover`` (modern), and fall back to ``initialize`` on any error or timeout (legacy).
+``server/discover`` (modern), and fall back to ``initialize`` on any error or timeout (legacy), or
+speak only the era the caller pins. A connection that settles its era itself (a
+:class:`Negotiator`, such as the HTTP client, whose era signals are HTTP statuses) is asked to, and
+the host is connected with what it found.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Iterable, Mapping
-from typing import Protocol
+from dataclasses import dataclass
+from typing import Protocol, final, runtime_checkable
 
 from skills_core._version import __version__
 from skills_core.errors import JsonRpcError, SkillsError, TransportError
@@ -29,7 +33,15 @@ from skills_core.jsonvalue import JSONValue
 from skills_core.messages import Era, Implementation, client_capabilities, request_meta
 from skills_core.spec import LEGACY_PROTOCOL_VERSION, SUPPORTED_MODERN_VERSIONS, Method
 
-__all__ = ["Requester", "TransportFailure", "carry_out", "handshake", "CLIENT_INFO"]
+__all__ = [
+    "Requester",
+    "Negotiator",
+    "Negotiated",
+    "TransportFailure",
+    "carry_out",
+    "handshake",
+    "CLIENT_INFO",
+]
 
 #: How this library introduces itself in ``clientInfo``.
 CLIENT_INFO = Implementation(name="skills-core", version=__version__)
@@ -45,6 +57,37 @@ class Requester(Protocol):
 
     async def notify(self, method: str, params: Mapping[str, object] | None = None) -> None:
         """Send a notification."""
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Negotiated:
+    """The outcome of a handshake: what :meth:`Host.connect` needs.
+
+    Attributes:
+        era: The era the server speaks.
+        protocol_version: The protocol version agreed on.
+        capabilities: The server's ``capabilities`` (from ``server/discover`` or ``initialize``).
+    """
+
+    era: Era
+    protocol_version: str
+    capabilities: JSONValue
+
+
+@runtime_checkable
+class Negotiator(Requester, Protocol):
+    """A requester that settles the era itself (the HTTP client: its signals are HTTP statuses)."""
+
+    async def negotiate(
+        self, *, client_info: Implementation, timeout: float | None, era: Era | None
+    ) -> Negotiated:
+        """Find the era (or use ``era``), handshake, and return the outcome.
+
+        Raises:
+            TransportError: the connection failed, or the server does not speak ``era``.
+            JsonRpcError: the server refused the handshake.
+        """
 
 
 async def carry_out(
@@ -82,32 +125,36 @@ async def handshake(
     *,
     timeout: float | None,
     client_info: Implementation = CLIENT_INFO,
+    era: Era | None = None,
 ) -> list[Effect]:
     """Discover a server's capabilities and connect it to ``host`` under ``origin``.
 
-    Tries ``server/discover`` first (modern, stateless); on an error answer, a result that names
-    no modern version we speak, or a timeout, falls back to ``initialize`` followed by
-    ``notifications/initialized`` (legacy). Nothing else is sent (VER-12).
+    With ``era`` unset, tries ``server/discover`` first (modern, stateless); on an error answer, a
+    result that names no modern version we speak, or a timeout, falls back to ``initialize``
+    followed by ``notifications/initialized`` (legacy). With ``era`` set, speaks only that era.
+    Nothing else is sent (VER-12). A :class:`Negotiator` connection negotiates by its own rules.
 
     Raises:
-        TransportError: the server failed during both attempts.
-        JsonRpcError: the server refused ``initialize`` too.
+        TransportError: the server failed during both attempts (or the pinned one), or does not
+            speak the pinned era.
+        JsonRpcError: the server refused ``initialize`` (or, pinned modern, ``server/discover``).
     """
-    meta = request_meta(client_info)
-    try:
-        result = await connection.request(Method.SERVER_DISCOVER, {"_meta": meta}, timeout=timeout)
-    except (JsonRpcError, TransportError) as exc:
-        if isinstance(exc, TransportError) and exc.kind != "timeout":
-            raise
-        result = None
-    if result is not None:
-        versions = result.get("supportedVersions")
-        spoken = [
-            v for v in SUPPORTED_MODERN_VERSIONS if isinstance(versions, list) and v in versions
-        ]
-        if spoken:
+    if isinstance(connection, Negotiator):
+        outcome = await connection.negotiate(client_info=client_info, timeout=timeout, era=era)
+        return host.connect(
+            origin,
+            outcome.capabilities,
+            era=outcome.era,
+            protocol_version=outcome.protocol_version,
+        )
+    if era is not Era.LEGACY:
+        modern = await _discover(connection, client_info, timeout, pinned=era is Era.MODERN)
+        if modern is not None:
             return host.connect(
-                origin, result.get("capabilities"), era=Era.MODERN, protocol_version=spoken[0]
+                origin,
+                modern.capabilities,
+                era=Era.MODERN,
+                protocol_version=modern.protocol_version,
             )
     params: dict[str, JSONValue] = {
         "protocolVersion": LEGACY_PROTOCOL_VERSION,
@@ -118,3 +165,31 @@ async def handshake(
     with contextlib.suppress(SkillsError):  # the next request reports a dead connection
         await connection.notify(Method.NOTIFICATIONS_INITIALIZED)
     return host.connect(origin, result.get("capabilities"), era=Era.LEGACY)
+
+
+async def _discover(
+    connection: Requester, client_info: Implementation, timeout: float | None, *, pinned: bool
+) -> Negotiated | None:
+    """``server/discover``: the outcome when the server speaks a modern version we speak.
+
+    Unpinned, an error answer or a timeout means "try initialize" (``None``); pinned, they raise.
+    """
+    meta = request_meta(client_info)
+    try:
+        result = await connection.request(Method.SERVER_DISCOVER, {"_meta": meta}, timeout=timeout)
+    except (JsonRpcError, TransportError) as exc:
+        if pinned or (isinstance(exc, TransportError) and exc.kind != "timeout"):
+            raise
+        return None
+    versions = result.get("supportedVersions")
+    spoken = [v for v in SUPPORTED_MODERN_VERSIONS if isinstance(versions, list) and v in versions]
+    if spoken:
+        return Negotiated(
+            era=Era.MODERN, protocol_version=spoken[0], capabilities=result.get("capabilities")
+        )
+    if pinned:
+        raise TransportError(
+            f"server speaks none of the modern versions {list(SUPPORTED_MODERN_VERSIONS)}",
+            kind="protocol",
+        )
+    return None

@@ -188,8 +188,24 @@ def build_parser() -> argparse.ArgumentParser:
         "--server",
         action="append",
         default=[],
-        metavar="LABEL=COMMAND",
-        help="a server to spawn, under a label you choose (repeatable)",
+        metavar="LABEL=COMMAND|URL",
+        help="a server command to spawn, or an http(s):// Streamable HTTP endpoint, under a label "
+        "you choose (repeatable)",
+    )
+    host.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="LABEL=NAME:VALUE",
+        help="an HTTP header sent to server LABEL only, e.g. LABEL=Authorization:'Bearer ...' "
+        "(repeatable; values are never printed)",
+    )
+    host.add_argument(
+        "--protocol-era",
+        choices=("auto", "modern", "legacy"),
+        default="auto",
+        help="auto: probe server/discover, fall back to initialize (default); modern: "
+        "2026-07-28 only; legacy: initialize (2025-11-25) only",
     )
     host.add_argument("--approvals", metavar="FILE", help="where approvals are kept (JSON)")
     host.add_argument("--cache", metavar="DIR", help="cache verified content here")

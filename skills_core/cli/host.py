@@ -1,7 +1,9 @@
 """``skills-core host``: load skills from MCP server processes, verifying every byte.
 
 Theory of operation: one run of the command is one short-lived host. It spawns every ``--server``
-(asyncio adapter), handshakes with each (``server/discover``, falling back to ``initialize``), lists
+command (asyncio adapter) or connects to every ``--server`` URL (Streamable HTTP, the
+``http-client`` extra; ``--header`` adds headers for one server), handshakes with each
+(``server/discover``, falling back to ``initialize``, unless ``--protocol-era`` pins one), lists
 their skills to resolve the SKILL argument, then performs the action through a
 :class:`~skills_core.host.Host`, carrying out its effects with
 :func:`~skills_core.adapters.host_driver.carry_out`. Approval prompts are answered by ``--yes``
@@ -21,11 +23,19 @@ import os
 import shlex
 import sys
 import tempfile
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from skills_core.adapters.asyncio_stdio import StdioClient, open_stdio_client
-from skills_core.adapters.host_driver import CLIENT_INFO, TransportFailure, carry_out, handshake
+from skills_core.adapters.asyncio_stdio import open_stdio_client
+from skills_core.adapters.host_driver import (
+    CLIENT_INFO,
+    Requester,
+    TransportFailure,
+    carry_out,
+    handshake,
+)
 from skills_core.cli._common import (
     EXIT_APPROVAL,
     EXIT_CONNECTION,
@@ -74,7 +84,11 @@ from skills_core.host.policy import HostPolicy
 from skills_core.host.registry import ResolutionStatus
 from skills_core.host.states import LoadState
 from skills_core.jsonvalue import thaw_json
+from skills_core.messages import Era
 from skills_core.uri import is_skill_md_uri
+
+if TYPE_CHECKING:
+    from skills_core.http_wire import EraCache
 
 __all__ = ["run_host"]
 
@@ -85,17 +99,24 @@ def run_host(args: argparse.Namespace) -> int:
     return asyncio.run(_Session(args, servers).run())
 
 
-def _parse_servers(specs: list[str]) -> dict[str, list[str]]:
+#: A ``--server`` value: a command to spawn (argv) or the URL of a Streamable HTTP endpoint.
+_ServerSpec = list[str] | str
+
+
+def _parse_servers(specs: list[str]) -> dict[str, _ServerSpec]:
     if not specs:
-        raise CliError("host: give at least one --server LABEL=COMMAND", EXIT_USAGE)
-    servers: dict[str, list[str]] = {}
+        raise CliError("host: give at least one --server LABEL=COMMAND or LABEL=URL", EXIT_USAGE)
+    servers: dict[str, _ServerSpec] = {}
     for spec in specs:
         label, sep, command = spec.partition("=")
         label = label.strip()
         if not sep or not label or not command.strip():
-            raise CliError(f"--server {spec!r}: expected LABEL=COMMAND", EXIT_USAGE)
+            raise CliError(f"--server {spec!r}: expected LABEL=COMMAND or LABEL=URL", EXIT_USAGE)
         if label in servers:
             raise CliError(f"--server: the label {label!r} is used twice", EXIT_USAGE)
+        if command.strip().lower().startswith(("http://", "https://")):
+            servers[label] = _checked_url(label, command.strip())
+            continue
         try:
             argv = shlex.split(command)
         except ValueError as exc:
@@ -104,6 +125,40 @@ def _parse_servers(specs: list[str]) -> dict[str, list[str]]:
             ) from None
         servers[label] = argv
     return servers
+
+
+def _checked_url(label: str, url: str) -> str:
+    from skills_core.http_wire import check_url  # noqa: PLC0415 - only for URL servers
+
+    try:
+        return check_url(url)
+    except ValueError as exc:  # the message does not repeat the URL: it may carry a token
+        raise CliError(f"--server {label}: {exc}", EXIT_USAGE) from None
+
+
+def _parse_headers(
+    specs: list[str], servers: dict[str, _ServerSpec]
+) -> dict[str, list[tuple[str, str]]]:
+    """``--header LABEL=NAME:VALUE`` values per label; a message never shows a VALUE."""
+    from skills_core.http_wire import check_custom_header  # noqa: PLC0415
+
+    headers: dict[str, list[tuple[str, str]]] = {}
+    for spec in specs:
+        label, _, field = spec.partition("=")
+        name, colon, value = field.partition(":")
+        label, name = label.strip(), name.strip()
+        if not colon or not label or not name:
+            raise CliError("--header: expected LABEL=NAME:VALUE", EXIT_USAGE)
+        if not isinstance(servers.get(label), str):
+            raise CliError(
+                f"--header {label}={name}: no --server {label}=URL (headers go to HTTP servers)",
+                EXIT_USAGE,
+            )
+        try:
+            headers.setdefault(label, []).append(check_custom_header(name, value))
+        except LocalProtocolError as exc:
+            raise CliError(f"--header {label}={name}: {exc}", EXIT_USAGE) from None
+    return headers
 
 
 #: Exit codes from the most to the least serious: the first one recorded decides the exit.
@@ -134,9 +189,12 @@ class _Outcome:
 class _Session:
     """One run of ``skills-core host``."""
 
-    def __init__(self, args: argparse.Namespace, servers: dict[str, list[str]]) -> None:
+    def __init__(self, args: argparse.Namespace, servers: dict[str, _ServerSpec]) -> None:
         self.args = args
         self.servers = servers
+        self.headers = _parse_headers(args.header, servers)
+        self.era = {"modern": Era.MODERN, "legacy": Era.LEGACY}.get(args.protocol_era)
+        self.era_cache: EraCache | None = None
         self.timeout: float = args.timeout
         self.outcome = _Outcome()
         self.approvals_path = Path(args.approvals) if args.approvals else None
@@ -146,7 +204,7 @@ class _Session:
             approvals=self._load_approvals(),
             cache=self._open_cache(),
         )
-        self.connections: dict[str, StdioClient] = {}
+        self.connections: dict[str, Requester] = {}
         self.delivered: list[DeliverToModel] = []
         self.listings: list[DirectoryListing] = []
         self.rejected: list[EntryRejected] = []
@@ -195,21 +253,21 @@ class _Session:
 
     async def run(self) -> int:
         async with contextlib.AsyncExitStack() as stack:
-            for label, argv in self.servers.items():
+            for label, spec in self.servers.items():
                 try:
                     self.host.connect(label, {})  # validates the label before anything spawns
                 except LocalProtocolError as exc:
                     raise CliError(f"--server {label}: {exc}", EXIT_USAGE) from None
                 try:
-                    client = await stack.enter_async_context(
-                        open_stdio_client(argv, label=label, stderr=None)
-                    )
+                    client = await stack.enter_async_context(self._open(label, spec))
                 except TransportError as exc:
                     return self._fatal(exc)
                 self.connections[label] = client
             for label, client in self.connections.items():
                 try:
-                    effects = await handshake(self.host, label, client, timeout=self.timeout)
+                    effects = await handshake(
+                        self.host, label, client, timeout=self.timeout, era=self.era
+                    )
                 except (TransportError, JsonRpcError) as exc:
                     return self._fatal(exc)
                 self._absorb(effects)
@@ -220,6 +278,20 @@ class _Session:
                 error(f"{origin}: {message}")
         self.outcome.report()
         return code if code != EXIT_OK else self.outcome.exit_code()
+
+    def _open(self, label: str, spec: _ServerSpec) -> AbstractAsyncContextManager[Requester]:
+        """The connection to one ``--server``: a spawned command, or an HTTP endpoint."""
+        if not isinstance(spec, str):
+            return open_stdio_client(spec, label=label, stderr=None)
+        try:
+            from skills_core.adapters.http_client import open_http_client  # noqa: PLC0415
+            from skills_core.http_wire import EraCache  # noqa: PLC0415
+        except ImportError as exc:  # the message names the extra to install
+            raise CliError(str(exc), EXIT_USAGE) from None
+        if self.era_cache is None:
+            self.era_cache = EraCache()  # one verdict per origin for the run (HTTP-36)
+        headers = self.headers.get(label, ())
+        return open_http_client(spec, label=label, headers=headers, era_cache=self.era_cache)
 
     def _fatal(self, exc: SkillsError) -> int:
         error(str(exc))

@@ -1,0 +1,611 @@
+"""HTTP client adapter: a host's connection to an MCP server over Streamable HTTP, both eras.
+
+Theory of operation: :class:`HttpClient` is one more requester behind the host's effect pump
+(:func:`~skills_core.adapters.host_driver.carry_out`): ``request(method, params, timeout=...)``
+returns the result or raises :class:`~skills_core.errors.JsonRpcError` /
+:class:`~skills_core.errors.TransportError`, exactly as the stdio clients do, and
+``negotiate(...)`` settles the era the way HTTP signals it (§5.6), which
+:func:`~skills_core.adapters.host_driver.handshake` asks it to do. Every decision about headers,
+statuses, bodies, redirects and eras is made by the pure :mod:`skills_core.http_wire`; this module
+only moves bytes with httpx2 and keeps time with anyio, so it runs under asyncio and trio alike.
+It is the only module that imports httpx2 (the ``http-client`` extra).
+
+One message is one POST. The response is streamed, never buffered whole: a ``Content-Length`` over
+the message cap is refused before the body is read, a body is abandoned the moment it passes the
+cap, and an event stream is read only until the response to the request arrives (then the
+connection is closed). Each request is bounded by its ``timeout`` from first byte sent to response
+received; connecting, and every read, by their own timeouts. Redirects: same-origin 307/308 only.
+
+Eras. Modern (2026-07-28): every request carries ``_meta`` (the host adds it) and headers derived
+from it; -32022 with a version we speak is retried once with it (HTTP-35); a timed-out request is
+cancelled by closing its stream (HTTP-38). Legacy (2025-11-25): ``initialize`` (its response's
+``Mcp-Session-Id`` kept), ``notifications/initialized``, then the session id and negotiated
+version on every request; a 404 to a request carrying the session id means the session is gone:
+initialize again and retry once (HTTP-37); a timed-out request gets ``notifications/cancelled``
+(HTTP-38); closing sends DELETE (any answer, 405 included, is fine). Negotiation (unpinned): probe
+with ``server/discover``; :func:`~skills_core.http_wire.classify_probe` decides; the verdict is kept
+per origin in an :class:`~skills_core.http_wire.EraCache` when one is given (HTTP-36).
+
+Guarantees: TLS certificates and host names are verified (the system's trust store, or
+``SSL_CERT_FILE``; a custom ``ssl.SSLContext`` may replace it, never switch it off);
+``Accept-Encoding: identity`` and any other content coding refused, so what is counted is what
+arrives; extra headers (``Authorization``) are checked once and sent on every request to this
+server only, never in a message.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ssl
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Final, TypeVar, final
+
+try:
+    import anyio
+    import httpx2
+except ImportError as exc:  # pragma: no cover - exercised by a subprocess test
+    raise ImportError(
+        "the HTTP client transport needs the 'http-client' extra: "
+        "pip install 'skills-core[http-client]'"
+    ) from exc
+
+from skills_core._version import __version__
+from skills_core.adapters._io import report_to_stderr
+from skills_core.adapters.host_driver import CLIENT_INFO, Negotiated
+from skills_core.errors import JsonRpcError, SkillsError, TransportError
+from skills_core.http_wire import (
+    MAX_ERROR_BODY,
+    Answered,
+    BodyKind,
+    Disposition,
+    EraCache,
+    Failed,
+    LegacySession,
+    Noted,
+    ProbeVerdict,
+    ReaderEvent,
+    ResponseReader,
+    bad_answer,
+    check_custom_header,
+    check_session_id,
+    check_url,
+    classify_probe,
+    message_headers,
+    redirect_target,
+    response_disposition,
+    session_headers,
+    status_error,
+    supported_version,
+    with_protocol_version,
+)
+from skills_core.jsonrpc import (
+    DEFAULT_MAX_MESSAGE_SIZE,
+    JSONObject,
+    JsonRpcConnection,
+    NotificationReceived,
+    RequestId,
+)
+from skills_core.jsonvalue import JSONValue
+from skills_core.messages import Era, Implementation, client_capabilities, request_meta
+from skills_core.spec import (
+    LEGACY_PROTOCOL_VERSION,
+    META_PROTOCOL_VERSION,
+    SUPPORTED_LEGACY_VERSIONS,
+    SUPPORTED_MODERN_VERSIONS,
+    ErrorCode,
+    Method,
+)
+
+__all__ = [
+    "HttpClient",
+    "open_http_client",
+    "CONNECT_TIMEOUT",
+    "READ_TIMEOUT",
+    "CLOSE_TIMEOUT",
+]
+
+_T = TypeVar("_T")
+
+#: Seconds to establish a connection (TCP and TLS).
+CONNECT_TIMEOUT: Final = 10.0
+#: Seconds without a byte while sending or receiving before the connection is given up (the python
+#: SDK's read default); each request is also bounded as a whole by its own ``timeout``.
+READ_TIMEOUT: Final = 300.0
+#: Seconds allowed for the courtesy messages nobody waits on: DELETE at close, and a legacy
+#: ``notifications/cancelled`` after a timeout.
+CLOSE_TIMEOUT: Final = 5.0
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class _Exchange:
+    """How one message's POST ended (after redirects), as a value."""
+
+    status: int
+    result: JSONObject | None = None
+    error: JsonRpcError | TransportError | None = None
+    session_id: str | None = None  # the response's Mcp-Session-Id, as sent
+    session_sent: bool = False  # the POST carried a session id
+
+
+@final
+class HttpClient:
+    """A JSON-RPC connection to one MCP server over Streamable HTTP (see :func:`open_http_client`).
+
+    Args:
+        url: The server's MCP endpoint, exactly (no path is added).
+        label: The host-assigned label of this server, used in every message.
+        client: The httpx2 client to send with (made by :func:`open_http_client`).
+        headers: Extra ``(name, value)`` headers for every request (checked; never shown).
+        era_cache: Where era verdicts are kept per origin, shared between connections.
+        max_message_size: The largest message accepted or sent, in bytes.
+        on_notification: Called with each notification that arrives on a response stream; they
+            are dropped when ``None``. Never answered.
+        on_report: Called with one line for each thing ignored (a request sent on a stream, ...).
+
+    Raises:
+        ValueError: ``url`` is not an absolute http(s) URL, or it carries credentials.
+        LocalProtocolError: a header is reserved or malformed (the message never shows its value).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        label: str,
+        client: httpx2.AsyncClient,
+        headers: Sequence[tuple[str, str]] = (),
+        era_cache: EraCache | None = None,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        on_notification: Callable[[NotificationReceived], None] | None = None,
+        on_report: Callable[[str], None] = report_to_stderr,
+    ) -> None:
+        check_url(url)
+        self._url = url
+        self.label = label
+        self._client = client
+        self._extra = [check_custom_header(name, value) for name, value in headers]
+        self._cache = era_cache
+        self._rpc = JsonRpcConnection(max_message_size=max_message_size)
+        self._on_notification = on_notification
+        self._on_report = on_report
+        self._session: LegacySession | None = None
+        self._era: Era | None = None
+        self._init_params: dict[str, JSONValue] | None = None
+
+    @property
+    def url(self) -> str:
+        """The endpoint."""
+        return self._url
+
+    @property
+    def era(self) -> Era | None:
+        """The era negotiated, or ``None`` before :meth:`negotiate`."""
+        return self._era
+
+    @property
+    def session(self) -> LegacySession | None:
+        """The legacy session, once ``initialize`` has been answered."""
+        return self._session
+
+    # -- the requester ----------------------------------------------------------------------
+
+    async def request(
+        self, method: str, params: Mapping[str, object] | None = None, *, timeout: float | None
+    ) -> dict[str, JSONValue]:
+        """Send a request and wait for its result.
+
+        Raises:
+            JsonRpcError: the server answered with an error response (in a 200, or in a 4xx/5xx
+                body).
+            TransportError: the connection failed, the server broke the transport (kinds
+                ``protocol``, ``closed``, ``redirect``, ``http-status``, ``connect-failed``), or it
+                did not answer within ``timeout`` seconds (kind ``timeout``; the request was
+                cancelled).
+        """
+        exchange = await self._bounded(method, timeout, self._exchange(method, params))
+        if exchange.error is not None:
+            raise exchange.error
+        assert exchange.result is not None
+        return exchange.result
+
+    async def notify(self, method: str, params: Mapping[str, object] | None = None) -> None:
+        """Send a notification (any 2xx is an acceptance).
+
+        Raises:
+            TransportError: the connection failed or the server refused it.
+            JsonRpcError: the server refused it with a JSON-RPC error body.
+        """
+        data = self._rpc.send_notification(method, params)
+        headers = message_headers(method, params, session=self._session) + self._extra
+        exchange = await self._post(data[:-1], headers, method=method, request_id=None)
+        if exchange.error is not None:
+            raise exchange.error
+
+    async def negotiate(
+        self,
+        *,
+        client_info: Implementation = CLIENT_INFO,
+        timeout: float | None,
+        era: Era | None = None,
+    ) -> Negotiated:
+        """Settle the era and handshake (§5.6, §5.7); see the module docstring.
+
+        Args:
+            client_info: How this client introduces itself.
+            timeout: Seconds for each request of the handshake.
+            era: Speak only this era; ``None`` probes (or uses the cached verdict for the origin).
+
+        Returns:
+            What :meth:`~skills_core.host.Host.connect` needs.
+
+        Raises:
+            TransportError: a network failure, a timeout, 401/403/5xx, or the server does not
+                speak the pinned era.
+            JsonRpcError: the server refused the handshake.
+        """
+        if era is None and self._cache is not None:
+            era = self._cache.get(self._url)
+        if era is not Era.LEGACY:
+            params = {"_meta": request_meta(client_info)}
+            method = Method.SERVER_DISCOVER
+            exchange = await self._bounded(method, timeout, self._exchange(method, params))
+            verdict = classify_probe(exchange.status, result=exchange.result, error=exchange.error)
+            if verdict is ProbeVerdict.MODERN:
+                assert exchange.result is not None
+                versions = exchange.result.get("supportedVersions")
+                assert isinstance(versions, list)
+                version = next(v for v in SUPPORTED_MODERN_VERSIONS if v in versions)
+                return self._settled(Era.MODERN, version, exchange.result.get("capabilities"))
+            if verdict is ProbeVerdict.ERROR or era is Era.MODERN:
+                raise exchange.error or TransportError(
+                    f"server {self.label!r} speaks none of the modern versions "
+                    f"{list(SUPPORTED_MODERN_VERSIONS)}",
+                    kind="protocol",
+                )
+        self._init_params = {
+            "protocolVersion": LEGACY_PROTOCOL_VERSION,
+            "capabilities": client_capabilities(),
+            "clientInfo": client_info.to_json(),
+        }
+        result = await self._bounded(Method.INITIALIZE, timeout, self._initialize())
+        assert self._session is not None
+        version = self._session.protocol_version
+        return self._settled(Era.LEGACY, version, result.get("capabilities"))
+
+    def _settled(self, era: Era, version: str, capabilities: JSONValue) -> Negotiated:
+        self._era = era
+        if self._cache is not None:
+            self._cache.put(self._url, era)
+        return Negotiated(era=era, protocol_version=version, capabilities=capabilities)
+
+    async def aclose(self) -> None:
+        """End a legacy session with DELETE (HTTP-37; any answer, 405 included, is accepted)."""
+        session, self._session = self._session, None
+        if session is None or session.session_id is None:
+            return
+        headers = session_headers(session) + self._extra
+        with (
+            anyio.CancelScope(shield=True),
+            anyio.move_on_after(CLOSE_TIMEOUT),
+            contextlib.suppress(httpx2.HTTPError, OSError),
+        ):
+            async with self._client.stream("DELETE", self._url, headers=headers):
+                pass  # the answer does not matter, and its body is not read
+
+    # -- one message ------------------------------------------------------------------------
+
+    async def _bounded(self, method: str, timeout: float | None, work: Awaitable[_T]) -> _T:
+        """Await ``work`` for at most ``timeout`` seconds (HTTP-39); a timeout cancels it."""
+        try:
+            with anyio.fail_after(timeout):
+                return await work
+        except TimeoutError:
+            raise TransportError(
+                f"server {self.label!r} did not answer {method} within {timeout} seconds",
+                kind="timeout",
+            ) from None
+
+    async def _exchange(self, method: str, params: Mapping[str, object] | None) -> _Exchange:
+        """Send a request; retry once after -32022 (HTTP-35) and once after a lost session
+        (HTTP-37)."""
+        attempt = params
+        version_retried = reinitialized = False
+        while True:
+            exchange = await self._send(method, attempt)
+            error = exchange.error
+            if (
+                isinstance(error, JsonRpcError)
+                and error.rpc_code == ErrorCode.UNSUPPORTED_PROTOCOL_VERSION
+                and not version_retried
+                and attempt is not None
+                and _is_modern(attempt)
+            ):
+                version = supported_version(error.data)
+                if version is not None:
+                    attempt = with_protocol_version(attempt, version)
+                    version_retried = True
+                    continue
+            if (
+                exchange.status == 404
+                and exchange.session_sent
+                and not reinitialized
+                and self._init_params is not None
+            ):
+                await self._initialize()
+                reinitialized = True
+                continue
+            return exchange
+
+    async def _initialize(self) -> JSONObject:
+        """``initialize`` (a new session), then ``notifications/initialized``."""
+        self._session = None
+        exchange = await self._send(Method.INITIALIZE, self._init_params)
+        if exchange.error is not None:
+            raise exchange.error
+        result = exchange.result
+        assert result is not None
+        version = result.get("protocolVersion")
+        if version not in SUPPORTED_LEGACY_VERSIONS:
+            raise TransportError(
+                f"server {self.label!r} answered initialize with protocol version "
+                f"{version!r}, which this client does not speak",
+                kind="protocol",
+            )
+        assert isinstance(version, str)
+        session_id = exchange.session_id
+        if session_id is not None:
+            session_id = check_session_id(session_id, label=self.label)
+        self._session = LegacySession(protocol_version=version, session_id=session_id)
+        with contextlib.suppress(SkillsError):  # the next request reports a dead connection
+            await self.notify(Method.NOTIFICATIONS_INITIALIZED)
+        return result
+
+    async def _send(self, method: str, params: Mapping[str, object] | None) -> _Exchange:
+        """One request, one POST (and its redirects); abandoned requests are cancelled."""
+        request_id, data = self._rpc.send_request(method, params)
+        session = self._session
+        headers = message_headers(method, params, session=session) + self._extra
+        try:
+            exchange = await self._post(data[:-1], headers, method=method, request_id=request_id)
+        except BaseException as exc:
+            cancelled = isinstance(exc, anyio.get_cancelled_exc_class())
+            timed_out = isinstance(exc, TransportError) and exc.kind == "timeout"
+            await self._forget(request_id, tell=(cancelled or timed_out) and session is not None)
+            raise
+        await self._forget(request_id, tell=False)
+        sent = session is not None and session.session_id is not None
+        return replace(exchange, session_sent=True) if sent and not _is_modern(params) else exchange
+
+    async def _forget(self, request_id: RequestId, *, tell: bool) -> None:
+        """Stop waiting for a request; legacy: tell the server (HTTP-38)."""
+        if request_id not in self._rpc.pending:
+            return
+        data = self._rpc.send_cancel(request_id, "the client stopped waiting for it")
+        if not tell:
+            return
+        headers = message_headers(Method.NOTIFICATIONS_CANCELLED, None, session=self._session)
+        with (
+            anyio.CancelScope(shield=True),
+            anyio.move_on_after(CLOSE_TIMEOUT),
+            contextlib.suppress(SkillsError),
+        ):
+            await self._post(
+                data[:-1],
+                headers + self._extra,
+                method=Method.NOTIFICATIONS_CANCELLED,
+                request_id=None,
+            )
+
+    async def _post(
+        self,
+        body: bytes,
+        headers: list[tuple[str, str]],
+        *,
+        method: str,
+        request_id: RequestId | None,
+    ) -> _Exchange:
+        """POST one message; follow same-origin 307/308; read the answer within bounds."""
+        url = self._url
+        hops = 0
+        with _transport_errors(self.label, method):
+            while True:
+                request = self._client.build_request("POST", url, headers=headers, content=body)
+                response = await self._client.send(request, stream=True)
+                try:
+                    status = response.status_code
+                    content_type = response.headers.get("content-type")
+                    disposition = response_disposition(
+                        status, content_type, expects_response=request_id is not None
+                    )
+                    if disposition is Disposition.REDIRECT:
+                        location = response.headers.get("location")
+                        url = redirect_target(url, status, location, hops=hops, label=self.label)
+                        hops += 1
+                        continue
+                    return await self._answer(
+                        response, disposition, method=method, request_id=request_id
+                    )
+                finally:
+                    await response.aclose()
+
+    async def _answer(
+        self,
+        response: httpx2.Response,
+        disposition: Disposition,
+        *,
+        method: str,
+        request_id: RequestId | None,
+    ) -> _Exchange:
+        status = response.status_code
+        session_id = response.headers.get("mcp-session-id")
+        content_type = response.headers.get("content-type")
+        if disposition is Disposition.ACCEPTED:
+            return _Exchange(status)
+        if disposition is Disposition.READ_ERROR:
+            body = b"" if _encoded(response) else await _read_at_most(response, MAX_ERROR_BODY)
+            error = status_error(
+                status,
+                body,
+                connection=self._rpc,
+                content_type=content_type,
+                method=method,
+                label=self.label,
+                reason=response.reason_phrase,
+            )
+            return _Exchange(status, error=error, session_id=session_id)
+        if disposition is Disposition.BAD_ANSWER:
+            return _Exchange(
+                status, error=bad_answer(status, content_type, method=method, label=self.label)
+            )
+        assert request_id is not None
+        if _encoded(response):
+            coding = response.headers.get("content-encoding", "")
+            return _Exchange(status, error=self._broken(f"sent a {coding!r}-encoded body"))
+        kind = BodyKind.JSON if disposition is Disposition.READ_JSON else BodyKind.SSE
+        limit = self._rpc.max_message_size
+        declared = response.headers.get("content-length", "")
+        if kind is BodyKind.JSON and declared.isdigit() and int(declared) > limit:
+            message = f"announced a response of {declared} bytes (the maximum is {limit})"
+            return _Exchange(status, error=self._broken(message))
+        reader = ResponseReader(self._rpc, request_id, method=method, kind=kind, label=self.label)
+        outcome: _Exchange | None = None
+        async with contextlib.aclosing(response.aiter_raw()) as chunks:  # closed when we stop early
+            async for chunk in chunks:
+                outcome = self._take(reader.feed(chunk), status, session_id)
+                if reader.done:
+                    break
+        if not reader.done:
+            outcome = self._take(reader.end(), status, session_id)
+        assert outcome is not None
+        return outcome
+
+    def _take(
+        self, events: list[ReaderEvent], status: int, session_id: str | None
+    ) -> _Exchange | None:
+        """Deliver notifications and notes; return the answer when it is among ``events``."""
+        answer: _Exchange | None = None
+        for event in events:
+            if isinstance(event, Answered):
+                answer = _Exchange(status, result=event.result, session_id=session_id)
+            elif isinstance(event, Failed):
+                answer = _Exchange(status, error=event.error, session_id=session_id)
+            elif isinstance(event, Noted):
+                self._on_report(f"server {self.label!r}: {event.message}")
+            elif self._on_notification is not None:
+                self._on_notification(event)
+        return answer
+
+    def _broken(self, message: str) -> TransportError:
+        return TransportError(f"server {self.label!r} {message}", kind="protocol")
+
+
+def _is_modern(params: Mapping[str, object] | None) -> bool:
+    meta = params.get("_meta") if params is not None else None
+    return isinstance(meta, Mapping) and isinstance(meta.get(META_PROTOCOL_VERSION), str)
+
+
+def _encoded(response: httpx2.Response) -> bool:
+    """True when the body has a content coding other than identity (we asked for identity)."""
+    return response.headers.get("content-encoding", "identity").strip().lower() != "identity"
+
+
+async def _read_at_most(response: httpx2.Response, limit: int) -> bytes:
+    body = bytearray()
+    async with contextlib.aclosing(response.aiter_raw()) as chunks:
+        async for chunk in chunks:
+            body += chunk
+            if len(body) >= limit:
+                break
+    return bytes(body[:limit])
+
+
+@contextlib.contextmanager
+def _transport_errors(label: str, method: str) -> Iterator[None]:
+    """Map httpx2's exceptions to :class:`TransportError` (messages name the label, not the URL)."""
+    try:
+        yield
+    except httpx2.ConnectTimeout:
+        raise TransportError(
+            f"cannot connect to server {label!r}: no connection within the connect timeout",
+            kind="timeout",
+        ) from None
+    except httpx2.TimeoutException:
+        raise TransportError(
+            f"server {label!r} went silent while answering {method} (read timeout)",
+            kind="timeout",
+        ) from None
+    except (httpx2.ConnectError, httpx2.ProxyError) as exc:
+        raise TransportError(
+            f"cannot connect to server {label!r}: {exc}", kind="connect-failed"
+        ) from None
+    except (httpx2.NetworkError, httpx2.RemoteProtocolError, OSError) as exc:
+        raise TransportError(
+            f"server {label!r} closed the connection while answering {method} "
+            f"({exc.__class__.__name__}: {exc})",
+            kind="closed",
+        ) from None
+    except httpx2.HTTPError as exc:
+        raise TransportError(
+            f"server {label!r} broke HTTP answering {method} ({exc.__class__.__name__}: {exc})",
+            kind="protocol",
+        ) from None
+
+
+@contextlib.asynccontextmanager
+async def open_http_client(
+    url: str,
+    *,
+    label: str,
+    headers: Sequence[tuple[str, str]] = (),
+    era_cache: EraCache | None = None,
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    connect_timeout: float = CONNECT_TIMEOUT,
+    read_timeout: float = READ_TIMEOUT,
+    ssl_context: ssl.SSLContext | None = None,
+    on_notification: Callable[[NotificationReceived], None] | None = None,
+    on_report: Callable[[str], None] = report_to_stderr,
+) -> AsyncIterator[HttpClient]:
+    """Yield an :class:`HttpClient` for ``url``; on exit, end its session and close its connections.
+
+    Args:
+        url: The server's MCP endpoint, e.g. ``https://skills.example.com/mcp``.
+        label: The host-assigned label of this server.
+        headers: Extra headers for every request, e.g. ``[("Authorization", "Bearer ...")]``.
+        era_cache: Era verdicts per origin, shared with other connections.
+        max_message_size: The largest message accepted or sent.
+        connect_timeout: Seconds to connect (TCP and TLS).
+        read_timeout: Seconds without data before a connection is given up.
+        ssl_context: Certificates to trust instead of the system's (verification stays on).
+        on_notification: See :class:`HttpClient`.
+        on_report: See :class:`HttpClient`.
+
+    Raises:
+        ValueError: ``url`` is not an absolute http(s) URL, or it carries credentials.
+        LocalProtocolError: a header is reserved or malformed.
+    """
+    check_url(url)
+    client = httpx2.AsyncClient(
+        verify=ssl_context if ssl_context is not None else True,
+        follow_redirects=False,
+        timeout=httpx2.Timeout(
+            connect=connect_timeout, read=read_timeout, write=read_timeout, pool=connect_timeout
+        ),
+        headers={"Accept-Encoding": "identity", "User-Agent": f"skills-core/{__version__}"},
+    )
+    async with client:
+        connection = HttpClient(
+            url,
+            label=label,
+            client=client,
+            headers=headers,
+            era_cache=era_cache,
+            max_message_size=max_message_size,
+            on_notification=on_notification,
+            on_report=on_report,
+        )
+        try:
+            yield connection
+        finally:
+            await connection.aclose()
