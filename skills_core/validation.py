@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Final, final
 
@@ -54,6 +54,7 @@ from skills_core.errors import FrontmatterError, quote_for_message
 from skills_core.frontmatter import (
     DEFAULT_MAX_BYTES,
     FieldLocation,
+    JSONValue,
     field_locations,
     json_pointer,
     split_frontmatter,
@@ -69,6 +70,7 @@ __all__ = [
     "validate_frontmatter",
     "lint_portability",
     "validate_skill_md",
+    "place_in_skill_md",
     "strict_utf8",
     "raw_hex",
 ]
@@ -118,7 +120,7 @@ class Finding:
     def __str__(self) -> str:
         return f"{self.severity}: {self.field or 'frontmatter'}: {self.message}"
 
-    def to_json(self) -> dict[str, str | int]:
+    def to_json(self) -> dict[str, JSONValue]:
         """The finding as a JSON object, every string strict UTF-8.
 
         Returns:
@@ -127,7 +129,7 @@ class Finding:
             can be any bytes) is given as :func:`strict_utf8` shows it, and ``file_hex`` beside
             it holds the name's exact bytes in hexadecimal (:func:`raw_hex`).
         """
-        out: dict[str, str | int] = {
+        out: dict[str, JSONValue] = {
             "severity": str(self.severity),
             "code": self.code,
             "field": strict_utf8(self.field),
@@ -176,8 +178,12 @@ def _error(field: str, code: str, message: str) -> Finding:
     return Finding(severity=Severity.ERROR, field=field, code=code, message=message)
 
 
-def _warning(field: str, code: str, message: str, line: int | None = None) -> Finding:
-    return Finding(severity=Severity.WARNING, field=field, code=code, message=message, line=line)
+def _warning(
+    field: str, code: str, message: str, line: int | None = None, *, file: str | None = None
+) -> Finding:
+    return Finding(
+        severity=Severity.WARNING, field=field, code=code, message=message, line=line, file=file
+    )
 
 
 def _type_name(value: object) -> str:
@@ -530,6 +536,31 @@ def _placed(finding: Finding, locations: Mapping[str, FieldLocation]) -> Finding
     if finding.code in _KEY_CODES:
         return replace(finding, file=SKILL_MD, line=where.line, column=where.column)
     return replace(finding, file=SKILL_MD, line=where.value_line, column=where.value_column)
+
+
+def place_in_skill_md(
+    findings: Iterable[Finding], skill_md: bytes | str, *, max_bytes: int = DEFAULT_MAX_BYTES
+) -> tuple[Finding, ...]:
+    """Place findings about a SKILL.md's frontmatter in that file (module docstring).
+
+    For findings made from the data alone, e.g. by :func:`validate_frontmatter` or by a catalog
+    (a name other skills share). A finding that already has a line, or names another file, is
+    kept as it is.
+
+    Args:
+        findings: Findings whose ``field`` points into the frontmatter of ``skill_md``.
+        skill_md: The raw SKILL.md bytes, or its text.
+        max_bytes: Cap on the frontmatter's size, as for :func:`parse_frontmatter`.
+
+    Returns:
+        The findings, each naming ``SKILL.md`` as its file and placed at its key or value when
+        the frontmatter has it (none is placed when the frontmatter does not parse).
+    """
+    _, _, locations, _ = _parse(skill_md, max_bytes)
+    return tuple(
+        _placed(f, locations) if f.line is None and f.file in (None, SKILL_MD) else f
+        for f in findings
+    )
 
 
 #: What :func:`_parse` gives: the data, the plain scalars the lint looks at, where every member
