@@ -493,6 +493,8 @@ def _folder_report(
         if not (isinstance(verdict, OmittedSkill) and p.path == refused_skill_md)
     ]
     valid = all(f.severity is not Severity.ERROR for f in findings)
+    # In file and document order; a finding without a place first in its file.
+    findings.sort(key=lambda f: (f.file or "", f.line or 0, f.column or 0))
     return SkillReport(
         kind=SubjectKind.FOLDER,
         path=path,
