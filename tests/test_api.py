@@ -27,6 +27,7 @@ IO_MODULES = {
     "skills_core/cli/serve.py",
     "skills_core/cli/manifest.py",
     "skills_core/cli/validate.py",
+    "skills_core/cli/diff.py",
     "skills_core/cli/host.py",
     "skills_core/demo.py",
     "skills_core/__main__.py",
