@@ -284,3 +284,58 @@ def test_finding_json_is_strict_utf8_with_the_raw_name_beside_it() -> None:
             severity=Severity.WARNING, field="", code="c", message="m", file="caf\u00e9"
         ).to_json()
     )
+
+
+#: Each rule of validate_skill_md, a frontmatter that breaks it (after "---" on line 1), and
+#: where its finding sits: (line, column), or None for a field that is not there.
+RULE_PLACES = [
+    ("name-missing", "description: d\n", None),
+    ("name-not-string", "name: 5\ndescription: d\n", (2, 7)),
+    ("name-not-string", "name:\ndescription: d\n", (2, 1)),  # no value: at the key
+    ("name-invalid", "description: d\nname:   Bad\n", (3, 9)),
+    ("name-mismatch", "name: other\ndescription: d\n", (2, 7)),
+    ("description-missing", "name: x\n", None),
+    ("description-not-string", "name: x\ndescription: [a]\n", (3, 14)),
+    ("description-empty", "name: x\ndescription: ''\n", (3, 14)),
+    ("description-too-long", "name: x\ndescription: >\n  " + "y" * 1025 + "\n", (3, 14)),
+    ("compatibility-not-string", "name: x\ndescription: d\ncompatibility: 3\n", (4, 16)),
+    ("compatibility-empty", 'name: x\ndescription: d\ncompatibility: ""\n', (4, 16)),
+    ("compatibility-too-long", f"name: x\ndescription: d\ncompatibility: {'c' * 501}\n", (4, 16)),
+    ("metadata-not-mapping", "name: x\ndescription: d\nmetadata: [a]\n", (4, 11)),
+    ("metadata-value-not-string", "name: x\ndescription: d\nmetadata:\n  a:\n    b: c\n", (6, 5)),
+    (
+        "metadata-reserved-key",
+        "name: x\ndescription: d\nmetadata: {io.modelcontextprotocol/a: b}\n",
+        (4, 12),
+    ),
+    ("license-not-string", "name: x\ndescription: d\nlicense: {}\n", (4, 10)),
+    ("allowed-tools-not-string", "name: x\ndescription: d\nallowed-tools: 1\n", (4, 16)),
+    ("allowed-tools-commas", "name: x\ndescription: d\nallowed-tools: Read, Grep\n", (4, 16)),
+    ("portability-bool", "name: x\ndescription: d\nflag: yes\n", (4, 7)),
+    ("portability-number", "name: x\ndescription: d\nlist:\n  - 017\n", (5, 5)),
+    ("portability-number-text", "name: x\ndescription: d\nversion: [1.0]\n", (4, 11)),
+    ("portability-special", "name: x\ndescription: d\nv: =\n", (4, 4)),
+    ("portability-key", "name: x\ndescription: d\nm: {on: 1}\n", (4, 5)),
+    ("frontmatter-syntax", "name: x\ndescription: a: b\n", (3, 15)),
+    ("frontmatter-unsupported", "name: &a x\ndescription: d\n", (2, 7)),
+    ("frontmatter-duplicate-key", "name: x\ndescription: d\nname: y\n", (4, 1)),
+    ("frontmatter-schema", "- a\n", (2, 1)),
+    ("frontmatter-limit", "name: x\ndescription: d\n" + "k" * 1025 + ": v\n", (4, 1)),
+]
+
+
+@pytest.mark.parametrize(
+    ("code", "yaml_text", "place"), RULE_PLACES, ids=[r[0] for r in RULE_PLACES]
+)
+def test_each_rule_places_its_finding(
+    code: str, yaml_text: str, place: tuple[int, int] | None
+) -> None:
+    found = [f for f in validate_skill_md(fm(yaml_text), directory_name="x") if f.code == code]
+    assert len(found) == 1, validate_skill_md(fm(yaml_text), directory_name="x")
+    (only,) = found
+    assert only.file == "SKILL.md"
+    assert ((only.line, only.column) if only.line is not None else None) == place
+    # The same rule in a CRLF file is placed on the same line and column.
+    crlf = fm(yaml_text).replace("\n", "\r\n").encode()
+    (again,) = [f for f in validate_skill_md(crlf, directory_name="x") if f.code == code]
+    assert (again.line, again.column) == (only.line, only.column)
