@@ -313,6 +313,7 @@ def validate_folder(
     given = os.fspath(path)
     root = given
     if os.path.basename(given) == SKILL_MD and not os.path.isdir(given):
+        os.lstat(given)  # a SKILL.md that is not there is not its folder
         root = os.path.dirname(given) or os.curdir
     if not stat.S_ISDIR(os.stat(root).st_mode):
         raise NotADirectoryError(
@@ -390,12 +391,7 @@ def build_entry(
 
 
 def _placed_message(finding: Finding) -> str:
-    where = finding.file or ""
-    if finding.line is not None:
-        where += f":{finding.line}"
-        if finding.column is not None:
-            where += f":{finding.column}"
-    return f"{where}: {finding.message}" if where else finding.message
+    return f"{finding.place}: {finding.message}" if finding.place else finding.message
 
 
 def _recheck_from_parent(

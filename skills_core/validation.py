@@ -120,6 +120,16 @@ class Finding:
     def __str__(self) -> str:
         return f"{self.severity}: {self.field or 'frontmatter'}: {self.message}"
 
+    @property
+    def place(self) -> str:
+        """``file:line:column``, as much of it as is known (``""`` when nothing is)."""
+        place = self.file or ""
+        if self.line is not None:
+            place += f":{self.line}"
+            if self.column is not None:
+                place += f":{self.column}"
+        return place
+
     def to_json(self) -> dict[str, JSONValue]:
         """The finding as a JSON object, every string strict UTF-8.
 

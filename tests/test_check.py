@@ -11,8 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from check_helpers import spec_entry, write_tree
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from server_helpers import skill_md
 
 from skills_core import spec_examples as ex
 from skills_core.check import (
@@ -33,23 +35,6 @@ from skills_core.server.filesystem import FilesystemSource
 from skills_core.validation import Severity
 
 
-def spec_entry(*, with_credit_note: bool = False) -> Any:
-    """The spec's entry as JSON, typed loosely so that tests can edit it in place."""
-    return ex.entry_json(with_credit_note=with_credit_note)
-
-
-def write(root: Path, files: dict[str, bytes]) -> Path:
-    for path, data in files.items():
-        target = root / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-    return root
-
-
-def skill_md(name: str, description: str = "d", extra: str = "") -> bytes:
-    return f"---\nname: {name}\ndescription: {description}\n{extra}---\nbody\n".encode()
-
-
 def codes(report: ValidationReport, severity: Severity | None = None) -> list[str]:
     return sorted(
         f.code for _, f in report.all_findings() if severity is None or f.severity is severity
@@ -60,7 +45,7 @@ def codes(report: ValidationReport, severity: Severity | None = None) -> list[st
 
 
 def test_a_valid_folder_gives_the_entry_serve_publishes(tmp_path: Path) -> None:
-    root = write(tmp_path / "skills", {f"pdf-processing/{p}": d for p, d in ex.FILES.items()})
+    root = write_tree(tmp_path / "skills", {f"pdf-processing/{p}": d for p, d in ex.FILES.items()})
     report = validate_folder(root)
     (skill,) = report.skills
     assert skill.kind is SubjectKind.FOLDER
@@ -79,7 +64,7 @@ def test_a_valid_folder_gives_the_entry_serve_publishes(tmp_path: Path) -> None:
 
 def test_frontmatter_findings_carry_file_line_and_column(tmp_path: Path) -> None:
     """FMT-01, URI-07: every finding names its file, and its line and column where it has one."""
-    root = write(
+    root = write_tree(
         tmp_path,
         {
             "bad-dir/SKILL.md": b"---\nname: Bad_Name\ndescription: ''\ncreated: 2025-10-20\n"
@@ -100,7 +85,7 @@ def test_frontmatter_findings_carry_file_line_and_column(tmp_path: Path) -> None
 
 
 def test_a_parse_error_is_one_located_finding(tmp_path: Path) -> None:
-    root = write(tmp_path, {"x/SKILL.md": b"---\nname: x\nname: y\ndescription: d\n---\n"})
+    root = write_tree(tmp_path, {"x/SKILL.md": b"---\nname: x\nname: y\ndescription: d\n---\n"})
     (skill,) = validate_folder(root).skills
     (only,) = skill.findings
     assert (only.code, only.line, only.column) == ("frontmatter-duplicate-key", 3, 1)
@@ -108,10 +93,10 @@ def test_a_parse_error_is_one_located_finding(tmp_path: Path) -> None:
 
 def test_over_limit_folders_get_the_codes_entries_get(tmp_path: Path) -> None:
     """ENTRY-17, ENTRY-19: a skill over the limits is reported with its counts; serve omits it."""
-    files = {"big/SKILL.md": skill_md("big")}
+    files = {"big/SKILL.md": skill_md("big", "d")}
     files.update({f"big/f{i}.txt": b"x" * 20 for i in range(4)})
-    root = write(tmp_path, files)
-    limits = Limits(max_resources=3, max_total_bytes=100)  # SKILL.md is 38 bytes: 118 in all
+    root = write_tree(tmp_path, files)
+    limits = Limits(max_resources=3, max_total_bytes=100)  # SKILL.md is 33 bytes: 113 in all
     (skill,) = validate_folder(root, limits=limits).skills
     assert sorted(f.code for f in skill.errors) == ["too-large", "too-many-resources"]
     assert "5 files" in skill.errors[0].message or "5 files" in skill.errors[1].message
@@ -123,7 +108,7 @@ def test_over_limit_folders_get_the_codes_entries_get(tmp_path: Path) -> None:
 
 
 def test_a_file_too_large_to_hash_makes_the_skill_too_large(tmp_path: Path) -> None:
-    root = write(tmp_path, {"huge/SKILL.md": skill_md("huge")})
+    root = write_tree(tmp_path, {"huge/SKILL.md": skill_md("huge", "d")})
     with (root / "huge" / "video.bin").open("wb") as sparse:
         sparse.truncate(300 * 1024 * 1024)  # past the walk's limit: never read
     (skill,) = validate_folder(root).skills
@@ -133,11 +118,11 @@ def test_a_file_too_large_to_hash_makes_the_skill_too_large(tmp_path: Path) -> N
 
 def test_links_and_special_files_are_refused_where_they_are(tmp_path: Path) -> None:
     """WG-09: links are never followed; each refusal is reported once, in its innermost skill."""
-    root = write(
+    root = write_tree(
         tmp_path,
         {
-            "outer/SKILL.md": skill_md("outer"),
-            "outer/inner/SKILL.md": skill_md("inner"),
+            "outer/SKILL.md": skill_md("outer", "d"),
+            "outer/inner/SKILL.md": skill_md("inner", "d"),
         },
     )
     (root / "outer" / "inner" / "link.md").symlink_to("/etc/passwd")
@@ -159,7 +144,7 @@ def test_links_and_special_files_are_refused_where_they_are(tmp_path: Path) -> N
 
 
 def test_a_linked_skill_md_is_refused_and_never_read(tmp_path: Path) -> None:
-    secret = write(tmp_path / "secret", {"SKILL.md": b"---\nname: s\ndescription: 1\n---\n"})
+    secret = write_tree(tmp_path / "secret", {"SKILL.md": b"---\nname: s\ndescription: 1\n---\n"})
     root = tmp_path / "skills"
     (root / "linked").mkdir(parents=True)
     (root / "linked" / "SKILL.md").symlink_to(secret / "SKILL.md")
@@ -184,11 +169,11 @@ def test_a_fifo_skill_md_is_refused_without_blocking(tmp_path: Path) -> None:
 
 def test_catalog_findings_are_placed(tmp_path: Path) -> None:
     """ORG-10: a shared name sits at the name's value; a file name that cannot be a URI at it."""
-    root = write(
+    root = write_tree(
         tmp_path,
         {
-            "a/dup/SKILL.md": skill_md("dup"),
-            "b/dup/SKILL.md": skill_md("dup"),
+            "a/dup/SKILL.md": skill_md("dup", "d"),
+            "b/dup/SKILL.md": skill_md("dup", "d"),
             "b/dup/bad\x7fname.md": b"x",
         },
     )
@@ -208,7 +193,7 @@ def test_catalog_findings_are_placed(tmp_path: Path) -> None:
 
 
 def test_a_folder_name_that_cannot_be_a_uri(tmp_path: Path) -> None:
-    root = write(tmp_path, {"bad\x01name/SKILL.md": skill_md("bad")})
+    root = write_tree(tmp_path, {"bad\x01name/SKILL.md": skill_md("bad", "d")})
     (skill,) = validate_folder(root).skills
     assert "bad-path" in [f.code for f in skill.errors]
     assert skill.uri is None
@@ -216,7 +201,7 @@ def test_a_folder_name_that_cannot_be_a_uri(tmp_path: Path) -> None:
 
 def test_path_collisions_are_errors_in_both_modes(tmp_path: Path) -> None:
     """SIL-05: two paths that are one file on a case-insensitive filesystem."""
-    root = write(tmp_path, {"c/SKILL.md": skill_md("c"), "c/a.md": b"1", "c/A.md": b"2"})
+    root = write_tree(tmp_path, {"c/SKILL.md": skill_md("c", "d"), "c/a.md": b"1", "c/A.md": b"2"})
     (skill,) = validate_folder(root).skills
     assert [f.code for f in skill.errors] == ["path-collision"]
 
@@ -224,16 +209,21 @@ def test_path_collisions_are_errors_in_both_modes(tmp_path: Path) -> None:
 def test_missing_paths_and_files_raise(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         validate_folder(tmp_path / "nope")
+    write_tree(tmp_path, {"other/SKILL.md": skill_md("other", "d")})
+    with pytest.raises(FileNotFoundError):
+        validate_folder(tmp_path / "SKILL.md")  # not the skill next to it
     (tmp_path / "x.json").write_text("{}")
     with pytest.raises(NotADirectoryError):
         validate_folder(tmp_path / "x.json")
     with pytest.raises(FileNotFoundError):
         build_entry(tmp_path)
-    assert validate_folder(tmp_path).skills == ()
+    assert [s.uri for s in validate_folder(tmp_path).skills] == ["skill://other/SKILL.md"]
+    (tmp_path / "empty").mkdir()
+    assert validate_folder(tmp_path / "empty").skills == ()
 
 
 def test_build_entry_of_an_invalid_folder_names_every_error(tmp_path: Path) -> None:
-    root = write(tmp_path, {"x/SKILL.md": b"---\nname: y\ndescription: ''\n---\n"})
+    root = write_tree(tmp_path, {"x/SKILL.md": b"---\nname: y\ndescription: ''\n---\n"})
     with pytest.raises(InvalidEntryError) as caught:
         build_entry(root / "x")
     assert [p.code for p in caught.value.problems] == ["name-mismatch", "description-empty"]
@@ -241,7 +231,7 @@ def test_build_entry_of_an_invalid_folder_names_every_error(tmp_path: Path) -> N
 
 
 def test_ignoring_codes_counts_them(tmp_path: Path) -> None:
-    root = write(tmp_path, {"x/SKILL.md": skill_md("x", extra="created: 2025-10-20\n")})
+    root = write_tree(tmp_path, {"x/SKILL.md": skill_md("x", "d", extra="created: 2025-10-20\n")})
     report = validate_folder(root)
     assert report.passes()
     assert not report.passes(strict=True)
@@ -400,7 +390,7 @@ def test_folder_and_entry_modes_give_the_same_error_codes(
     limits = Limits(max_resources=4, max_total_bytes=2000)
     with tempfile.TemporaryDirectory() as tmp:
         tree = {f"{folder}/SKILL.md": data, **{f"{folder}/{p}": d for p, d in files.items()}}
-        root = write(Path(tmp), tree)
+        root = write_tree(Path(tmp), tree)
         (folder_skill,) = validate_folder(root, limits=limits).skills
         published = FilesystemSource([root], limits=limits).scan().skills
     entry = entry_of(folder, data, frontmatter, files)

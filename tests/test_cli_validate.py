@@ -8,9 +8,9 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
+from check_helpers import spec_entry, write_tree
 
 from skills_core import spec_examples as ex
 from skills_core.cli import main
@@ -19,15 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def write_skill(root: Path, files: dict[str, bytes], name: str = "pdf-processing") -> Path:
-    for path, data in files.items():
-        target = root / name / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-    return root / name
-
-
-def spec_entry(*, with_credit_note: bool = False) -> Any:
-    return ex.entry_json(with_credit_note=with_credit_note)
+    return write_tree(root / name, files)
 
 
 @pytest.fixture

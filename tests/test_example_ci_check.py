@@ -8,17 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+from check_helpers import write_tree
 from sarif_check import check, check_code_scanning
 
 from skills_core import spec_examples as ex
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def write(root: Path, files: dict[str, bytes]) -> None:
-    for path, data in files.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_bytes(data)
 
 
 def run_example(cwd: Path, *args: str, github: bool = False) -> subprocess.CompletedProcess[str]:
@@ -34,8 +29,8 @@ def run_example(cwd: Path, *args: str, github: bool = False) -> subprocess.Compl
 
 
 def test_ci_check_passes_a_clean_tree_and_reports_changes(tmp_path: Path) -> None:
-    write(tmp_path / "base", {f"pdf-processing/{p}": d for p, d in ex.FILES.items()})
-    write(
+    write_tree(tmp_path / "base", {f"pdf-processing/{p}": d for p, d in ex.FILES.items()})
+    write_tree(
         tmp_path / "head", {f"pdf-processing/{p}": d for p, d in ex.FILES_WITH_CREDIT_NOTE.items()}
     )
     result = run_example(tmp_path, "head", "--baseline", "base", "--sarif", "out.sarif")
@@ -50,7 +45,7 @@ def test_ci_check_passes_a_clean_tree_and_reports_changes(tmp_path: Path) -> Non
 
 
 def test_ci_check_fails_on_errors_and_annotates_under_github_actions(tmp_path: Path) -> None:
-    write(tmp_path / "skills", {"bad/SKILL.md": b"---\nname: Bad\ndescription: d\n---\n"})
+    write_tree(tmp_path / "skills", {"bad/SKILL.md": b"---\nname: Bad\ndescription: d\n---\n"})
     result = run_example(tmp_path, "skills", "--sarif", "out.sarif", github=True)
     assert result.returncode == 1
     assert result.stdout.splitlines()[0].startswith(

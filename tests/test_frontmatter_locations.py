@@ -241,6 +241,7 @@ def test_a_missing_field_has_no_place_but_its_file() -> None:
         None,
         None,
     )
+    assert only.place == "SKILL.md"
 
 
 def test_parse_errors_and_key_lint_are_placed() -> None:
@@ -252,6 +253,7 @@ def test_parse_errors_and_key_lint_are_placed() -> None:
         1,
     )
     assert not only.message.startswith("frontmatter line")  # the place is in the fields
+    assert only.place == "SKILL.md:4:1"
     (key,) = lint_portability(fm("name: x\ndescription: d\nmeta:\n  yes: 1\n"))
     assert (key.code, key.severity, key.line, key.column) == (
         "portability-key",

@@ -169,13 +169,8 @@ def _subject(skill: SkillReport) -> str:
 
 
 def _finding_line(finding: Finding, *, prefix: str) -> str:
-    where = finding.file or ""
-    if finding.line is not None:
-        where += f":{finding.line}"
-        if finding.column is not None:
-            where += f":{finding.column}"
     field = f" {finding.field}:" if finding.field else ""
-    place = f"{where}: " if where else ""
+    place = f"{finding.place}: " if finding.place else ""
     return f"{prefix}{place}{finding.severity}[{finding.code}]{field} {finding.message}"
 
 
