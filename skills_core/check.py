@@ -34,7 +34,10 @@ that entry. For every skill folder, published or not, the report holds:
   in the innermost skill that holds it; those outside every skill are the report's own).
 
 A skill is valid when it has no error; ``serve`` publishes exactly the valid ones (a differential
-test checks this). The ``SKILL.md`` of a published skill is read through the source, as ``serve``
+test checks this). Where ``serve`` stops early, so does the report: a skill whose frontmatter
+breaks a rule, or whose paths collide, gets no entry from the catalog, so the entry's own rules
+(the limits) are reported for it once that is fixed. For everything else the two modes agree
+code for code. The ``SKILL.md`` of a published skill is read through the source, as ``serve``
 reads it; that of a skill the catalog leaves out is opened here without following a link
 (``O_NOFOLLOW``, non-blocking, regular files only, at most the frontmatter's size limit).
 

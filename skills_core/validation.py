@@ -566,21 +566,20 @@ def place_in_skill_md(
         The findings, each naming ``SKILL.md`` as its file and placed at its key or value when
         the frontmatter has it (none is placed when the frontmatter does not parse).
     """
-    _, _, locations, _ = _parse(skill_md, max_bytes)
+    _, _, spots, _ = _parse(skill_md, max_bytes, locate=True)
+    locations = field_locations(*spots)
     return tuple(
         _placed(f, locations) if f.line is None and f.file in (None, SKILL_MD) else f
         for f in findings
     )
 
 
-#: What :func:`_parse` gives: the data, the plain scalars the lint looks at, where every member
-#: sits, or instead the parse failure as a finding.
-_Parsed = tuple[
-    object, list[tuple[Path, int, int, str, bool]], Mapping[str, FieldLocation], Finding | None
-]
+#: What :func:`_parse` gives: the data, the plain scalars the lint looks at, where keys and values
+#: start (when asked, else empty), or instead the parse failure as a finding.
+_Parsed = tuple[object, list[tuple[Path, int, int, str, bool]], tuple[Spots, Spots], Finding | None]
 
 
-def _parse(skill_md: bytes | str, max_bytes: int) -> _Parsed:
+def _parse(skill_md: bytes | str, max_bytes: int, *, locate: bool) -> _Parsed:
     plain: list[tuple[Path, int, int, str, bool]] = []
     keys: Spots = {}
     values: Spots = {}
@@ -592,8 +591,8 @@ def _parse(skill_md: bytes | str, max_bytes: int) -> _Parsed:
             plain_hook=lambda path, line, column, text, is_key: plain.append(
                 (path, line, column, text, is_key)
             ),
-            key_spots=keys,
-            value_spots=values,
+            key_spots=keys if locate else None,
+            value_spots=values if locate else None,
         )
     except FrontmatterError as exc:
         failure = Finding(
@@ -605,8 +604,8 @@ def _parse(skill_md: bytes | str, max_bytes: int) -> _Parsed:
             column=exc.column,
             file=SKILL_MD,
         )
-        return None, [], {}, failure
-    return data, plain, field_locations(keys, values), None
+        return None, [], (keys, values), failure
+    return data, plain, (keys, values), None
 
 
 def lint_portability(
@@ -624,7 +623,7 @@ def lint_portability(
         ``SKILL.md``; or, when the frontmatter does not parse, a single error finding describing
         the failure, placed where it was found.
     """
-    _, plain, _, failure = _parse(skill_md, max_bytes)
+    _, plain, _, failure = _parse(skill_md, max_bytes, locate=False)
     if failure is not None:
         return (failure,)
     return tuple(_lint(plain))
@@ -649,11 +648,11 @@ def validate_skill_md(
         :func:`lint_portability`. Every finding names ``SKILL.md`` as its ``file`` and, where the
         source has one, its line and column (see the module docstring).
     """
-    data, plain, locations, failure = _parse(skill_md, max_bytes)
+    data, plain, spots, failure = _parse(skill_md, max_bytes, locate=True)
     if failure is not None:
         return (failure,)
-    rules = [
-        _placed(finding, locations)
-        for finding in validate_frontmatter(data, directory_name=directory_name)
-    ]
+    rules = validate_frontmatter(data, directory_name=directory_name)
+    if rules:  # where members sit is worked out only when a finding needs it
+        locations = field_locations(*spots)
+        rules = tuple(_placed(finding, locations) for finding in rules)
     return (*rules, *_lint(plain))
