@@ -85,7 +85,7 @@ from skills_core.validation import (
     Finding,
     Severity,
     place_in_skill_md,
-    raw_hex,
+    raw_bytes,
     strict_utf8,
     validate_frontmatter,
     validate_skill_md,
@@ -178,7 +178,7 @@ class SkillReport:
         """The report as a JSON object, strict UTF-8 (``path_hex`` for a path that is not)."""
         out: dict[str, JSONValue] = {"kind": str(self.kind), "path": strict_utf8(self.path)}
         if out["path"] != self.path:
-            out["path_hex"] = raw_hex(self.path)
+            out["path_hex"] = raw_bytes(self.path).hex()
         if self.index is not None:
             out["index"] = self.index
         if self.uri is not None:
@@ -332,7 +332,8 @@ def validate_folder(
     ]
     for omitted in catalog.omitted:
         if omitted.code is OmitCode.TOP_LEVEL:
-            found.append(("", *_recheck_from_parent(root, omitted, walk_limits, ignore)))
+            parent, verdict = _recheck_from_parent(root, omitted, walk_limits, ignore)
+            found.append(("", parent or source, verdict))
         else:
             found.append((omitted.path, source, omitted))
     found.sort(key=lambda item: item[0])
@@ -399,12 +400,11 @@ def _placed_message(finding: Finding) -> str:
 
 def _recheck_from_parent(
     root: str, omitted: OmittedSkill, limits: Limits, ignore: Iterable[str]
-) -> tuple[FilesystemSource, PublishedSkill | OmittedSkill]:
+) -> tuple[FilesystemSource | None, PublishedSkill | OmittedSkill]:
     """The skill whose folder is the root itself, as the root's parent publishes it."""
-    real = os.path.realpath(root)
-    parent, name = os.path.split(real)
-    if not name:
-        return FilesystemSource([real], limits=limits, ignore=ignore), omitted
+    parent, name = os.path.split(os.path.realpath(root))
+    if not name:  # the root is "/": no folder name, as the source says
+        return None, omitted
     source = FilesystemSource([parent], limits=limits, ignore=ignore)
     try:
         uri = f"{DEFAULT_SCHEME}://{encode_segment(name, first=True)}/{SKILL_MD}"
@@ -472,7 +472,7 @@ def _folder_report(
     if isinstance(verdict, PublishedSkill):
         entry = verdict.entry
         findings += [
-            replace(f, file=skill_md_path) for f in _entry_rule_findings(entry.to_json(), limits)
+            replace(f, file=skill_md_path) for f in _entry_rules(entry.to_json(), limits)[0]
         ]
         seen = {(f.code, f.field) for f in findings}
         extra = [
@@ -606,7 +606,7 @@ def validate_entries(
             names.setdefault(name, []).append(index)
     skills: list[SkillReport] = []
     for index, item in enumerate(items):
-        findings = _entry_rule_findings(item, limits)
+        findings, entry = _entry_rules(item, limits)
         frontmatter = item.get("frontmatter") if isinstance(item, dict) else None
         uri = item.get("uri") if isinstance(item, dict) else None
         if isinstance(frontmatter, dict):
@@ -616,11 +616,8 @@ def validate_entries(
                 for f in validate_frontmatter(frontmatter, directory_name=directory)
             ]
             findings += _shared_name(frontmatter.get("name"), index, names, items)
-        entry = (
-            _accepted(item, limits)
-            if not any(f.severity is Severity.ERROR for f in findings)
-            else None
-        )
+        if any(f.severity is Severity.ERROR for f in findings):
+            entry = None  # a host would take it, but an Agent Skills rule fails
         skills.append(
             SkillReport(
                 kind=SubjectKind.ENTRY,
@@ -644,25 +641,19 @@ def _uri_name(uri: object) -> str | None:
         return None
 
 
-def _entry_rule_findings(item: object, limits: Limits) -> list[Finding]:
-    """The wire rules of an entry (limits included), less what the Agent Skills rules restate."""
+def _entry_rules(item: object, limits: Limits) -> tuple[list[Finding], SkillEntry | None]:
+    """The wire rules of an entry (limits included), less what the Agent Skills rules restate;
+    and the entry, when it passes them."""
     try:
-        SkillEntry.from_json(item, limits=limits)
+        return [], SkillEntry.from_json(item, limits=limits)
     except InvalidEntryError as exc:
         restated = isinstance(item, dict) and isinstance(item.get("frontmatter"), dict)
-        return [
+        findings = [
             Finding(severity=Severity.ERROR, field=p.pointer, code=p.code, message=p.message)
             for p in exc.problems
             if not (restated and p.code in _RESTATED)
         ]
-    return []
-
-
-def _accepted(item: object, limits: Limits) -> SkillEntry | None:
-    try:
-        return SkillEntry.from_json(item, limits=limits)
-    except InvalidEntryError:
-        return None
+        return findings, None
 
 
 def _shared_name(
@@ -722,15 +713,12 @@ class FieldChange:
     new: object
 
     def to_json(self) -> dict[str, JSONValue]:
-        """``pointer``, ``change``, and ``old`` / ``new`` when present, strict UTF-8."""
-        out: dict[str, JSONValue] = {
-            "pointer": strict_utf8(self.pointer),
-            "change": str(self.change),
-        }
+        """``pointer``, ``change``, and ``old`` / ``new`` when present."""
+        out: dict[str, JSONValue] = {"pointer": self.pointer, "change": str(self.change)}
         if self.old is not ABSENT:
-            out["old"] = _strict_json(self.old)
+            out["old"] = thaw_json(self.old)  # type: ignore[arg-type]
         if self.new is not ABSENT:
-            out["new"] = _strict_json(self.new)
+            out["new"] = thaw_json(self.new)  # type: ignore[arg-type]
         return out
 
 
@@ -757,7 +745,7 @@ class FileChange:
 
     def to_json(self) -> dict[str, JSONValue]:
         """``path``, ``change``, then the sizes and digests each side has."""
-        out: dict[str, JSONValue] = {"path": strict_utf8(self.path), "change": str(self.change)}
+        out: dict[str, JSONValue] = {"path": self.path, "change": str(self.change)}
         for key in ("old_size", "new_size", "old_digest", "new_digest"):
             value = getattr(self, key)
             if value is not None:
@@ -798,10 +786,10 @@ class EntryComparison:
         )
 
     def to_json(self) -> dict[str, JSONValue]:
-        """The comparison as a JSON object, strict UTF-8."""
+        """The comparison as a JSON object (strict UTF-8: entries hold no lone surrogates)."""
         out: dict[str, JSONValue] = {
-            "old_uri": strict_utf8(self.old_uri),
-            "new_uri": strict_utf8(self.new_uri),
+            "old_uri": self.old_uri,
+            "new_uri": self.new_uri,
             "same": self.same,
             "frontmatter": [change.to_json() for change in self.frontmatter],
             "files": [change.to_json() for change in self.files],
@@ -886,18 +874,3 @@ def _manifest(entry: SkillEntry) -> dict[str, tuple[str, int]]:
         (SKILL_MD if r.uri == entry.uri else skill.file_path_of(r.uri)): (r.digest, r.size)
         for r in entry.resources
     }
-
-
-def _strict_json(value: object) -> JSONValue:
-    """A frozen JSON value thawed, every string (keys too) made strict UTF-8."""
-    return _strict_plain(thaw_json(value))  # type: ignore[arg-type]
-
-
-def _strict_plain(value: JSONValue) -> JSONValue:
-    if isinstance(value, str):
-        return strict_utf8(value)
-    if isinstance(value, list):
-        return [_strict_plain(item) for item in value]
-    if isinstance(value, dict):
-        return {strict_utf8(key): _strict_plain(item) for key, item in value.items()}
-    return value

@@ -38,7 +38,7 @@ from skills_core._version import __version__
 from skills_core.check import SkillReport, ValidationReport
 from skills_core.display import display
 from skills_core.jsonvalue import JSONValue
-from skills_core.validation import Finding, Severity
+from skills_core.validation import Finding, Severity, raw_bytes
 
 __all__ = [
     "Rule",
@@ -291,11 +291,7 @@ _URI_SAFE: Final = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvw
 
 def _uri_path(path: str) -> str:
     """``path`` percent-encoded byte by byte (the file name's own bytes, as the OS has them)."""
-    try:
-        raw = path.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:  # a surrogate no file name decodes to
-        raw = path.encode("utf-8", "surrogatepass")
-    return "".join(chr(byte) if byte in _URI_SAFE else f"%{byte:02X}" for byte in raw)
+    return "".join(chr(byte) if byte in _URI_SAFE else f"%{byte:02X}" for byte in raw_bytes(path))
 
 
 def _artifact(path: str, base: str | None) -> dict[str, JSONValue]:

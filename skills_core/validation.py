@@ -72,7 +72,7 @@ __all__ = [
     "validate_skill_md",
     "place_in_skill_md",
     "strict_utf8",
-    "raw_hex",
+    "raw_bytes",
 ]
 
 #: Longest ``description`` the Agent Skills specification allows, in characters.
@@ -137,7 +137,7 @@ class Finding:
             ``severity``, ``code``, ``field`` and ``message``, then ``file``, ``line`` and
             ``column`` when known. A ``file`` whose name is not valid UTF-8 (a file name on disk
             can be any bytes) is given as :func:`strict_utf8` shows it, and ``file_hex`` beside
-            it holds the name's exact bytes in hexadecimal (:func:`raw_hex`).
+            it holds the name's exact bytes in hexadecimal (:func:`raw_bytes`).
         """
         out: dict[str, JSONValue] = {
             "severity": str(self.severity),
@@ -148,7 +148,7 @@ class Finding:
         if self.file is not None:
             out["file"] = strict_utf8(self.file)
             if out["file"] != self.file:
-                out["file_hex"] = raw_hex(self.file)
+                out["file_hex"] = raw_bytes(self.file).hex()
         if self.line is not None:
             out["line"] = self.line
         if self.column is not None:
@@ -173,27 +173,24 @@ def strict_utf8(text: str) -> str:
     return text
 
 
-def raw_hex(name: str) -> str:
-    """The bytes a file name stands for, in hexadecimal (``os.fsencode`` on POSIX, then ``hex``).
+def raw_bytes(name: str) -> bytes:
+    """The bytes a file name stands for (``os.fsencode`` on POSIX).
 
-    For names :func:`strict_utf8` had to change: ``bytes.fromhex`` gives the exact name back.
+    For names :func:`strict_utf8` had to change, this is the exact name. A lone surrogate that
+    no file name decodes to (from JSON text, say) is kept as its three UTF-8-style bytes.
     """
     try:
-        return name.encode("utf-8", "surrogateescape").hex()
-    except UnicodeEncodeError:  # a surrogate no file name decodes to; keep it as UTF-16 would
-        return name.encode("utf-8", "surrogatepass").hex()
+        return name.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return name.encode("utf-8", "surrogatepass")
 
 
 def _error(field: str, code: str, message: str) -> Finding:
     return Finding(severity=Severity.ERROR, field=field, code=code, message=message)
 
 
-def _warning(
-    field: str, code: str, message: str, line: int | None = None, *, file: str | None = None
-) -> Finding:
-    return Finding(
-        severity=Severity.WARNING, field=field, code=code, message=message, line=line, file=file
-    )
+def _warning(field: str, code: str, message: str, *, file: str | None = None) -> Finding:
+    return Finding(severity=Severity.WARNING, field=field, code=code, message=message, file=file)
 
 
 def _type_name(value: object) -> str:

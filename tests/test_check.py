@@ -485,3 +485,85 @@ def test_comparison_across_a_move_and_to_dynamic() -> None:
     assert (to_dynamic.old_dynamic, to_dynamic.new_dynamic) == (False, True)
     assert {c.change for c in to_dynamic.files} == {ChangeKind.REMOVED}
     assert to_dynamic.to_json()["new_dynamic"] is True
+
+
+# --- odd inputs -------------------------------------------------------------------------------
+
+
+def test_names_that_are_not_utf8_or_not_uris(tmp_path: Path) -> None:
+    root = tmp_path / "skills"
+    root.mkdir()
+    odd = os.fsencode(root) + b"/bad\xff"
+    os.mkdir(odd)
+    with open(odd + b"/SKILL.md", "wb") as out:
+        out.write(skill_md("bad", "d"))
+    (skill,) = validate_folder(root).skills
+    assert [f.code for f in skill.errors] == ["bad-path", "name-mismatch"]
+    document: Any = skill.to_json()
+    assert document["path"].endswith("bad\\udcff")
+    assert bytes.fromhex(document["path_hex"]) == odd
+    # A root that is itself a skill, whose own name cannot be a URI segment.
+    control = write_tree(tmp_path / "ctl\x01", {"SKILL.md": skill_md("ctl", "d")})
+    (alone,) = validate_folder(control).skills
+    assert [f.code for f in alone.errors] == ["bad-path", "name-mismatch"]
+    assert "cannot be a skill URI" in alone.errors[0].message
+
+
+def test_reading_a_left_out_skill_md_never_blocks_or_follows(tmp_path: Path) -> None:
+    from skills_core.check import _read_skill_md
+
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "file")
+    (tmp_path / "file").write_bytes(b"x" * 10)
+    assert _read_skill_md(str(tmp_path / "fifo")) is None
+    assert _read_skill_md(str(tmp_path / "dir")) is None
+    assert _read_skill_md(str(tmp_path / "link")) is None
+    assert _read_skill_md(str(tmp_path / "missing")) is None
+    assert _read_skill_md(str(tmp_path / "file")) == b"x" * 10
+
+
+def test_entry_documents_of_other_shapes() -> None:
+    entry = spec_entry()
+    assert entries_in({"jsonrpc": "2.0", "id": 1}) == [{"jsonrpc": "2.0", "id": 1}]
+    assert entries_in({"resultType": "complete"}) == [{"resultType": "complete"}]
+    assert entries_in({"skills": entry}) == [entry]  # not an array: one entry, checked as such
+    (numbered,) = validate_entries(
+        {"uri": 5, "frontmatter": {"name": "x", "description": "d"}}
+    ).skills
+    assert [f.code for f in numbered.errors] == ["bad-uri", "missing-resources"]
+    (unparsable,) = validate_entries(
+        {"uri": "skill://a b/SKILL.md", "frontmatter": {"name": "x", "description": "d"}}
+    ).skills
+    assert "name-mismatch" not in [f.code for f in unparsable.errors]
+
+
+def test_many_entries_sharing_a_name() -> None:
+    entries = []
+    for prefix in "abcde":
+        entry = spec_entry()
+        entry["uri"] = f"skill://{prefix}/pdf-processing/SKILL.md"
+        entry["resources"] = [
+            dict(r, uri=r["uri"].replace("//", f"//{prefix}/")) for r in entry["resources"]
+        ]
+        entries.append(entry)
+    first = validate_entries(entries).skills[0]
+    (shared,) = first.warnings
+    assert shared.message.endswith(
+        "is also used by skill://b/pdf-processing/SKILL.md, skill://c/pdf-processing/SKILL.md, "
+        "skill://d/pdf-processing/SKILL.md and 1 more; hosts tell such skills apart by path (ORG-10)"
+    )
+
+
+def test_changed_values_are_plain_json() -> None:
+    old = spec_entry()
+    new = spec_entry()
+    new["frontmatter"]["metadata"] = {"k": ["v", {"x": 1.5}]}
+    comparison = compare_entries(SkillEntry.from_json(old), SkillEntry.from_json(new))
+    (added,) = comparison.frontmatter
+    assert added.new == {"k": ("v", {"x": 1.5})}  # frozen in the value object
+    document: Any = comparison.to_json()
+    assert document["frontmatter"] == [
+        {"pointer": "/metadata", "change": "added", "new": {"k": ["v", {"x": 1.5}]}}
+    ]
+    json.dumps(document, ensure_ascii=False).encode("utf-8")

@@ -173,6 +173,7 @@ def test_every_code_the_engine_makes_has_a_rule() -> None:
     codes |= {str(code) for code in OmitCode} - {"over-limit", "name-mismatch"}
     assert codes <= set(RULES)
     assert FrontmatterError("x", kind="syntax").kind in kinds
+    assert rule_for(finding("name-mismatch")) is RULES["name-mismatch"]
     unknown = rule_for(finding("no-such-code", severity=Severity.WARNING))
     assert (unknown.severity, unknown.name) == (Severity.WARNING, "NoSuchCode")
 

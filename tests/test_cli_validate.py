@@ -406,3 +406,71 @@ def test_diff_refuses_malformed_entries_and_escapes_values(
     assert "\\u202e" in out
     code, out, _ = run(["diff", "--json", str(good), str(changed)], capfd)
     assert json.loads(out)["skills"][0]["frontmatter"][0]["new"] == "fine\u202e\n\x1b[2J"
+
+
+def test_diff_in_every_wording(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    old = spec_entry()
+    old["frontmatter"]["license"] = "MIT"
+    new = spec_entry()
+    new["resources"] = [r for r in new["resources"] if "purchase" not in r["uri"]]
+    same_size = new["resources"][1]
+    same_size["digest"] = "sha256:" + "0" * 64
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    (tmp_path / "new.json").write_text(json.dumps(new))
+    code, out, _ = run(["diff", str(tmp_path / "old.json"), str(tmp_path / "new.json")], capfd)
+    assert code == 1
+    assert out.splitlines()[1:] == [
+        '  frontmatter /license removed (was "MIT")',
+        f"  file {same_size['uri'].split('/', 3)[3]} changed ({same_size['size']} bytes, other content)",
+        "  file templates/purchase-order.md removed (was 35 bytes)",
+        "1 changed, 0 added, 0 removed, 0 the same",
+    ]
+    dynamic = dict(spec_entry(), resources="dynamic")
+    (tmp_path / "dynamic.json").write_text(json.dumps(dynamic))
+    code, out, _ = run(["diff", str(tmp_path / "dynamic.json"), str(tmp_path / "new.json")], capfd)
+    assert "  resources: dynamic -> a manifest" in out.splitlines()
+    code, out, _ = run(["diff", str(tmp_path / "new.json"), str(tmp_path / "dynamic.json")], capfd)
+    assert "  resources: a manifest -> dynamic" in out.splitlines()
+
+
+def test_diff_of_listings_as_json_and_its_troubles(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    a = spec_entry()
+    b = spec_entry()
+    b["uri"] = "skill://other/pdf-processing/SKILL.md"
+    b["resources"] = [dict(r, uri=r["uri"].replace("//", "//other/")) for r in b["resources"]]
+    (tmp_path / "one.json").write_text(json.dumps({"skills": [a]}))
+    (tmp_path / "two.json").write_text(json.dumps({"skills": [a, b]}))
+    code, out, _ = run(
+        ["diff", "--json", str(tmp_path / "two.json"), str(tmp_path / "one.json")], capfd
+    )
+    assert code == 1
+    assert [(s["status"], s.get("uri", s.get("new_uri"))) for s in json.loads(out)["skills"]] == [
+        ("removed", "skill://other/pdf-processing/SKILL.md"),
+        ("same", "skill://pdf-processing/SKILL.md"),
+    ]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, _, err = run(["diff", str(empty), str(tmp_path / "one.json")], capfd)
+    assert (code, "no skill found" in err) == (2, True)
+    (tmp_path / "error.json").write_text(
+        json.dumps({"jsonrpc": "2.0", "id": 1, "error": {"code": -32602, "message": "unknown"}})
+    )
+    code, _, err = run(["diff", str(tmp_path / "error.json"), str(tmp_path / "one.json")], capfd)
+    assert (code, "JSON-RPC error" in err) == (2, True)
+
+
+def test_text_shows_the_trees_own_findings_and_bad_json_lines(
+    skills: Path, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    (skills / "stray").symlink_to("/etc")
+    code, out, _ = run(["validate", str(skills)], capfd)
+    assert code == 0
+    assert out.splitlines()[0] == (
+        f"{skills / 'stray'}: warning[symlink] is a symbolic link; links are never followed or served"
+    )
+    lines = tmp_path / "lines.jsonl"
+    lines.write_text(json.dumps(ex.entry_json()) + "\n{\n" + json.dumps(ex.entry_json()) + "\n")
+    code, _, err = run(["validate", "--entries", str(lines)], capfd)
+    assert (code, "not JSON" in err) == (2, True)

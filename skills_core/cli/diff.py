@@ -48,7 +48,6 @@ from skills_core.entry import SkillEntry
 from skills_core.errors import InvalidEntryError, JsonRpcError
 from skills_core.jsonvalue import JSONValue, thaw_json
 from skills_core.spec import SKILL_MD
-from skills_core.validation import strict_utf8
 
 __all__ = ["run_diff"]
 
@@ -202,5 +201,5 @@ def _pair_json(pair: _Pair) -> dict[str, JSONValue]:
         return out
     entry = pair.new or pair.old
     assert entry is not None
-    out["uri"] = strict_utf8(entry.uri)
+    out["uri"] = entry.uri
     return out
