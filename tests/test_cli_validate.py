@@ -143,7 +143,7 @@ def test_ignore_and_strict(tmp_path: Path, capfd: pytest.CaptureFixture[str]) ->
         (["validate", "--bogus", "."], "unrecognized arguments: --bogus"),
         (["validate", "--ignore", "portabilty-date", "."], "did you mean 'portability-date'"),
         (["diff", "only-one"], "the following arguments are required: NEW"),
-        (["diff", "/nonexistent/a", "/nonexistent/b"], "/nonexistent/a"),
+        (["diff", "/nonexistent/a", "/nonexistent/b"], "/nonexistent/a: No such file"),
     ],
 )
 def test_usage_and_io_errors_exit_2(

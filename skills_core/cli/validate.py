@@ -69,7 +69,7 @@ def run_validate(args: argparse.Namespace) -> int:
         )
     reports: list[ValidationReport] = []
     for name in args.entries:
-        for source, document in read_json_documents(name):
+        for source, document in read_json_documents(name, label=f"--entries {name}"):
             try:
                 reports.append(validate_entries(document, source=source))
             except JsonRpcError as exc:
@@ -93,8 +93,12 @@ def run_validate(args: argparse.Namespace) -> int:
     return code
 
 
-def read_json_documents(name: str) -> list[tuple[str, object]]:
+def read_json_documents(name: str, *, label: str = "") -> list[tuple[str, object]]:
     """The JSON documents of a file (``-``: stdin): one document, or JSON lines (one per line).
+
+    Args:
+        name: The file, or ``-``.
+        label: What errors name the file as (``--entries FILE``); ``name`` by default.
 
     Returns:
         ``(source, document)`` pairs: ``source`` is ``name``, or ``name:LINE`` for JSON lines.
@@ -102,14 +106,15 @@ def read_json_documents(name: str) -> list[tuple[str, object]]:
     Raises:
         CliError: the file cannot be read, is not UTF-8, or is not JSON (exit 2).
     """
+    label = label or name
     try:
         raw = sys.stdin.buffer.read() if name == "-" else Path(name).read_bytes()
         text = raw.decode("utf-8")
     except OSError as exc:
-        raise CliError(f"--entries {os_message(exc)}", EXIT_TROUBLE) from None
+        raise CliError(f"{label}: {exc.strerror or exc}", EXIT_TROUBLE) from None
     except UnicodeDecodeError as exc:
         raise CliError(
-            f"--entries {name}: not UTF-8 ({exc.reason} at byte {exc.start})", EXIT_TROUBLE
+            f"{label}: not UTF-8 ({exc.reason} at byte {exc.start})", EXIT_TROUBLE
         ) from None
     source = "<stdin>" if name == "-" else name
     try:
@@ -122,9 +127,9 @@ def read_json_documents(name: str) -> list[tuple[str, object]]:
             try:
                 documents.append((f"{source}:{number}", loads_strict(line)))
             except ValueError:
-                raise CliError(f"--entries {name}: not JSON ({whole})", EXIT_TROUBLE) from None
+                raise CliError(f"{label}: not JSON ({whole})", EXIT_TROUBLE) from None
         if len(documents) < 2:
-            raise CliError(f"--entries {name}: not JSON ({whole})", EXIT_TROUBLE) from None
+            raise CliError(f"{label}: not JSON ({whole})", EXIT_TROUBLE) from None
         return documents
 
 
