@@ -10,6 +10,9 @@ Start with:
 * :func:`resolve_reference` -- resolve a relative reference in a skill, refusing escapes;
 * :func:`compute_digest`, :func:`verify_bytes`, :class:`DigestVerifier` -- size-then-digest checks;
 * :func:`parse_frontmatter`, :func:`compare_frontmatter`, :func:`validate_skill_md` -- SKILL.md;
+* :func:`validate_folder`, :func:`validate_entries`, :func:`build_entry`, :func:`compare_entries`
+  (:mod:`skills_core.check`) -- the validation engine, for CI and tooling (SARIF and GitHub
+  annotations in :mod:`skills_core.ci`);
 * :class:`SkillsServer` (:mod:`skills_core.server`) -- publish folders of skills;
 * :class:`Host` (:mod:`skills_core.host`) -- load MCP-served skills safely; :func:`pump` and
   :func:`pump_async` carry out its requests over your ``send(method, params)``;
@@ -65,7 +68,18 @@ from skills_core.uri import resolve_reference as resolve_reference
 from skills_core.uri import skill_root as skill_root
 
 if TYPE_CHECKING:
+    from skills_core.check import ChangeKind as ChangeKind
+    from skills_core.check import EntryComparison as EntryComparison
+    from skills_core.check import FieldChange as FieldChange
+    from skills_core.check import FileChange as FileChange
+    from skills_core.check import SkillReport as SkillReport
+    from skills_core.check import ValidationReport as ValidationReport
+    from skills_core.check import build_entry as build_entry
+    from skills_core.check import compare_entries as compare_entries
+    from skills_core.check import validate_entries as validate_entries
+    from skills_core.check import validate_folder as validate_folder
     from skills_core.frontmatter import ABSENT as ABSENT
+    from skills_core.frontmatter import FieldLocation as FieldLocation
     from skills_core.frontmatter import FrontmatterDifference as FrontmatterDifference
     from skills_core.frontmatter import ParsedFrontmatter as ParsedFrontmatter
     from skills_core.frontmatter import compare_frontmatter as compare_frontmatter
@@ -93,7 +107,18 @@ if TYPE_CHECKING:
 # Names from the heavier subsystems load on first use (PEP 562), so that ``import skills_core``
 # and a ``skills-core serve`` start-up pay only for what they use.
 _LAZY: dict[str, str] = {
+    "ChangeKind": "skills_core.check",
+    "EntryComparison": "skills_core.check",
+    "FieldChange": "skills_core.check",
+    "FileChange": "skills_core.check",
+    "SkillReport": "skills_core.check",
+    "ValidationReport": "skills_core.check",
+    "build_entry": "skills_core.check",
+    "compare_entries": "skills_core.check",
+    "validate_entries": "skills_core.check",
+    "validate_folder": "skills_core.check",
     "ABSENT": "skills_core.frontmatter",
+    "FieldLocation": "skills_core.frontmatter",
     "FrontmatterDifference": "skills_core.frontmatter",
     "ParsedFrontmatter": "skills_core.frontmatter",
     "compare_frontmatter": "skills_core.frontmatter",
@@ -190,6 +215,18 @@ __all__ = [
     "validate_frontmatter",
     "validate_skill_md",
     "lint_portability",
+    "FieldLocation",
+    # the validation engine (more in skills_core.check and skills_core.ci)
+    "validate_folder",
+    "validate_entries",
+    "build_entry",
+    "compare_entries",
+    "ValidationReport",
+    "SkillReport",
+    "EntryComparison",
+    "FieldChange",
+    "FileChange",
+    "ChangeKind",
     # server (more in skills_core.server)
     "Catalog",
     "MemorySource",

@@ -40,6 +40,12 @@ line feed). Parsing is line oriented:
    Python touches each line once; it gives up (returns None) on the first doubt, so every
    error still comes from the general code, with its line and column.
 
+Locations are opt-in. Given ``key_spots`` or ``value_spots`` (or the portability lint's
+``plain_hook``), the parse skips :func:`_fast_document` (step 4; the block-mapping fast loop still
+runs, and records as it goes) and notes where each mapping key and each value or sequence item
+starts, by its path. Without them nothing is recorded, and the cost is one ``is None`` test per
+node of the general code.
+
 Plain scalars resolve per the YAML 1.2 core schema (``null``/``~``/empty, ``true``/``false`` in
 three spellings, decimal, ``0o`` and ``0x`` integers, floats); everything else, dates, ``yes`` and
 ``1_000`` included, is a string. Keys are never resolved: ``1: a`` has the key ``"1"``.
@@ -95,6 +101,7 @@ __all__ = [
     "MAX_SAFE_INTEGER",
     "Path",
     "PlainHook",
+    "Spots",
     "parse_yaml",
 ]
 
@@ -119,6 +126,9 @@ Path = tuple[str | int, ...]
 #: ``hook(path, line, column, text, is_key)``; ``line`` and ``column`` are 1-based. The portability
 #: lint uses it to see the source text of values other parsers type differently.
 PlainHook = Callable[[Path, int, int, str, bool], None]
+#: Where nodes start, filled by :func:`parse_yaml` when given: ``{path: (line, column)}``, both
+#: 1-based, ``line`` counted from ``first_line``, ``column`` in characters.
+Spots = dict[Path, tuple[int, int]]
 
 # --- Characters -----------------------------------------------------------------------------------
 
@@ -222,8 +232,13 @@ def parse_yaml(
     first_line: int = 1,
     max_depth: int = MAX_DEPTH,
     plain_hook: PlainHook | None = None,
+    key_spots: Spots | None = None,
+    value_spots: Spots | None = None,
 ) -> dict[str, JSONValue]:
     """Parse frontmatter YAML text into JSON-compatible values.
+
+    Locations are opt-in: without ``plain_hook``, ``key_spots`` and ``value_spots`` the parse
+    takes its fast paths and records nothing.
 
     Args:
         text: The YAML text, LF line breaks only, empty or ending with a line feed.
@@ -231,6 +246,9 @@ def parse_yaml(
             calls report line numbers relative to it.
         max_depth: Maximum nesting of collections.
         plain_hook: Called for every plain scalar (keys included); see :data:`PlainHook`.
+        key_spots: Filled with where each mapping key starts, by the path of its member.
+        value_spots: Filled with where each value and sequence item starts, by its path. A
+            member with no value (``key:``, ``{a}``) has no spot here.
 
     Returns:
         The top-level mapping, in document order.
@@ -239,7 +257,7 @@ def parse_yaml(
         FrontmatterError: The text is outside the supported subset; ``line`` and ``column`` say
             where.
     """
-    if plain_hook is None:
+    if plain_hook is None and key_spots is None and value_spots is None:
         # The fast path accepts only text that the two sweeps below would let through.
         fast = _fast_document(text, max_depth)
         if fast is not None:
@@ -269,7 +287,9 @@ def parse_yaml(
             "is allowed)",
             "unsupported",
         )
-    return _Parser(text, first_line, max_depth, plain_hook).document()
+    return _Parser(
+        text, first_line, max_depth, plain_hook, keys_at=key_spots, values_at=value_spots
+    ).document()
 
 
 def _raise_at_offset(text: str, offset: int, first_line: int, reason: str, kind: str) -> None:
@@ -639,9 +659,18 @@ class _Parser:
     Positions are (line index, column), both 0-based; errors add ``first_line`` and 1.
     """
 
-    __slots__ = ("first_line", "hook", "lines", "max_depth", "n")
+    __slots__ = ("first_line", "hook", "keys_at", "lines", "max_depth", "n", "values_at")
 
-    def __init__(self, text: str, first_line: int, max_depth: int, hook: PlainHook | None) -> None:
+    def __init__(
+        self,
+        text: str,
+        first_line: int,
+        max_depth: int,
+        hook: PlainHook | None,
+        *,
+        keys_at: Spots | None = None,
+        values_at: Spots | None = None,
+    ) -> None:
         lines = text.split("\n")
         # The text is empty or ends with "\n", so the last element is the empty remainder.
         lines.pop()
@@ -650,6 +679,8 @@ class _Parser:
         self.first_line = first_line
         self.max_depth = max_depth
         self.hook = hook
+        self.keys_at = keys_at
+        self.values_at = values_at
 
     # --- errors and small helpers ---------------------------------------------------------------
 
@@ -795,7 +826,26 @@ class _Parser:
                 raise self.error("merge keys ('<<') are not supported", "unsupported", i, col)
             if self.hook is not None:
                 self.hook((*path, text), self.first_line + i, col + 1, text, True)
+        if self.keys_at is not None:
+            self.keys_at[(*path, text)] = (self.first_line + i, col + 1)
         return text
+
+    def _value_at(self, path: Path, i: int, col: int) -> None:
+        """Record that the value at ``path`` starts at (i, col), when locations are wanted."""
+        if self.values_at is not None:
+            self.values_at[path] = (self.first_line + i, col + 1)
+
+    def _watch_fast(
+        self, key: str, i: int, indent: int, path: Path, *, vcol: int, plain: str | None
+    ) -> None:
+        """What the hooks see of a ``key: value`` line read by the fast loop of a block mapping.
+
+        ``vcol`` is where the value starts; ``plain`` is its text when it is a plain scalar.
+        """
+        self._key(key, i, indent, path, plain=True)
+        self._value_at((*path, key), i, vcol)
+        if plain is not None and self.hook is not None:
+            self.hook((*path, key), self.first_line + i, vcol + 1, plain, False)
 
     def _duplicate(self, key: str, first: int, i: int, col: int) -> FrontmatterError:
         return self.error(
@@ -906,7 +956,7 @@ class _Parser:
             raise self._depth_error(i, indent)
         lines = self.lines
         n = self.n
-        hook = self.hook
+        watched = self.hook is not None or self.keys_at is not None or self.values_at is not None
         result: dict[str, JSONValue] = {}
         first: dict[str, int] = {}
         value: JSONValue
@@ -933,8 +983,10 @@ class _Parser:
                         if quoted is None:
                             break
                         value = quoted.group(1)
-                        if hook is not None:
-                            self._key(key, i, indent, path, plain=True)
+                        if watched:
+                            self._watch_fast(
+                                key, i, indent, path, vcol=len(line) - len(raw), plain=None
+                            )
                     elif first_char in _INDICATORS or "\t" in raw:
                         break
                     else:
@@ -949,10 +1001,10 @@ class _Parser:
                         ):
                             break  # the next line is blank or more indented: it may continue
                         plain = plain.rstrip(" ")
-                        if hook is not None:
-                            self._key(key, i, indent, path, plain=True)
-                            vcol = len(line) - len(raw) + 1
-                            hook((*path, key), self.first_line + i, vcol, plain, False)
+                        if watched:
+                            self._watch_fast(
+                                key, i, indent, path, vcol=len(line) - len(raw), plain=plain
+                            )
                         if plain[0] in _NUMBER_START or plain in _WORDS:
                             value = self._resolve(plain, i, len(line) - len(raw))
                         else:
@@ -1012,6 +1064,7 @@ class _Parser:
                 nxt = self.lines[j]
                 if ind == indent and nxt[ind] == "-" and nxt[ind + 1 : ind + 2] in ("", " "):
                     # "key:" followed by "- item" at the key's own indentation.
+                    self._value_at(path, j, ind)
                     return self._block_sequence(j, ind, path, depth + 1)
             return None, i + 1
         if line[start] == "\t":
@@ -1037,6 +1090,7 @@ class _Parser:
                         j, ind, indent, (*path, len(items)), depth, block_ok=True
                     )
                 else:
+                    self._value_at((*path, len(items)), i, indent)  # an empty item: its "-"
                     value, i = None, i + 1
             elif line[start] == "\t":
                 raise self._tab_error(i, start)
@@ -1060,6 +1114,8 @@ class _Parser:
         ``block_ok`` is true where a block mapping or sequence may start (at the start of a line
         or after "- "), false after "key: ". Returns the value and the next line.
         """
+        if self.values_at is not None:
+            self.values_at[path] = (self.first_line + i, col + 1)
         lines = self.lines
         line = lines[i]
         char = line[col]
@@ -1399,6 +1455,8 @@ class _Parser:
         self, i: int, col: int, parent: int, path: Path, depth: int, *, opener: tuple[int, int]
     ) -> tuple[JSONValue, int, int]:
         """An entry of a flow sequence: a node, or a single-pair mapping ``key: value``."""
+        if self.values_at is not None:
+            self.values_at[path] = (self.first_line + i, col + 1)
         lines = self.lines
         line = lines[i]
         char = line[col]
@@ -1510,6 +1568,8 @@ class _Parser:
         self, i: int, col: int, parent: int, path: Path, depth: int
     ) -> tuple[JSONValue, int, int]:
         """A value inside a flow collection; returns (value, line, column after it)."""
+        if self.values_at is not None:
+            self.values_at[path] = (self.first_line + i, col + 1)
         line = self.lines[i]
         char = line[col]
         if char in "[{":

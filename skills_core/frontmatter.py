@@ -28,6 +28,14 @@ is a verification failure (VER-11). Both halves live here, and neither does I/O.
 core-schema resolution; see that module for the exact subset and the refused constructs. The
 result is a ``dict`` of JSON-compatible values (:data:`JSONValue`) in document order.
 
+**Locations** are opt-in (``parse_frontmatter(..., locate=True)``), so that a host's parse pays
+nothing for them: :attr:`ParsedFrontmatter.locations` then maps the JSON pointer of every member
+and sequence item, at any depth, to a :class:`FieldLocation`: the SKILL.md line and column where
+its key starts (or the item, in a sequence) and where its value starts. Lines count from the
+opening ``---`` (line 1); columns count characters from 1. The YAML text keeps the SKILL.md's
+lines and columns exactly (a CRLF becomes an LF at the end of a line; a byte order mark sits
+before the opening ``---``), so the positions are the file's.
+
 **Comparison** (:func:`compare_frontmatter`, SIL-09) works on the JSON data model: objects are
 unordered, arrays ordered, strings compared exactly (no trimming, no Unicode normalisation),
 numbers by exact mathematical value (``1 == 1.0``, ``2**53 + 1 != float(2**53)``), a boolean
@@ -45,10 +53,11 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import AnyStr, ClassVar, Final, TypeAlias, final
 
-from skills_core._yaml import DEFAULT_MAX_BYTES, MAX_DEPTH, parse_yaml
+from skills_core._yaml import DEFAULT_MAX_BYTES, MAX_DEPTH, Path, Spots, parse_yaml
 from skills_core.errors import FrontmatterError, quote_for_message
 
 __all__ = [
@@ -58,8 +67,10 @@ __all__ = [
     "DEFAULT_MAX_BYTES",
     "MAX_DEPTH",
     "MAX_COMPARE_DEPTH",
+    "FieldLocation",
     "ParsedFrontmatter",
     "FrontmatterDifference",
+    "json_pointer",
     "split_frontmatter",
     "parse_frontmatter",
     "compare_frontmatter",
@@ -94,6 +105,31 @@ _LF_OR_END: Final = (b"\n", b"")
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
+class FieldLocation:
+    """Where one frontmatter member (or sequence item) sits in its SKILL.md.
+
+    Lines are SKILL.md lines (the opening ``---`` is line 1); columns count characters from 1.
+
+    Attributes:
+        line: The line of the member's key (of the item itself, in a sequence).
+        column: The column of the member's key (of the item itself, in a sequence).
+        value_line: The line where the value starts; the key's line when it has no value
+            (``key:`` with nothing after it).
+        value_column: The column where the value starts (the key's, when it has no value).
+    """
+
+    line: int
+    column: int
+    value_line: int
+    value_column: int
+
+
+#: No locations: what :attr:`ParsedFrontmatter.locations` holds unless asked for (shared).
+_NO_LOCATIONS: Final[Mapping[str, FieldLocation]] = MappingProxyType({})
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ParsedFrontmatter:
     """A SKILL.md split into its parsed frontmatter and its body.
 
@@ -107,6 +143,9 @@ class ParsedFrontmatter:
         body_byte_offset: The same place as a byte index into the raw SKILL.md bytes (the byte
             order mark, when present, counted).
         has_bom: Whether the SKILL.md started with a U+FEFF byte order mark.
+        locations: ``{JSON pointer: FieldLocation}`` for every member and sequence item, at any
+            depth (``"/name"``, ``"/metadata/author"``, ``"/allowed-tools/0"``), when
+            :func:`parse_frontmatter` was asked to ``locate``; empty otherwise.
     """
 
     data: dict[str, JSONValue]
@@ -115,6 +154,7 @@ class ParsedFrontmatter:
     body_offset: int
     body_byte_offset: int
     has_bom: bool
+    locations: Mapping[str, FieldLocation] = field(default_factory=lambda: _NO_LOCATIONS)
 
     #: The SKILL.md line number of the YAML text's first line: always 2 (line 1 is ``---``).
     first_line: ClassVar[int] = 2
@@ -317,13 +357,16 @@ def split_frontmatter(
 
 
 def parse_frontmatter(
-    skill_md: bytes | str, *, max_bytes: int = DEFAULT_MAX_BYTES
+    skill_md: bytes | str, *, max_bytes: int = DEFAULT_MAX_BYTES, locate: bool = False
 ) -> ParsedFrontmatter:
     """Extract and parse the YAML frontmatter of a SKILL.md (VER-10, SIL-09, SIL-10).
 
     Args:
         skill_md: The raw SKILL.md bytes, or its text.
         max_bytes: Cap on the frontmatter's size in UTF-8 bytes (default 1 MiB).
+        locate: Also record where every member sits (:attr:`ParsedFrontmatter.locations`).
+            This takes the parser's general path: over the corpus, about 2.3 times the time of
+            a plain parse.
 
     Returns:
         The parsed frontmatter and where the body starts.
@@ -333,14 +376,55 @@ def parse_frontmatter(
             supported subset. ``line`` and ``column`` locate the problem in the SKILL.md.
     """
     yaml_text, closing_line, body_offset, body_byte_offset, has_bom = _split(skill_md, max_bytes)
+    if not locate:
+        return ParsedFrontmatter(
+            data=parse_yaml(yaml_text, first_line=2),
+            yaml_text=yaml_text,
+            closing_line=closing_line,
+            body_offset=body_offset,
+            body_byte_offset=body_byte_offset,
+            has_bom=has_bom,
+        )
+    keys: Spots = {}
+    values: Spots = {}
     return ParsedFrontmatter(
-        data=parse_yaml(yaml_text, first_line=2),
+        data=parse_yaml(yaml_text, first_line=2, key_spots=keys, value_spots=values),
         yaml_text=yaml_text,
         closing_line=closing_line,
         body_offset=body_offset,
         body_byte_offset=body_byte_offset,
         has_bom=has_bom,
+        locations=field_locations(keys, values),
     )
+
+
+def field_locations(keys: Spots, values: Spots) -> Mapping[str, FieldLocation]:
+    """Merge the parser's key and value spots into ``{JSON pointer: FieldLocation}`` (package-private).
+
+    A member with no value is located at its key; an item of a sequence at itself.
+    """
+    found: list[FieldLocation] = []
+    pointers: list[str] = []
+    for path, (line, column) in values.items():
+        key_line, key_column = keys.get(path, (line, column))
+        found.append(
+            FieldLocation(line=key_line, column=key_column, value_line=line, value_column=column)
+        )
+        pointers.append(json_pointer(path))
+    for path, (line, column) in keys.items():
+        if path not in values:
+            found.append(
+                FieldLocation(line=line, column=column, value_line=line, value_column=column)
+            )
+            pointers.append(json_pointer(path))
+    # In document order (members without a value were added last).
+    order = sorted(range(len(found)), key=lambda k: (found[k].line, found[k].column))
+    return MappingProxyType({pointers[k]: found[k] for k in order})
+
+
+def json_pointer(path: Path) -> str:
+    """The RFC 6901 JSON pointer of a parser path: ``("metadata", "a/b")`` -> ``"/metadata/a~1b"``."""
+    return "".join("/" + _escape_pointer(str(part)) for part in path)
 
 
 def _frontmatter_data(

@@ -32,23 +32,35 @@ would type (``1:``, ``yes:``). Integers beyond 2**53, ``.nan``/``.inf``, merge k
 tags are not lint warnings: the parser refuses them outright.
 
 Findings are :class:`Finding` values: a :class:`Severity`, the JSON pointer (RFC 6901) of the
-field (``""`` for the frontmatter as a whole), a stable ``code``, a message, and the SKILL.md
-line when known.
+field (``""`` for the frontmatter as a whole), a stable ``code``, a message, and where the source
+has one, the file, line and column. :func:`validate_frontmatter` sees only data, so its findings
+carry no place; :func:`validate_skill_md` and :func:`lint_portability` parse with locations
+(``parse_frontmatter(..., locate=True)``) and place each finding in ``SKILL.md``: a finding about
+a key (a reserved ``metadata`` key, a key other parsers type) at the key, any other at the start
+of the value (at the key when it has none); a missing field has no place. :meth:`Finding.to_json`
+is the JSON form every command prints, strict UTF-8 always (see :func:`strict_utf8`).
 """
 
 from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
 from typing import Final, final
 
-from skills_core._yaml import Path, parse_yaml
+from skills_core._yaml import Path, Spots, parse_yaml
 from skills_core.errors import FrontmatterError, quote_for_message
-from skills_core.frontmatter import DEFAULT_MAX_BYTES, split_frontmatter
+from skills_core.frontmatter import (
+    DEFAULT_MAX_BYTES,
+    FieldLocation,
+    JSONValue,
+    field_locations,
+    json_pointer,
+    split_frontmatter,
+)
 from skills_core.names import skill_name_problem
-from skills_core.spec import RESERVED_FRONTMATTER_METADATA_PREFIX
+from skills_core.spec import RESERVED_FRONTMATTER_METADATA_PREFIX, SKILL_MD
 
 __all__ = [
     "Severity",
@@ -58,6 +70,9 @@ __all__ = [
     "validate_frontmatter",
     "lint_portability",
     "validate_skill_md",
+    "place_in_skill_md",
+    "strict_utf8",
+    "raw_bytes",
 ]
 
 #: Longest ``description`` the Agent Skills specification allows, in characters.
@@ -78,15 +93,20 @@ class Severity(enum.StrEnum):
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Finding:
-    """One problem found in a skill's frontmatter.
+    """One problem found in a skill: its frontmatter, its files, or its entry.
 
     Attributes:
         severity: :attr:`Severity.ERROR` or :attr:`Severity.WARNING`.
         field: JSON pointer to the field, e.g. ``"/name"`` or ``"/metadata/author"``; ``""`` for
-            the frontmatter as a whole.
+            the document as a whole. In the frontmatter for findings about SKILL.md, in the
+            entry for findings about an entry (``"/frontmatter/name"``, ``"/resources/2/size"``).
         code: Stable machine-readable code, e.g. ``"name-mismatch"`` or ``"portability-bool"``.
         message: Human-readable explanation naming the value and what to do.
-        line: The SKILL.md line the finding is about, when known.
+        line: The line the finding is about (1-based), when the source has one.
+        column: The column (1-based, in characters) within ``line``, when known.
+        file: The file the finding is about, when known: ``"SKILL.md"`` from
+            :func:`validate_skill_md`; a path the caller can open in the reports of
+            :mod:`skills_core.check`.
     """
 
     severity: Severity
@@ -94,21 +114,83 @@ class Finding:
     code: str
     message: str
     line: int | None = None
+    column: int | None = None
+    file: str | None = None
 
     def __str__(self) -> str:
         return f"{self.severity}: {self.field or 'frontmatter'}: {self.message}"
 
+    @property
+    def place(self) -> str:
+        """``file:line:column``, as much of it as is known (``""`` when nothing is)."""
+        place = self.file or ""
+        if self.line is not None:
+            place += f":{self.line}"
+            if self.column is not None:
+                place += f":{self.column}"
+        return place
 
-def _pointer(path: Path) -> str:
-    return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in path)
+    def to_json(self) -> dict[str, JSONValue]:
+        """The finding as a JSON object, every string strict UTF-8.
+
+        Returns:
+            ``severity``, ``code``, ``field`` and ``message``, then ``file``, ``line`` and
+            ``column`` when known. A ``file`` whose name is not valid UTF-8 (a file name on disk
+            can be any bytes) is given as :func:`strict_utf8` shows it, and ``file_hex`` beside
+            it holds the name's exact bytes in hexadecimal (:func:`raw_bytes`).
+        """
+        out: dict[str, JSONValue] = {
+            "severity": str(self.severity),
+            "code": self.code,
+            "field": strict_utf8(self.field),
+            "message": strict_utf8(self.message),
+        }
+        if self.file is not None:
+            out["file"] = strict_utf8(self.file)
+            if out["file"] != self.file:
+                out["file_hex"] = raw_bytes(self.file).hex()
+        if self.line is not None:
+            out["line"] = self.line
+        if self.column is not None:
+            out["column"] = self.column
+        return out
+
+
+def strict_utf8(text: str) -> str:
+    """Return ``text`` itself when it is valid Unicode for UTF-8, else a copy that is.
+
+    A ``str`` can hold lone surrogates, which no UTF-8 encoder accepts: Python decodes a file
+    name that is not UTF-8 into them (``os.fsdecode``), and JSON text may escape them
+    (``"\\udcff"``). Each one becomes the six characters of its escape (``\\udcff``), as
+    :func:`skills_core.display.display` shows it.
+    """
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def raw_bytes(name: str) -> bytes:
+    """The bytes a file name stands for (``os.fsencode`` on POSIX).
+
+    For names :func:`strict_utf8` had to change, this is the exact name. A lone surrogate that
+    no file name decodes to (from JSON text, say) is kept as its three UTF-8-style bytes.
+    """
+    try:
+        return name.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return name.encode("utf-8", "surrogatepass")
 
 
 def _error(field: str, code: str, message: str) -> Finding:
     return Finding(severity=Severity.ERROR, field=field, code=code, message=message)
 
 
-def _warning(field: str, code: str, message: str, line: int | None = None) -> Finding:
-    return Finding(severity=Severity.WARNING, field=field, code=code, message=message, line=line)
+def _warning(field: str, code: str, message: str, *, file: str | None = None) -> Finding:
+    return Finding(severity=Severity.WARNING, field=field, code=code, message=message, file=file)
 
 
 def _type_name(value: object) -> str:
@@ -255,7 +337,7 @@ def _check_metadata(metadata: object) -> list[Finding]:
                 )
             )
             continue
-        field = "/metadata" + _pointer((key,))
+        field = "/metadata" + json_pointer((key,))
         if not isinstance(value, str):
             findings.append(
                 _error(
@@ -355,26 +437,25 @@ def _yaml11_type(text: str) -> str:
     return "a string"
 
 
-def _lint_value(text: str, where: str) -> tuple[str, str] | None:
+def _lint_value(text: str) -> tuple[str, str] | None:
     """(code, message) for a plain value that other parsers read differently, or None."""
     shown = quote_for_message(text, 60)
     if _TIMESTAMP.fullmatch(text):
         return (
             "portability-date",
-            f"{where}{shown} is a date to YAML 1.1 parsers (PyYAML builds a date object, js-yaml "
+            f"{shown} is a date to YAML 1.1 parsers (PyYAML builds a date object, js-yaml "
             "a Date) but a string in YAML 1.2; quote it",
         )
     if text in _BOOL_11:
         return (
             "portability-bool",
-            f"{where}{shown} is the boolean {str(_BOOL_11[text]).lower()} in YAML 1.1 but the "
+            f"{shown} is the boolean {str(_BOOL_11[text]).lower()} in YAML 1.1 but the "
             "string here (YAML 1.2); quote it, or write true/false",
         )
     if text in ("=", "<<"):
         return (
             "portability-special",
-            f"{where}{shown} has a special meaning in YAML 1.1 (PyYAML refuses to load it); "
-            "quote it",
+            f"{shown} has a special meaning in YAML 1.1 (PyYAML refuses to load it); quote it",
         )
     is_int_12 = _INT_12.fullmatch(text) is not None
     is_float_12 = not is_int_12 and _FLOAT_12.fullmatch(text) is not None
@@ -384,20 +465,20 @@ def _lint_value(text: str, where: str) -> tuple[str, str] | None:
             kind = "an integer" if is_int_11 else "a float"
             return (
                 "portability-number",
-                f"{where}{shown} is {kind} in YAML 1.1 but a string in YAML 1.2; quote it",
+                f"{shown} is {kind} in YAML 1.1 but a string in YAML 1.2; quote it",
             )
         return None
     if not is_int_11 and not _FLOAT_11.fullmatch(text):
         return (
             "portability-number",
-            f"{where}{shown} is a number in YAML 1.2 but a string in YAML 1.1; quote it",
+            f"{shown} is a number in YAML 1.2 but a string in YAML 1.1; quote it",
         )
     if is_int_12:
         # Both read an integer; YAML 1.1 reads a leading zero as octal.
         if _OCTAL_11.fullmatch(text) and int(text, 8) != int(text, 10):
             return (
                 "portability-number",
-                f"{where}{shown} is {int(text, 10)} in YAML 1.2 but the octal {int(text, 8)} in "
+                f"{shown} is {int(text, 10)} in YAML 1.2 but the octal {int(text, 8)} in "
                 "YAML 1.1; quote it, or drop the leading zero",
             )
         return None
@@ -405,7 +486,7 @@ def _lint_value(text: str, where: str) -> tuple[str, str] | None:
     if value.is_integer() or repr(value) != text.lstrip("+"):
         return (
             "portability-number-text",
-            f"{where}{shown} is the number {value!r}, so its text is lost (JSON may write it as "
+            f"{shown} is the number {value!r}, so its text is lost (JSON may write it as "
             f"{_js_number(value)}); quote it if the text matters, e.g. a version",
         )
     return None
@@ -417,34 +498,88 @@ def _js_number(value: float) -> str:
 
 def _lint(plain: list[tuple[Path, int, int, str, bool]]) -> list[Finding]:
     findings: list[Finding] = []
-    for path, line, _column, text, is_key in plain:
-        field = _pointer(path)
+    for path, line, column, text, is_key in plain:
         if is_key:
             kind = _yaml11_type(text)
             if kind == "a string" and (_INT_12.fullmatch(text) or _FLOAT_12.fullmatch(text)):
                 kind = "a number"
-            if kind != "a string":
-                findings.append(
-                    _warning(
-                        field,
-                        "portability-key",
-                        f"line {line}: the key {quote_for_message(text, 60)} is {kind} to YAML "
-                        "parsers that type keys (PyYAML, YAML 1.1); it is a string here; quote it",
-                        line,
-                    )
-                )
-            continue
-        found = _lint_value(text, f"line {line}: ")
-        if found is not None:
+            if kind == "a string":
+                continue
+            code = "portability-key"
+            message = (
+                f"the key {quote_for_message(text, 60)} is {kind} to YAML parsers that type keys "
+                "(PyYAML, YAML 1.1); it is a string here; quote it"
+            )
+        else:
+            found = _lint_value(text)
+            if found is None:
+                continue
             code, message = found
-            findings.append(_warning(field, code, message, line))
+        findings.append(
+            Finding(
+                severity=Severity.WARNING,
+                field=json_pointer(path),
+                code=code,
+                message=message,
+                line=line,
+                column=column,
+                file=SKILL_MD,
+            )
+        )
     return findings
 
 
-def _parse(
-    skill_md: bytes | str, max_bytes: int
-) -> tuple[object, list[tuple[Path, int, int, str, bool]], Finding | None]:
+#: Codes of findings about a key rather than its value: they are placed at the key.
+_KEY_CODES: Final = frozenset(
+    {"metadata-reserved-key", "metadata-key-not-string", "portability-key"}
+)
+
+
+def _placed(finding: Finding, locations: Mapping[str, FieldLocation]) -> Finding:
+    """``finding`` in SKILL.md, at its key or its value (module docstring)."""
+    where = locations.get(finding.field)
+    if where is None:
+        return replace(finding, file=SKILL_MD)
+    if finding.code in _KEY_CODES:
+        return replace(finding, file=SKILL_MD, line=where.line, column=where.column)
+    return replace(finding, file=SKILL_MD, line=where.value_line, column=where.value_column)
+
+
+def place_in_skill_md(
+    findings: Iterable[Finding], skill_md: bytes | str, *, max_bytes: int = DEFAULT_MAX_BYTES
+) -> tuple[Finding, ...]:
+    """Place findings about a SKILL.md's frontmatter in that file (module docstring).
+
+    For findings made from the data alone, e.g. by :func:`validate_frontmatter` or by a catalog
+    (a name other skills share). A finding that already has a line, or names another file, is
+    kept as it is.
+
+    Args:
+        findings: Findings whose ``field`` points into the frontmatter of ``skill_md``.
+        skill_md: The raw SKILL.md bytes, or its text.
+        max_bytes: Cap on the frontmatter's size, as for :func:`parse_frontmatter`.
+
+    Returns:
+        The findings, each naming ``SKILL.md`` as its file and placed at its key or value when
+        the frontmatter has it (none is placed when the frontmatter does not parse).
+    """
+    _, _, spots, _ = _parse(skill_md, max_bytes, locate=True)
+    locations = field_locations(*spots)
+    return tuple(
+        _placed(f, locations) if f.line is None and f.file in (None, SKILL_MD) else f
+        for f in findings
+    )
+
+
+#: What :func:`_parse` gives: the data, the plain scalars the lint looks at, where keys and values
+#: start (when asked, else empty), or instead the parse failure as a finding.
+_Parsed = tuple[object, list[tuple[Path, int, int, str, bool]], tuple[Spots, Spots], Finding | None]
+
+
+def _parse(skill_md: bytes | str, max_bytes: int, *, locate: bool) -> _Parsed:
     plain: list[tuple[Path, int, int, str, bool]] = []
+    keys: Spots = {}
+    values: Spots = {}
     try:
         yaml_text, _ = split_frontmatter(skill_md, max_bytes=max_bytes)
         data = parse_yaml(
@@ -453,20 +588,21 @@ def _parse(
             plain_hook=lambda path, line, column, text, is_key: plain.append(
                 (path, line, column, text, is_key)
             ),
+            key_spots=keys if locate else None,
+            value_spots=values if locate else None,
         )
     except FrontmatterError as exc:
-        return (
-            None,
-            [],
-            Finding(
-                severity=Severity.ERROR,
-                field="",
-                code=f"frontmatter-{exc.kind}",
-                message=str(exc),
-                line=exc.line,
-            ),
+        failure = Finding(
+            severity=Severity.ERROR,
+            field="",
+            code=f"frontmatter-{exc.kind}",
+            message=exc.reason,
+            line=exc.line,
+            column=exc.column,
+            file=SKILL_MD,
         )
-    return data, plain, None
+        return None, [], (keys, values), failure
+    return data, plain, (keys, values), None
 
 
 def lint_portability(
@@ -480,10 +616,11 @@ def lint_portability(
 
     Returns:
         One warning per plain scalar that YAML 1.1 parsers (PyYAML, js-yaml's defaults) type
-        differently from the YAML 1.2 core schema, each naming its line; or, when the
-        frontmatter does not parse, a single error finding describing the failure.
+        differently from the YAML 1.2 core schema, each placed at its line and column of
+        ``SKILL.md``; or, when the frontmatter does not parse, a single error finding describing
+        the failure, placed where it was found.
     """
-    _, plain, failure = _parse(skill_md, max_bytes)
+    _, plain, _, failure = _parse(skill_md, max_bytes, locate=False)
     if failure is not None:
         return (failure,)
     return tuple(_lint(plain))
@@ -503,11 +640,16 @@ def validate_skill_md(
         max_bytes: Cap on the frontmatter's size, as for :func:`parse_frontmatter`.
 
     Returns:
-        A parse failure as a single error finding (code ``"frontmatter-<kind>"``, with its line);
-        otherwise the findings of :func:`validate_frontmatter` followed by those of
-        :func:`lint_portability`.
+        A parse failure as a single error finding (code ``"frontmatter-<kind>"``, with its line
+        and column); otherwise the findings of :func:`validate_frontmatter` followed by those of
+        :func:`lint_portability`. Every finding names ``SKILL.md`` as its ``file`` and, where the
+        source has one, its line and column (see the module docstring).
     """
-    data, plain, failure = _parse(skill_md, max_bytes)
+    data, plain, spots, failure = _parse(skill_md, max_bytes, locate=True)
     if failure is not None:
         return (failure,)
-    return validate_frontmatter(data, directory_name=directory_name) + tuple(_lint(plain))
+    rules = validate_frontmatter(data, directory_name=directory_name)
+    if rules:  # where members sit is worked out only when a finding needs it
+        locations = field_locations(*spots)
+        rules = tuple(_placed(finding, locations) for finding in rules)
+    return (*rules, *_lint(plain))

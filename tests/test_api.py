@@ -16,15 +16,18 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "skills_core"
 
 #: Modules allowed to do I/O (DESIGN.md: the server's filesystem loader, the host's cache store,
-#: the stdio adapters and the command line). Everything else is the sans-IO core.
+#: the stdio adapters and the command line; the validation engine, whose folder functions read
+#: skill folders). Everything else is the sans-IO core.
 IO_MODULES = {
     "skills_core/server/filesystem.py",
+    "skills_core/check.py",
     "skills_core/host/cache_store.py",
     "skills_core/cli/__init__.py",
     "skills_core/cli/_common.py",
     "skills_core/cli/serve.py",
     "skills_core/cli/manifest.py",
     "skills_core/cli/validate.py",
+    "skills_core/cli/diff.py",
     "skills_core/cli/host.py",
     "skills_core/demo.py",
     "skills_core/__main__.py",

@@ -207,116 +207,6 @@ def test_manifest_human_and_json(skills: Path, capfd: pytest.CaptureFixture[str]
     assert document["problems"]
 
 
-# --- validate ------------------------------------------------------------------------------
-
-
-def test_validate_valid_folder_exits_0(skills: Path, capfd: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(["validate", str(skills / "pdf-processing")], capfd)
-    assert code == 0
-    assert out.startswith("ok")
-    code, out, _ = run(["validate", str(skills / "pdf-processing" / "SKILL.md")], capfd)
-    assert code == 0
-    code, out, _ = run(["validate", "--json", str(skills)], capfd)
-    assert code == 0
-    assert json.loads(out)["valid"] is True
-
-
-def test_validate_reports_every_finding_and_exits_1(
-    tmp_path: Path, capfd: pytest.CaptureFixture[str]
-) -> None:
-    folder = write_skill(
-        tmp_path,
-        {
-            "SKILL.md": b"---\nname: Bad_Name\ndescription: d\ncreated: 2025-10-20\n"
-            b"allowed-tools: [Bash, Read]\n---\n"
-        },
-        "bad-dir",
-    )
-    code, out, _ = run(["validate", str(folder)], capfd)
-    assert code == 1
-    assert out.startswith("INVALID")
-    assert "/name" in out
-    assert "/allowed-tools" in out
-    assert "warning" in out  # the unquoted date is a portability warning
-    code, out, _ = run(["validate", "--json", str(folder)], capfd)
-    assert code == 1
-    findings = json.loads(out)["results"][0]["findings"]
-    assert {f["severity"] for f in findings} == {"error", "warning"}
-
-
-def test_validate_yaml_error_has_a_line(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
-    folder = write_skill(
-        tmp_path, {"SKILL.md": b"---\nname: x\nname: y\ndescription: d\n---\n"}, "x"
-    )
-    code, out, _ = run(["validate", str(folder)], capfd)
-    assert code == 1
-    assert "duplicate key 'name'" in out
-    assert "(line 3)" in out
-
-
-def test_validate_over_limit_folder(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
-    files = {"SKILL.md": b"---\nname: big\ndescription: d\n---\n"}
-    files.update({f"f{i}.txt": b"x" for i in range(512)})
-    folder = write_skill(tmp_path, files, "big")
-    code, out, _ = run(["validate", str(folder)], capfd)
-    assert code == 1
-    assert "513" in out
-    assert "512" in out
-
-
-def test_validate_entries(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
-    good = tmp_path / "good.json"
-    good.write_text(json.dumps({"resultType": "complete", "skills": [ex.entry_json()]}))
-    code, out, _ = run(["validate", "--entries", str(good)], capfd)
-    assert code == 0
-    bad_entry = ex.entry_json()
-    bad_entry["resources"] = "DYNAMIC"
-    bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps({"skill": bad_entry}))
-    code, out, _ = run(["validate", "--entries", str(bad)], capfd)
-    assert code == 1
-    assert "/resources" in out
-    listing = tmp_path / "list.json"
-    listing.write_text(json.dumps([ex.entry_json(), 5]))
-    code, out, _ = run(["validate", "--json", "--entries", str(listing)], capfd)
-    assert code == 1
-    assert [r["valid"] for r in json.loads(out)["results"]] == [True, False]
-
-
-@pytest.mark.parametrize(
-    ("args", "fragment"),
-    [
-        (["validate"], "give PATH"),
-        (["validate", "/nonexistent/x"], "no such folder"),
-        (["validate", "--entries", "/nonexistent.json"], "--entries"),
-    ],
-)
-def test_validate_usage_errors(
-    args: list[str], fragment: str, capfd: pytest.CaptureFixture[str]
-) -> None:
-    code, _, err = run(args, capfd)
-    assert code == 1
-    assert fragment in err
-
-
-def test_validate_not_json_and_not_skill_md(
-    tmp_path: Path, capfd: pytest.CaptureFixture[str]
-) -> None:
-    junk = tmp_path / "junk.json"
-    junk.write_text("{")
-    code, _, err = run(["validate", "--entries", str(junk)], capfd)
-    assert code == 1
-    assert "not JSON" in err
-    code, _, err = run(["validate", str(junk)], capfd)
-    assert code == 1
-    assert "not a SKILL.md" in err
-    empty = tmp_path / "empty"
-    empty.mkdir()
-    code, _, err = run(["validate", str(empty)], capfd)
-    assert code == 1
-    assert "no SKILL.md" in err
-
-
 # --- host ----------------------------------------------------------------------------------
 
 
@@ -752,17 +642,6 @@ def test_listing_with_a_repeating_cursor_stops_with_a_notice_SIL_17(
     assert code == 0
     assert "h:pdf-processing" in out
     assert "again" in err or "repeat" in err
-
-
-def test_validate_entries_refuses_duplicate_keys(
-    tmp_path: Path, capfd: pytest.CaptureFixture[str]
-) -> None:
-    text = json.dumps(ex.entry_json()).replace('"uri": ', '"uri": "skill://x/SKILL.md", "uri": ', 1)
-    path = tmp_path / "dup.json"
-    path.write_text(text)
-    code, _, err = run(["validate", "--entries", str(path)], capfd)
-    assert code == 1
-    assert "duplicate object key 'uri'" in err
 
 
 def test_host_show_prints_extra_frontmatter_fields(

@@ -1,4 +1,4 @@
-"""The ``skills-core`` command line: serve, manifest, validate, host, demo.
+"""The ``skills-core`` command line: serve, manifest, validate, diff, host, demo.
 
 Theory of operation: each command is a thin shell over the library, in a module of its own that
 this package imports only when that command runs (``serve`` starts fast because it loads no host,
@@ -7,7 +7,7 @@ no asyncio and no argparse sub-parsers' handlers it does not need):
 * :mod:`skills_core.cli.serve` wraps a :class:`~skills_core.server.SkillsServer` in the blocking
   stdio loop;
 * :mod:`skills_core.cli.manifest` and :mod:`skills_core.cli.validate` print what the catalog and
-  the validators decide;
+  the validators decide, :mod:`skills_core.cli.diff` what changed between two skills;
 * :mod:`skills_core.cli.host` drives a :class:`~skills_core.host.Host` over server processes;
 * ``demo`` (:mod:`skills_core.demo`) replays the spec's example flow.
 
@@ -21,8 +21,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
-from typing import Any, NoReturn
+from collections.abc import Iterable, Sequence
+from typing import Any, NoReturn, TypeVar, overload
 
 from skills_core._version import __version__
 from skills_core.cli._common import (
@@ -36,6 +36,8 @@ from skills_core.cli._common import (
 from skills_core.errors import SkillsError
 
 __all__ = ["main", "build_parser"]
+
+_N = TypeVar("_N")
 
 
 def _terminal_columns() -> int:
@@ -59,14 +61,37 @@ class _Formatter(argparse.HelpFormatter):
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, but usage errors exit 1 (DESIGN.md) with one line and no usage dump."""
+    """argparse, but usage errors exit 1 (DESIGN.md) with one line and no usage dump.
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    A sub-parser made with ``usage_exit=N`` exits N on a usage error instead, and reports the
+    arguments it does not know itself (argparse leaves those to the top-level parser).
+    """
+
+    def __init__(self, *args: Any, usage_exit: int = EXIT_USAGE, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", _Formatter)
         super().__init__(*args, **kwargs)
+        self.usage_exit = usage_exit
+
+    @overload
+    def parse_known_args(
+        self, args: Iterable[str] | None = None, namespace: None = None
+    ) -> tuple[argparse.Namespace, list[str]]: ...
+    @overload
+    def parse_known_args(
+        self, args: Iterable[str] | None, namespace: _N
+    ) -> tuple[_N, list[str]]: ...
+    @overload
+    def parse_known_args(self, *, namespace: _N) -> tuple[_N, list[str]]: ...
+    def parse_known_args(
+        self, args: Iterable[str] | None = None, namespace: Any = None
+    ) -> tuple[Any, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras and self.usage_exit != EXIT_USAGE:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed, extras
 
     def error(self, message: str) -> NoReturn:
-        raise CliError(f"{self.prog}: {message} (see --help)", EXIT_USAGE)
+        raise CliError(f"{self.prog}: {message} (see --help)", self.usage_exit)
 
 
 def _whole_number(text: str) -> int:
@@ -170,18 +195,56 @@ def build_parser() -> argparse.ArgumentParser:
     manifest.add_argument("roots", nargs="+", metavar="ROOT")
     manifest.add_argument("--json", action="store_true", help="machine-readable output")
 
+    # validate and diff exit 0 (valid, or the same), 1 (invalid, or different) or 2 (usage or
+    # I/O error), as diff(1) does, so that CI can tell a finding from a broken invocation.
     validate = commands.add_parser(
-        "validate", help="lint skill folders, or skill entries with --entries"
+        "validate",
+        help="lint skill folders as serve reads them, or skill entries with --entries",
+        description="Apply to skill folders what serve applies (links refused, limits, Agent "
+        "Skills rules, extension rules, portability of the YAML), or to JSON skill entries what "
+        "a host applies plus the same Agent Skills rules. Exit 0 when there is no error (and "
+        "no warning, with --strict), 1 when there is, 2 on a usage or I/O error.",
+        usage_exit=2,
     )
     validate.add_argument(
         "paths", nargs="*", metavar="PATH", help="a skill folder, its SKILL.md, or a root of skills"
     )
     validate.add_argument(
         "--entries",
+        action="append",
+        default=[],
         metavar="FILE",
-        help="a JSON skill entry, a list of entries, or a skills/list result ('-' for stdin)",
+        help="JSON to check as skill entries (repeatable; '-' for stdin): an entry, a list of "
+        "entries, a skills/list or skills/get result, or a whole JSON-RPC response",
     )
-    validate.add_argument("--json", action="store_true", help="machine-readable output")
+    validate.add_argument(
+        "--format",
+        choices=("text", "json", "sarif", "github"),
+        default="text",
+        help="text (default), json, sarif (SARIF 2.1.0 for code scanning) or github "
+        "(workflow annotations)",
+    )
+    validate.add_argument("--json", action="store_true", help="the same as --format json")
+    validate.add_argument(
+        "--ignore",
+        action="append",
+        default=[],
+        metavar="CODE",
+        help="drop findings with this code (repeatable), e.g. --ignore portability-date",
+    )
+    validate.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
+
+    diff = commands.add_parser(
+        "diff",
+        help="what changed between two skills (folders, or entries as JSON)",
+        description="Compare what serve publishes for two folders, or two JSON entries "
+        "(frontmatter field by field; files added, removed and changed, with sizes). Exit 0 "
+        "when they are the same, 1 when they differ, 2 on a usage or I/O error.",
+        usage_exit=2,
+    )
+    diff.add_argument("old", metavar="OLD", help="a skill folder, a root of skills, or JSON")
+    diff.add_argument("new", metavar="NEW", help="the same, after")
+    diff.add_argument("--json", action="store_true", help="machine-readable output")
 
     host = commands.add_parser("host", help="load skills from MCP servers, verifying every byte")
     host.add_argument(
@@ -271,6 +334,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         from skills_core.cli.validate import run_validate  # noqa: PLC0415
 
         return run_validate(args)
+    if command == "diff":
+        from skills_core.cli.diff import run_diff  # noqa: PLC0415
+
+        return run_diff(args)
     if command == "host":
         from skills_core.cli.host import run_host  # noqa: PLC0415
 

@@ -1,157 +1,198 @@
-"""``skills-core validate``: lint skill folders (or JSON skill entries) the way a server and a host do.
+"""``skills-core validate``: skill folders as ``serve`` reads them, or skill entries, for people and CI.
 
-Theory of operation: a folder is checked by the Agent Skills validators and by asking the same
-source ``serve`` uses what it would publish; an entry is checked by
-:meth:`~skills_core.entry.SkillEntry.from_json`, as a host checks what a server lists. Each subject
-gets a report with its findings; the command exits 0 when every subject is valid.
+Theory of operation: the checks are :mod:`skills_core.check` (:func:`validate_folder` for each
+PATH, :func:`validate_entries` for each ``--entries`` file); this module reads the input, drops the
+``--ignore``d codes, prints the report in one of four forms, and picks the exit code:
+
+* ``text``: one status line per skill (``ok`` or ``INVALID``), each finding under it as
+  ``file:line:column: severity[code] field: message``, then a summary with counts. Every line
+  goes through :func:`skills_core.display.display`, so a file name or a frontmatter value holding
+  a line break, an escape sequence or a bidirectional override shows as escapes and cannot forge
+  a line;
+* ``json``: :meth:`ValidationReport.to_json`, strict UTF-8 (``*_hex`` fields carry the bytes of
+  names that are not UTF-8);
+* ``sarif``: :func:`skills_core.ci.to_sarif`, paths relative to the working directory; the summary
+  goes to stderr;
+* ``github``: :func:`skills_core.ci.github_commands`, then the summary.
+
+Exit codes, as diff(1) has them: 0 when no finding is an error (and none is a warning, under
+``--strict``), 1 when one is, 2 for a usage or I/O error (a path that does not exist or holds no
+skill, an unreadable or malformed ``--entries`` file, a JSON-RPC error response, an unknown
+``--ignore`` code).
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
+import json
+import os
 import sys
 from pathlib import Path
 
-from skills_core.cli._common import EXIT_OK, EXIT_USAGE, CliError, open_source, print_json
-from skills_core.cli.manifest import finding_json
-from skills_core.entry import DEFAULT_LIMITS, SkillEntry
-from skills_core.errors import InvalidEntryError, SkillsError
+from skills_core.check import SkillReport, ValidationReport, validate_entries, validate_folder
+from skills_core.ci import RULES, github_commands, to_sarif
+from skills_core.cli._common import CliError, error, os_message
+from skills_core.display import display
+from skills_core.errors import JsonRpcError
 from skills_core.jsonvalue import loads_strict
-from skills_core.validation import Severity, validate_skill_md
+from skills_core.validation import Finding
 
-__all__ = ["run_validate"]
+__all__ = [
+    "EXIT_VALID",
+    "EXIT_INVALID",
+    "EXIT_TROUBLE",
+    "run_validate",
+    "read_json_documents",
+    "plural",
+]
+
+#: No error (and no warning under ``--strict``).
+EXIT_VALID = 0
+#: At least one error (or warning, under ``--strict``).
+EXIT_INVALID = 1
+#: A usage or I/O error: nothing (or not everything) could be checked.
+EXIT_TROUBLE = 2
 
 
 def run_validate(args: argparse.Namespace) -> int:
-    """Run ``skills-core validate``: lint folders or entries; exit 0 when all are valid."""
-    if args.entries is None and not args.paths:
-        raise CliError("validate: give PATH... or --entries FILE", EXIT_USAGE)
-    reports: list[dict[str, object]] = []
-    if args.entries is not None:
-        reports.extend(_validate_entries(args.entries))
+    """Run ``skills-core validate`` (see the module docstring); return the exit code."""
+    output = "json" if args.json else args.format
+    if not args.paths and not args.entries:
+        raise CliError("validate: give PATH... or --entries FILE", EXIT_TROUBLE)
+    unknown = [code for code in args.ignore if code not in RULES]
+    if unknown:
+        near = difflib.get_close_matches(unknown[0], RULES, n=1)
+        hint = f"; did you mean {near[0]!r}?" if near else ""
+        raise CliError(
+            f"validate: --ignore {unknown[0]!r} is not a finding code{hint}", EXIT_TROUBLE
+        )
+    reports: list[ValidationReport] = []
+    for name in args.entries:
+        for source, document in read_json_documents(name, label=f"--entries {name}"):
+            try:
+                reports.append(validate_entries(document, source=source))
+            except JsonRpcError as exc:
+                raise CliError(f"--entries {name}: {exc.message}", EXIT_TROUBLE) from None
+    empty: list[str] = []
     for path in args.paths:
-        reports.extend(_validate_path(path))
-    ok = all(report["valid"] for report in reports)
-    if args.json:
-        print_json({"valid": ok, "results": reports})
-    else:
-        for report in reports:
-            status = "ok" if report["valid"] else "INVALID"
-            sys.stdout.write(f"{status:8} {report['subject']}\n")
-            findings = report["findings"]
-            assert isinstance(findings, list)
-            for finding in findings:
-                line = f" (line {finding['line']})" if "line" in finding else ""
-                sys.stdout.write(
-                    f"    {finding['severity']:7} {finding['field'] or '/'}: "
-                    f"{finding['message']}{line}\n"
-                )
-    return EXIT_OK if ok else EXIT_USAGE
-
-
-def _validate_entries(name: str) -> list[dict[str, object]]:
-    try:
-        text = sys.stdin.read() if name == "-" else Path(name).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CliError(f"--entries {name}: {exc}", EXIT_USAGE) from None
-    try:
-        document: object = loads_strict(text)  # duplicate keys and NaN are refused, not resolved
-    except ValueError as exc:
-        raise CliError(f"--entries {name}: not JSON ({exc})", EXIT_USAGE) from None
-    if isinstance(document, dict) and "skills" in document and "uri" not in document:
-        document = document["skills"]
-    if isinstance(document, dict) and "skill" in document and "uri" not in document:
-        document = document["skill"]
-    items = document if isinstance(document, list) else [document]
-    reports: list[dict[str, object]] = []
-    for index, item in enumerate(items):
-        subject = f"{name}[{index}]"
-        uri = item.get("uri") if isinstance(item, dict) else None
-        if isinstance(uri, str):
-            subject = f"{subject} {uri}"
         try:
-            SkillEntry.from_json(item, limits=DEFAULT_LIMITS)
-        except InvalidEntryError as exc:
-            findings = [
-                {
-                    "severity": "error",
-                    "field": p.pointer,
-                    "code": p.code,
-                    "message": p.message,
-                }
-                for p in exc.problems
-            ]
-            reports.append({"subject": subject, "valid": False, "findings": findings})
-        else:
-            reports.append({"subject": subject, "valid": True, "findings": []})
-    return reports
+            report = validate_folder(path)
+        except OSError as exc:
+            raise CliError(os_message(exc), EXIT_TROUBLE) from None
+        if not report.skills:
+            empty.append(path)
+        reports.append(report)
+    report = ValidationReport.merge(reports).without(frozenset(args.ignore))
+    code = EXIT_VALID if report.passes(strict=args.strict) else EXIT_INVALID
+    if empty:
+        code = EXIT_TROUBLE
+    _print(report, output, strict=args.strict, exit_code=code)
+    for path in empty:
+        error(f"{path}: no skill found (no folder at or below it holds a SKILL.md)")
+    return code
 
 
-def _validate_path(path_text: str) -> list[dict[str, object]]:
-    path = Path(path_text)
-    if path.is_file():
-        if path.name != "SKILL.md":
-            raise CliError(f"{path_text}: not a SKILL.md file or a folder", EXIT_USAGE)
-        path = path.parent
-    if not path.is_dir():
-        raise CliError(f"{path_text}: no such folder", EXIT_USAGE)
-    if (path / "SKILL.md").is_file():
-        return [_validate_skill_folder(path)]
-    source = open_source([str(path)])
-    catalog = source.scan()
-    reports: list[dict[str, object]] = []
-    folders = {skill.folder for skill in catalog.skills} | {o.path for o in catalog.omitted}
-    for folder in sorted(folders):
-        reports.append(_validate_skill_folder(path / folder if folder else path))
-    if not reports:
-        raise CliError(f"{path_text}: no SKILL.md found", EXIT_USAGE)
-    return reports
+def read_json_documents(name: str, *, label: str = "") -> list[tuple[str, object]]:
+    """The JSON documents of a file (``-``: stdin): one document, or JSON lines (one per line).
 
+    Args:
+        name: The file, or ``-``.
+        label: What errors name the file as (``--entries FILE``); ``name`` by default.
 
-def _validate_skill_folder(folder: Path) -> dict[str, object]:
-    """All Agent Skills findings for one folder, plus what the server would decide about it."""
-    from skills_core.server.filesystem import FilesystemSource  # noqa: PLC0415
-    from skills_core.server.model import OmittedSkill, PublishedSkill  # noqa: PLC0415
-    from skills_core.uri import encode_path_segment  # noqa: PLC0415
+    Returns:
+        ``(source, document)`` pairs: ``source`` is ``name``, or ``name:LINE`` for JSON lines.
 
-    folder = folder.resolve()
-    findings: list[dict[str, object]] = []
+    Raises:
+        CliError: the file cannot be read, is not UTF-8, or is not JSON (exit 2).
+    """
+    label = label or name
     try:
-        data = (folder / "SKILL.md").read_bytes()
+        raw = sys.stdin.buffer.read() if name == "-" else Path(name).read_bytes()
+        text = raw.decode("utf-8")
     except OSError as exc:
-        return {
-            "subject": str(folder),
-            "valid": False,
-            "findings": [
-                {"severity": "error", "field": "", "code": "unreadable", "message": str(exc)}
-            ],
-        }
-    findings.extend(finding_json(f) for f in validate_skill_md(data, directory_name=folder.name))
-    verdict: PublishedSkill | OmittedSkill | None = None
+        raise CliError(f"{label}: {exc.strerror or exc}", EXIT_TROUBLE) from None
+    except UnicodeDecodeError as exc:
+        raise CliError(
+            f"{label}: not UTF-8 ({exc.reason} at byte {exc.start})", EXIT_TROUBLE
+        ) from None
+    source = "<stdin>" if name == "-" else name
     try:
-        source = FilesystemSource([folder.parent])
-        verdict = source.recheck(f"skill://{encode_path_segment(folder.name)}/SKILL.md")
-    except (OSError, SkillsError, ValueError) as exc:
-        findings.append(
-            {"severity": "error", "field": "", "code": "unservable", "message": str(exc)}
+        return [(source, loads_strict(text))]  # duplicate keys and NaN are refused, not resolved
+    except ValueError as whole:
+        documents: list[tuple[str, object]] = []
+        for number, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                documents.append((f"{source}:{number}", loads_strict(line)))
+            except ValueError:
+                raise CliError(f"{label}: not JSON ({whole})", EXIT_TROUBLE) from None
+        if len(documents) < 2:
+            raise CliError(f"{label}: not JSON ({whole})", EXIT_TROUBLE) from None
+        return documents
+
+
+def _print(report: ValidationReport, output: str, *, strict: bool, exit_code: int) -> None:
+    out = sys.stdout
+    if output == "json":
+        out.write(json.dumps(report.to_json(strict=strict), indent=2, ensure_ascii=False) + "\n")
+        return
+    if output == "sarif":
+        document = to_sarif(report, base=os.getcwd(), exit_code=exit_code)
+        out.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        sys.stderr.write(display(f"skills-core: {_summary(report, strict)}") + "\n")
+        return
+    lines = github_commands(report, base=os.getcwd()) if output == "github" else _text(report)
+    lines.append(_summary(report, strict))
+    out.write("".join(display(line) + "\n" for line in lines))
+
+
+def _text(report: ValidationReport) -> list[str]:
+    lines: list[str] = []
+    for finding in report.findings:
+        lines.append(_finding_line(finding, prefix=""))
+    for skill in report.skills:
+        lines.append(f"{'ok' if skill.valid else 'INVALID':8} {_subject(skill)}")
+        lines.extend(_finding_line(finding, prefix="  ") for finding in skill.findings)
+    return lines
+
+
+def _subject(skill: SkillReport) -> str:
+    subject = skill.path if skill.index is None else f"{skill.path}[{skill.index}]"
+    if skill.uri is not None and skill.index is not None:
+        subject += f" {skill.uri}"
+    entry = skill.entry
+    if entry is not None:
+        what = (
+            "dynamic"
+            if entry.is_dynamic
+            else f"{plural(len(entry.resources), 'file')}, {plural(entry.total_size, 'byte')}"
         )
-    subject = str(folder)
-    if isinstance(verdict, PublishedSkill):
-        entry = verdict.entry
-        subject = f"{folder} ({len(entry.resources)} files, {entry.total_size} bytes)"
-        known = {(f["code"], f["message"]) for f in findings}
-        for finding in verdict.findings:
-            item = finding_json(finding)
-            if (item["code"], item["message"]) not in known:
-                findings.append(item)
-    elif isinstance(verdict, OmittedSkill) and not any(f["severity"] == "error" for f in findings):
-        findings.append(
-            {
-                "severity": "error",
-                "field": "",
-                "code": str(verdict.code),
-                "message": verdict.reason,
-            }
-        )
-    valid = not any(f["severity"] == Severity.ERROR for f in findings)
-    return {"subject": subject, "valid": valid, "findings": findings}
+        subject += f" ({what})"
+    return subject
+
+
+def _finding_line(finding: Finding, *, prefix: str) -> str:
+    field = f" {finding.field}:" if finding.field else ""
+    place = f"{finding.place}: " if finding.place else ""
+    return f"{prefix}{place}{finding.severity}[{finding.code}]{field} {finding.message}"
+
+
+def _summary(report: ValidationReport, strict: bool) -> str:
+    counts = report.summary()
+    text = (
+        f"{plural(counts['skills'], 'skill')} checked: {counts['valid']} valid, "
+        f"{counts['invalid']} invalid; {plural(counts['errors'], 'error')}, "
+        f"{plural(counts['warnings'], 'warning')}"
+    )
+    if counts["ignored"]:
+        text += f", {counts['ignored']} ignored"
+    if strict and counts["warnings"]:
+        text += " (--strict: warnings fail)"
+    return text
+
+
+def plural(number: int, noun: str) -> str:
+    """``"1 file"``, ``"2 files"``."""
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"

@@ -488,6 +488,7 @@ class CatalogBuilder:
                             "bad-file-name",
                             f"{relative} is not served: its name cannot be a URI segment "
                             f"({exc.message})",
+                            file=relative,
                         )
                     )
                     continue
