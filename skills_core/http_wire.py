@@ -198,6 +198,8 @@ _MAX_SESSION_ID: Final = 1024
 
 _SENTINEL_PREFIX: Final = "=?base64?"
 _SENTINEL_SUFFIX: Final = "?="
+#: HTTP's optional whitespace around a field value (RFC 9110 §5.6.3: SP and HTAB).
+_OWS: Final = " \t"
 _TOKEN_CHARACTERS: Final = frozenset(
     "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 )
@@ -205,18 +207,19 @@ _TOKEN_CHARACTERS: Final = frozenset(
 
 def _is_plain(value: str) -> bool:
     """True when ``value`` can travel as a header value unchanged and be read back the same."""
-    if not value or value != value.strip(" \t"):
+    if not value or value != value.strip(_OWS):
         return False  # empty vanishes; edge whitespace is stripped by every HTTP parser
     if value.startswith(_SENTINEL_PREFIX) and value.endswith(_SENTINEL_SUFFIX):
         return False  # would read back as an encoded value
-    return all(c == "\t" or " " <= c <= "~" for c in value)
+    return all(" " <= c <= "~" for c in value)
 
 
 def encode_header_value(value: str) -> str:
     """Return ``value`` as an HTTP header value, base64-wrapped when it is not plain ASCII.
 
-    T26: values with non-ASCII or control characters, leading or trailing spaces, or that look like
-    the sentinel are sent as ``=?base64?<base64 of UTF-8>?=``; others as they are.
+    T26: values with non-ASCII or control characters (a tab included), leading or trailing
+    spaces, or that look like the sentinel, and the empty value, are sent as
+    ``=?base64?<base64 of UTF-8>?=``; others (visible ASCII and inner spaces) as they are.
 
     Args:
         value: The text to send (a URI, a method name).
@@ -226,6 +229,10 @@ def encode_header_value(value: str) -> str:
 
     Raises:
         LocalProtocolError: ``value`` holds a lone surrogate (it has no UTF-8 form).
+
+    Example:
+        >>> encode_header_value("skill://caf\u00e9/SKILL.md")
+        '=?base64?c2tpbGw6Ly9jYWbDqS9TS0lMTC5tZA==?='
     """
     if _is_plain(value):
         return value
@@ -239,30 +246,40 @@ def encode_header_value(value: str) -> str:
     return f"{_SENTINEL_PREFIX}{base64.b64encode(raw).decode('ascii')}{_SENTINEL_SUFFIX}"
 
 
-def decode_header_value(value: str) -> str:
-    """Return the text a header value carries: the value itself, or its decoded base64 payload.
+def decode_header_value(raw: bytes | str) -> str | None:
+    """Return the text a received header value carries, or None when it cannot be read.
+
+    Both ends use this one decoder: the server app compares the result with the body (HTTP-10..12),
+    the client's tests check what it sends. Surrounding optional whitespace is removed first
+    (RFC 9110 §5.6.3). A value wearing both markers must wrap canonical, padded base64 of UTF-8;
+    any other value must be visible ASCII. None never equals a body value, so a caller's
+    comparison fails, as the spec asks.
 
     Args:
-        value: A header value as received (surrounding whitespace already removed).
+        raw: The field value as received (ASGI gives bytes; MCP's header values are ASCII).
 
-    Returns:
-        The decoded text.
-
-    Raises:
-        ValueError: The sentinel wraps something other than canonical, padded base64 of UTF-8.
+    Example:
+        >>> decode_header_value(b" =?base64?c2tpbGw6Ly9jYWbDqS9TS0lMTC5tZA==?= ")
+        'skill://café/SKILL.md'
+        >>> decode_header_value(b"=?base64?not base64?=") is None
+        True
     """
-    if not (value.startswith(_SENTINEL_PREFIX) and value.endswith(_SENTINEL_SUFFIX)):
-        return value
-    if len(value) < len(_SENTINEL_PREFIX) + len(_SENTINEL_SUFFIX):
-        raise ValueError("the base64 sentinel overlaps itself")
-    payload = value[len(_SENTINEL_PREFIX) : -len(_SENTINEL_SUFFIX)]
     try:
-        raw = base64.b64decode(payload, validate=True)
-        if base64.b64encode(raw).decode("ascii") != payload:
-            raise ValueError("not canonical base64")
-        return raw.decode("utf-8")
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        raise ValueError("the base64 sentinel does not wrap canonical base64 of UTF-8") from None
+        text = (raw.decode("ascii") if isinstance(raw, bytes) else raw).strip(_OWS)
+    except UnicodeDecodeError:
+        return None
+    if not (text.startswith(_SENTINEL_PREFIX) and text.endswith(_SENTINEL_SUFFIX)):
+        return text if all(" " <= c <= "~" for c in text) else None
+    if len(text) < len(_SENTINEL_PREFIX) + len(_SENTINEL_SUFFIX):  # "=?base64?=": markers overlap
+        return None
+    payload = text[len(_SENTINEL_PREFIX) : -len(_SENTINEL_SUFFIX)]
+    try:
+        data = base64.b64decode(payload, validate=True)
+        if base64.b64encode(data).decode("ascii") != payload:
+            return None  # not canonical: two spellings of one value would both match
+        return data.decode("utf-8")
+    except (binascii.Error, ValueError):  # UnicodeDecodeError is a ValueError
+        return None
 
 
 def check_custom_header(name: str, value: str) -> tuple[str, str]:

@@ -18,8 +18,8 @@ from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from skills_core.adapters._http_headers import encode_header_value
 from skills_core.adapters.asgi import Scope, SkillsApp
+from skills_core.http_wire import encode_header_value
 
 MODERN: Final = "2026-07-28"
 LEGACY: Final = "2025-11-25"

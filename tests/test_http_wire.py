@@ -61,7 +61,7 @@ META = request_meta(Implementation(name="t", version="1"))
     [
         ("skill://pdf-processing/SKILL.md", "skill://pdf-processing/SKILL.md"),
         ("resources/read", "resources/read"),
-        ("tab\tinside", "tab\tinside"),
+        ("tab\tinside", "=?base64?dGFiCWluc2lkZQ==?="),
         ("Hello, 世界", "=?base64?SGVsbG8sIOS4lueVjA==?="),
         (" padded ", "=?base64?IHBhZGRlZCA=?="),
         ("line1\nline2", "=?base64?bGluZTEKbGluZTI=?="),
@@ -82,7 +82,7 @@ def test_header_values_round_trip_and_are_always_safe_ascii(value: str) -> None:
     except LocalProtocolError:
         assert any(0xD800 <= ord(c) <= 0xDFFF for c in value)
         return
-    assert all(c == "\t" or " " <= c <= "~" for c in encoded)
+    assert all(" " <= c <= "~" for c in encoded)
     assert encoded == encoded.strip(" \t")
     assert encoded
     assert decode_header_value(encoded) == value
@@ -92,8 +92,7 @@ def test_header_values_round_trip_and_are_always_safe_ascii(value: str) -> None:
     "bad", ["=?base64?SGVsbG8?=", "=?base64?SGV%%G8=?=", "=?base64?/w==?=", "=?base64?SGVsbG9=?="]
 )
 def test_malformed_sentinels_are_refused(bad: str) -> None:
-    with pytest.raises(ValueError, match="base64"):
-        decode_header_value(bad)
+    assert decode_header_value(bad) is None
 
 
 # --- headers of a POST -------------------------------------------------------------------------

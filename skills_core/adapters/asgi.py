@@ -95,9 +95,9 @@ from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequen
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeAlias, final
 
-from skills_core.adapters._http_headers import decode_header_value
 from skills_core.adapters._http_session import SessionCodec
 from skills_core.errors import LocalProtocolError
+from skills_core.http_wire import decode_header_value
 from skills_core.jsonrpc import (
     CancelRequested,
     ConnectionClosed,
