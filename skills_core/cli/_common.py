@@ -5,7 +5,8 @@ command line has no import cycle. A command reports a failure by raising :class:
 of the exit codes below (or by returning the code); :func:`skills_core.cli.main` writes the message
 as one line on stderr. Text that came from a server or a skill folder reaches the terminal only
 through :func:`skills_core.display.display` (DESIGN.md decision 11); :func:`error` applies it to
-the whole message, so a caller may embed untrusted text in a message as it is.
+the whole message, so a caller may embed untrusted text in a message as it is, and
+:func:`print_json` writes JSON through :func:`skills_core.display.display_json`.
 
 ====  ==================================================================================
 0     ok
@@ -19,12 +20,11 @@ the whole message, so a caller may embed untrusted text in a message as it is.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
-from skills_core.display import display
+from skills_core.display import display, display_json
 
 if TYPE_CHECKING:
     from skills_core.server.filesystem import FilesystemSource
@@ -73,8 +73,12 @@ def error(message: str) -> None:
 
 
 def print_json(document: object) -> None:
-    """Write ``document`` to stdout as indented JSON (one document, then a newline)."""
-    sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    """Write ``document`` to stdout as indented JSON (one document, then a newline).
+
+    The JSON is exact and strict UTF-8; characters a terminal would obey (controls, bidi
+    overrides, invisible characters) are written as ``\\u`` escapes (:func:`display_json`).
+    """
+    sys.stdout.write(display_json(document) + "\n")
 
 
 def open_source(roots: Sequence[str]) -> FilesystemSource:
