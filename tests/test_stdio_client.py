@@ -269,7 +269,10 @@ def test_no_traceback_at_exit(flavour: str, mode: str) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == ("failed: protocol" if mode == "huge" else "failed: closed")
-    assert result.stderr == ""
+    # -X dev also reports unclosed transports (ResourceWarning); it may log slow callbacks on a
+    # busy machine, which is not a failure.
+    for sign in ("Traceback", "Exception ignored", "ResourceWarning", "Event loop is closed"):
+        assert sign not in result.stderr
 
 
 def test_the_client_does_not_start_servers_in_our_group() -> None:

@@ -216,6 +216,7 @@ class ClientLoop:
                     rpc_code=int(event.code),
                     method=event.method,
                     data=event.data,
+                    rpc_message=event.message,
                 ),
             )
         if isinstance(event, InvalidResponse):

@@ -110,7 +110,7 @@ async def _send(
     try:
         result = await connection.request(effect.method, effect.params, timeout=timeout)
     except JsonRpcError as exc:
-        error: dict[str, object] = {"code": exc.rpc_code, "message": exc.message}
+        error: dict[str, object] = {"code": exc.rpc_code, "message": exc.rpc_message}
         if exc.data is not None:
             error["data"] = exc.data
         return host.on_response(effect.origin, effect.token, error=error)

@@ -20,6 +20,8 @@ the whole message, so a caller may embed untrusted text in a message as it is, a
 
 from __future__ import annotations
 
+import os
+import stat
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
@@ -43,6 +45,7 @@ __all__ = [
     "print_json",
     "open_source",
     "os_message",
+    "read_regular_file",
 ]
 
 EXIT_OK: Final = 0
@@ -96,3 +99,34 @@ def os_message(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.filename is not None:
         return f"{exc.filename}: {exc.strerror or exc}"
     return str(exc)
+
+
+def read_regular_file(path: str | os.PathLike[str], limit: int) -> bytes:
+    """Read a regular file of at most ``limit`` bytes; a FIFO or a device never blocks this.
+
+    The file is opened non-blocking (opening a FIFO that has no writer returns at once), its type
+    is checked with ``fstat`` before anything is read, and nothing past ``limit`` is read.
+
+    Raises:
+        FileNotFoundError: there is no such file.
+        OSError: it cannot be opened or read, is not a regular file, or is over ``limit`` bytes.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{os.fspath(path)} is not a regular file")
+        chunks: list[bytes] = []
+        remaining = limit + 1
+        while remaining > 0:
+            chunk = os.read(fd, min(remaining, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > limit:
+        raise OSError(f"{os.fspath(path)} is larger than {limit:,} bytes")
+    return data
