@@ -433,6 +433,8 @@ def test_no_process_the_server_forked_outlives_the_command(
     server, forked = (int(line) for line in pidfile.read_text().split())
     assert not alive(server)
     assert not alive(forked)
+    with pytest.raises(ProcessLookupError):
+        os.killpg(server, 0)  # no process of the server's group remains
 
 
 @pytest.mark.parametrize("mode", ["huge", "fork-exit"])

@@ -199,6 +199,8 @@ def test_no_process_of_the_group_outlives_the_block(flavour: str, tmp_path: Path
     server, forked = (int(line) for line in pidfile.read_text().split())
     assert not alive(server)
     assert not alive(forked)
+    with pytest.raises(ProcessLookupError):
+        os.killpg(server, 0)  # no process of the server's group remains
 
 
 @pytest.mark.parametrize("flavour", FLAVOURS)

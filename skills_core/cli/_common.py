@@ -24,7 +24,7 @@ import os
 import stat
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, TextIO
 
 from skills_core.display import display, display_json
 
@@ -46,7 +46,11 @@ __all__ = [
     "open_source",
     "os_message",
     "read_regular_file",
+    "terminal_width",
 ]
+
+#: The narrowest width laid out for (see terminal_width).
+MIN_WIDTH: Final = 40
 
 EXIT_OK: Final = 0
 EXIT_USAGE: Final = 1
@@ -130,3 +134,13 @@ def read_regular_file(path: str | os.PathLike[str], limit: int) -> bytes:
     if len(data) > limit:
         raise OSError(f"{os.fspath(path)} is larger than {limit:,} bytes")
     return data
+
+
+def terminal_width(stream: TextIO) -> int | None:
+    """The width of the terminal ``stream`` writes to (at least 40), or None when it is not one."""
+    try:
+        if not stream.isatty():
+            return None
+        return max(MIN_WIDTH, os.get_terminal_size(stream.fileno()).columns)
+    except (AttributeError, ValueError, OSError):
+        return None

@@ -9,30 +9,18 @@ begin differently. Widths are counted conservatively (East Asian wide, fullwidth
 characters as two columns), so a row is never wider than the terminal and the terminal never wraps
 it. When output is not a terminal (a pipe, a file) nothing is cut.
 
-Nothing here decides what is untrusted: callers pass text already shown through ``display``.
+Nothing here decides what is untrusted: callers pass text already shown through ``display``, and
+the width (:func:`skills_core.cli._common.terminal_width`). Nothing here does I/O.
 """
 
 from __future__ import annotations
 
-import os
 import unicodedata
-from typing import Final, TextIO
+from typing import Final
 
-__all__ = ["terminal_width", "fit"]
+__all__ = ["fit"]
 
-#: The narrowest width we lay out for; a narrower terminal wraps our own rows, never theirs alone.
-MIN_WIDTH: Final = 40
 _WIDE: Final = frozenset({"W", "F", "A"})
-
-
-def terminal_width(stream: TextIO) -> int | None:
-    """The width of the terminal ``stream`` writes to, or None when it is not a terminal."""
-    try:
-        if not stream.isatty():
-            return None
-        return max(MIN_WIDTH, os.get_terminal_size(stream.fileno()).columns)
-    except (AttributeError, ValueError, OSError):
-        return None
 
 
 def _columns(char: str) -> int:

@@ -61,8 +61,9 @@ from skills_core.cli._common import (
     error,
     print_json,
     read_regular_file,
+    terminal_width,
 )
-from skills_core.cli._screen import fit, terminal_width
+from skills_core.cli._screen import fit
 from skills_core.digest import compute_digest
 from skills_core.display import display, display_line
 from skills_core.errors import (
