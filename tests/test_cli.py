@@ -10,12 +10,12 @@ import time
 from pathlib import Path
 
 import pytest
+from client_helpers import hostile, run
 
 from skills_core import spec_examples as ex
 from skills_core.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
-PEERS = Path(__file__).resolve().parent / "peers"
 PY = sys.executable
 
 
@@ -36,17 +36,6 @@ def skills(tmp_path: Path) -> Path:
 
 def serve_cmd(root: Path, *extra: str) -> str:
     return f"{PY} -m skills_core serve {' '.join(extra)} {root}"
-
-
-def hostile(mode: str, *extra: str) -> str:
-    return f"{PY} {PEERS / 'hostile_server.py'} {mode} {' '.join(extra)}"
-
-
-def run(argv: list[str], capfd: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(argv)
-    out, err = capfd.readouterr()
-    assert "Traceback" not in err
-    return code, out, err
 
 
 # --- usage ---------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ import termios
 from pathlib import Path
 
 import pytest
+from client_helpers import PEERS, alive, hostile, run
 
 from skills_core import spec_examples as ex
 from skills_core.cli import main
@@ -25,7 +26,6 @@ from skills_core.display import is_safe
 from skills_core.host.cache import cache_relpath
 
 ROOT = Path(__file__).resolve().parents[1]
-PEERS = Path(__file__).resolve().parent / "peers"
 PY = sys.executable
 sys.path.insert(0, str(PEERS))
 from hostile_server import BINARY  # noqa: E402
@@ -34,26 +34,15 @@ from hostile_server import BINARY  # noqa: E402
 FORBIDDEN = ("\x1b", "\x00", "\u202e", "\u200b", "\u2028", "\u2029", "\x9b")
 
 
-def hostile(mode: str, *extra: str) -> str:
-    return f"{PY} {PEERS / 'hostile_server.py'} {mode} {' '.join(extra)}"
-
-
-def run(argv: list[str], capfd: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(argv)
-    out, err = capfd.readouterr()
-    assert "Traceback" not in err
-    return code, out, err
-
-
 def host(mode: str, *action: str, options: tuple[str, ...] = ()) -> list[str]:
     return ["host", "--timeout", "2", *options, "--server", "h=" + hostile(mode), *action]
 
 
-def on_a_terminal(argv: list[str], typed: bytes = b"", columns: int = 80) -> tuple[int, str]:
-    """Run ``skills-core ARGV`` on a pseudo-terminal (stdin, stdout and stderr); type ``typed``.
+def start_on_a_terminal(argv: list[str], columns: int = 80) -> tuple[subprocess.Popen[bytes], int]:
+    """Start ``skills-core ARGV`` with a pseudo-terminal as stdin, stdout and stderr.
 
-    Echo is off, so the transcript holds only what the command wrote. Returns the exit code and
-    the transcript, decoded as strict UTF-8 (a lone surrogate or bad byte fails the test).
+    Echo is off, so what is read back is only what the command wrote. Returns the process and
+    the terminal's master side.
     """
     master, slave = pty.openpty()
     attrs = termios.tcgetattr(slave)
@@ -69,26 +58,41 @@ def on_a_terminal(argv: list[str], typed: bytes = b"", columns: int = 80) -> tup
         start_new_session=True,
     )
     os.close(slave)
-    if typed:
-        os.write(master, typed)
-    chunks: list[bytes] = []
+    return process, master
+
+
+def read_screen(master: int, process: subprocess.Popen[bytes], until: bytes = b"") -> bytes:
+    """What the command writes, until ``until`` appears (or, without it, until it closes)."""
+    seen = b""
+    while not until or until not in seen:
+        ready, _, _ = select.select([master], [], [], 60)
+        if not ready:  # a hang, not a slow machine: fail rather than wait forever
+            process.kill()
+            pytest.fail("the command wrote nothing for 60 seconds")
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # EIO: every descriptor of the terminal is closed
+            break
+        if not data:
+            break
+        seen += data
+    return seen
+
+
+def on_a_terminal(argv: list[str], typed: bytes = b"") -> tuple[int, str]:
+    """Run ``skills-core ARGV`` on a pseudo-terminal and type ``typed``.
+
+    Returns the exit code and the screen's bytes decoded as strict UTF-8 (a lone surrogate or a
+    bad byte fails the test).
+    """
+    process, master = start_on_a_terminal(argv)
     try:
-        while True:
-            ready, _, _ = select.select([master], [], [], 60)
-            if not ready:  # a hang, not a slow machine: fail rather than wait forever
-                process.kill()
-                pytest.fail("the command wrote nothing for 60 seconds")
-            try:
-                data = os.read(master, 65536)
-            except OSError:  # EIO: every descriptor of the terminal is closed
-                break
-            if not data:
-                break
-            chunks.append(data)
+        if typed:
+            os.write(master, typed)
+        screen = read_screen(master, process)
     finally:
         os.close(master)
-    code = process.wait(timeout=60)
-    return code, b"".join(chunks).decode("utf-8")
+    return process.wait(timeout=60), screen.decode("utf-8")
 
 
 def assert_nothing_a_terminal_obeys(transcript: str) -> None:
@@ -414,14 +418,6 @@ def test_every_reference_leaving_the_skill_exits_3(
 # --- D. clean shutdown -----------------------------------------------------------------------
 
 
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().rpartition(")")[2].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 def test_no_process_the_server_forked_outlives_the_command(
     tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
@@ -451,9 +447,7 @@ def test_no_traceback_after_an_oversized_message_or_a_child_holding_stdout(mode:
 # --- E. the command line, as people type it --------------------------------------------------
 
 
-def test_options_are_accepted_after_the_action(
-    tmp_path: Path, capfd: pytest.CaptureFixture[str]
-) -> None:
+def test_options_are_accepted_after_the_action(capfd: pytest.CaptureFixture[str]) -> None:
     """Issue 13: ``host list --json``, ``host load X --yes``; --server on both sides adds up."""
     code, out, _ = run(
         [
@@ -576,34 +570,17 @@ def test_json_read_of_a_binary_file_is_base64_with_size_and_digest(
 
 
 def test_an_interrupted_prompt_leaves_no_server_behind(tmp_path: Path) -> None:
-    """Issue 11 (clean shutdown): Ctrl-C at the prompt exits 130, one line, no server left."""
+    """Issue 11 (clean shutdown): Ctrl-C at the prompt exits 130 with one line, and the server
+    is gone (the prompt's read no longer keeps the command waiting for a line)."""
     pidfile = tmp_path / "pid"
-    master, slave = pty.openpty()
-    process = subprocess.Popen(
-        [
-            PY,
-            "-m",
-            "skills_core",
-            "host",
-            "--server",
-            "h=" + hostile("honest", str(pidfile)),
-            "load",
-            "pdf-processing",
-        ],
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        cwd=ROOT,
-        start_new_session=True,
-    )
-    os.close(slave)
-    seen = b""
-    while b"[y/N] " not in seen:
-        ready, _, _ = select.select([master], [], [], 60)
-        assert ready, "no prompt within 60 seconds"
-        seen += os.read(master, 65536)
-    os.killpg(process.pid, signal.SIGINT)
-    code = process.wait(timeout=60)
-    os.close(master)
-    assert code == 130
+    argv = ["host", "--server", "h=" + hostile("honest", str(pidfile)), "load", "pdf-processing"]
+    process, master = start_on_a_terminal(argv)
+    try:
+        read_screen(master, process, until=b"[y/N] ")
+        os.killpg(process.pid, signal.SIGINT)
+        after = read_screen(master, process)
+    finally:
+        os.close(master)
+    assert process.wait(timeout=60) == 130
+    assert after.endswith(b"skills-core: interrupted\r\n")
     assert not alive(int(pidfile.read_text()))

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import trio
+from client_helpers import HOSTILE, alive
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -30,7 +31,6 @@ from skills_core.adapters._io import STDERR_LINES_SHOWN, stderr_relay
 from skills_core.errors import TransportError
 
 ROOT = Path(__file__).resolve().parents[1]
-HOSTILE = str(Path(__file__).resolve().parent / "peers" / "hostile_server.py")
 FLAVOURS = ["asyncio", "trio"]
 META = {
     "_meta": {
@@ -49,15 +49,6 @@ def run(flavour: str, fn: Callable[[], Awaitable[None]]) -> None:
 
 def opener(flavour: str) -> Any:
     return asyncio_stdio.open_stdio_client if flavour == "asyncio" else trio_stdio.open_stdio_client
-
-
-def alive(pid: int) -> bool:
-    """True while ``pid`` exists and is not a zombie waiting for its parent."""
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().rpartition(")")[2].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 # --- the pure parts --------------------------------------------------------------------------

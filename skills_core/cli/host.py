@@ -222,8 +222,8 @@ class _Session:
         self.warnings: list[str] = []
         #: Servers a connection or protocol failure came from: their stderr is shown at the end.
         self.troubled: dict[str, None] = {}
-        #: Servers whose skills/list failed, with why.
-        self.unlisted: dict[str, str] = {}
+        #: Servers whose skills/list failed (their failure is reported as it came).
+        self.unlisted: dict[str, None] = {}
         #: The server whose start-up failed, and how.
         self.starting: tuple[str, SkillsError] | None = None
         self.interactive = sys.stdin.isatty() and sys.stderr.isatty()
@@ -412,7 +412,7 @@ class _Session:
         """A request failed: a connection or protocol failure (exit 2), said once per request."""
         self.troubled[origin] = None
         if method == "skills/list":
-            self.unlisted.setdefault(origin, message)
+            self.unlisted[origin] = None
         self.outcome.fail(EXIT_CONNECTION, message, key=("request", origin, method))
 
     def _verification_failed(self, effect: VerificationFailed) -> None:
