@@ -222,6 +222,18 @@ def test_a_failing_server_s_stderr_is_shown_labelled_escaped_and_bounded(
     ]
 
 
+def test_a_server_that_never_answers_is_named_once(capfd: pytest.CaptureFixture[str]) -> None:
+    """Issue 13: the start-up failure names the server once, with what it did not answer."""
+    mute = f"{PY} -c 'import sys; sys.stderr.write(\"waiting\\n\"); sys.stdin.read()'"
+    code, out, err = run(["host", "--timeout", "1", "--server", "m=" + mute, "list"], capfd)
+    assert (code, out) == (2, "")
+    assert err == (
+        "skills-core: server 'm' did not answer initialize within 1.0 seconds (at start-up)\n"
+        "skills-core: the last line server 'm' wrote on stderr:\n"
+        "  [m] waiting\n"
+    )
+
+
 def test_a_server_s_stderr_is_not_shown_when_nothing_failed(
     capfd: pytest.CaptureFixture[str],
 ) -> None:

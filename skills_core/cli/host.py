@@ -331,7 +331,7 @@ class _Session:
                     f"server {label!r} was ended by signal {_signal_name(-status)} during start-up"
                 )
             return f"server {label!r} exited with status {status} during start-up"
-        return f"server {label!r} failed during start-up: {exc}"
+        return f"{exc} (at start-up)"  # the message names the server
 
     def _show_stderr(self, label: str) -> None:
         client = self.connections.get(label)
@@ -339,7 +339,8 @@ class _Session:
             return
         tail = client.stderr_tail
         stream = sys.stderr
-        stream.write(f"skills-core: the last {len(tail)} lines server {label!r} wrote on stderr:\n")
+        what = "line" if len(tail) == 1 else f"{len(tail)} lines"
+        stream.write(f"skills-core: the last {what} server {label!r} wrote on stderr:\n")
         prefix = f"  [{display(label)}] "
         width = terminal_width(stream)
         for line in tail:
@@ -481,10 +482,7 @@ class _Session:
             why = f"changed since it was approved: {prompt.changes.describe()}"
         else:
             why = "not approved yet"
-        if prompt.dynamic and self.args.yes:
-            hint = ' (--yes does not approve a "dynamic" skill: add --allow-dynamic)'
-        else:
-            hint = " (run on a terminal to approve, or pass --yes)"
+        hint = " (run on a terminal to approve, or pass --yes)"
         self.outcome.fail(EXIT_APPROVAL, f"approval needed for {who}, {why}{hint}")
         return self.host.deny(prompt.prompt_id)
 
