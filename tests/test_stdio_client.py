@@ -80,7 +80,13 @@ def test_stderr_lines_split_cut_and_keep_a_tail() -> None:
     ]
     assert lines.feed(b"no end") == []
     assert lines.feed(b"") == ["no end"]
-    assert lines.lines == 5
+    assert lines.tail == (
+        "one",
+        "two",
+        "x" * STDERR_LINE_BYTES + " [10 more bytes]",
+        "bad \ufffd",
+        "no end",
+    )
     many = StderrLines()
     many.feed(b"".join(b"line %d\n" % n for n in range(100)))
     assert many.tail == tuple(f"line {n}" for n in range(100 - STDERR_TAIL, 100))

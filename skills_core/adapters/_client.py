@@ -255,18 +255,16 @@ class StderrLines:
     """A server's stderr, as lines: each bounded in length, the last few kept.
 
     Feed it what the server writes; it returns the complete lines (text decoded from UTF-8 with
-    replacement, without the line end). Each line counts in :attr:`lines` and enters :attr:`tail`.
+    replacement, without the line end), and keeps the last of them in :attr:`tail`.
     """
 
-    __slots__ = ("_cut", "_partial", "_tail", "lines")
+    __slots__ = ("_cut", "_partial", "_tail")
 
     def __init__(self) -> None:
         """Start with nothing written."""
         self._partial = bytearray()
         self._cut = 0
         self._tail: deque[str] = deque(maxlen=STDERR_TAIL)
-        #: Lines written so far.
-        self.lines = 0
 
     @property
     def tail(self) -> tuple[str, ...]:
@@ -301,6 +299,5 @@ class StderrLines:
             text += f" [{self._cut:,} more bytes]"
         self._partial.clear()
         self._cut = 0
-        self.lines += 1
         self._tail.append(text)
         out.append(text)

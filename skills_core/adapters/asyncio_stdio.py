@@ -267,16 +267,14 @@ class StdioClient:
         if patient:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._protocol.exited.wait(), self._grace)
+        clock = asyncio.get_running_loop()
+        for kill in (False, True):
             if self._gone():
                 return
-        for kill in (False, True):
             self._signal(kill=kill)
-            clock = asyncio.get_running_loop()
             deadline = clock.time() + self._grace
             while not self._gone() and clock.time() < deadline:
                 await asyncio.sleep(GROUP_POLL)
-            if self._gone():
-                return
 
     def _gone(self) -> bool:
         """True when the server has exited and its group (if it has one) is empty."""

@@ -275,15 +275,14 @@ class StdioClient:
         if patient:
             with trio.move_on_after(self._grace):
                 await self._process.wait()
+        for kill in (False, True):
             if self._gone():
                 return
-        for kill in (False, True):
             self._signal(kill=kill)
             with trio.move_on_after(self._grace):
                 await self._process.wait()
                 while not self._gone():
                     await trio.sleep(GROUP_POLL)
-                return
 
     def _gone(self) -> bool:
         """True when the server has exited and its group (if it has one) is empty."""
