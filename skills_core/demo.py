@@ -6,7 +6,8 @@ child process, and drives a :class:`~skills_core.host.Host` through the flow of 
 Message Flow", printing each step and each JSON-RPC request and answer: list, approve, load and
 verify, directory read, the newly added ``credit-note.md`` refused as unlisted, the refresh, the
 revocation, re-approval, and the verified read. The user's approvals are given by the demo itself,
-and said so. It exits 0 when every step went as the spec says, 1 otherwise.
+and said so. It exits 0 when every step went as the spec says, 1 otherwise. Every line it prints
+goes through :func:`skills_core.display.display`, as all text from a server must.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import TypeVar
 from skills_core import spec_examples as ex
 from skills_core.adapters.asyncio_stdio import StdioClient, open_stdio_client
 from skills_core.adapters.host_driver import CLIENT_INFO, TransportFailure, carry_out, handshake
+from skills_core.display import display
 from skills_core.errors import SkillsError
 from skills_core.host.approvals import ApprovalStore
 from skills_core.host.effects import (
@@ -57,7 +59,8 @@ def run_demo() -> int:
         try:
             return asyncio.run(_Demo(root).run())
         except DemoStepError as exc:
-            sys.stdout.write(f"\nDEMO FAILED: {exc}\n")
+            _say()
+            _say(f"DEMO FAILED: {exc}")
             return 1
 
 
@@ -113,7 +116,8 @@ def _summary(method: str, result: Mapping[str, object]) -> str:
 
 
 def _say(text: str = "") -> None:
-    sys.stdout.write(text + "\n")
+    """Write one line; what the server sent in it is shown through ``display`` (decision 11)."""
+    sys.stdout.write(display(text) + "\n")
     sys.stdout.flush()
 
 

@@ -21,25 +21,43 @@ escapes, never as themselves:
   (U+200B..U+200D, U+2060, U+FEFF), the invisible tag characters (U+E0000 block) and the rest;
 * U+2028 LINE SEPARATOR and U+2029 PARAGRAPH SEPARATOR (categories ``Zl``/``Zp``), which some
   terminals and most viewers break lines on;
+* the other characters Unicode calls *default ignorable* (rendered as nothing) though their
+  category is a letter or a mark: variation selectors (U+FE00..U+FE0F, U+E0100..U+E01EF, enough
+  to hide a whole message one byte per character), the Hangul fillers (U+115F, U+1160, U+3164,
+  U+FFA0), U+034F COMBINING GRAPHEME JOINER, the Khmer inherent vowels (U+17B4, U+17B5) and the
+  Mongolian free variation selectors (U+180B..U+180F);
 * lone surrogates (category ``Cs``; they come from file names that are not UTF-8 and cannot be
   written to a UTF-8 stream at all) and private-use and unassigned code points (``Co``, ``Cn``),
   whose rendering no one can predict.
 
 Escapes are written as Python writes them (``\\n``, ``\\x1b``, ``\\u202e``, ``\\U000e0041``), so a
-person can read what was there. The output contains no character of the classes above, so it
-cannot break a line, and printed after a fixed prefix of ours it cannot pass for one of our lines.
+person can read what was there. (A backslash stands for itself: ``\\n`` may also be those two
+characters as the server sent them; error messages that quote a value with ``repr`` rely on it.)
+The output contains no character of the classes above, so it cannot break a line, and printed
+after a fixed prefix of ours it cannot pass for one of our lines.
 
 A description is shown on one line and cut after :data:`DESCRIPTION_LIMIT` characters of the
-escaped form, saying how long it was in all; longer texts in a log line are cut the same way at a
-limit the caller chooses. Nothing here does I/O.
+escaped form (never inside an escape), saying how long it was in all; longer texts in a log line
+are cut the same way at a limit the caller chooses.
+
+Content shown as a block (a file printed on a terminal) keeps its line breaks (LF, and CR only
+before LF) and tabs with ``display(text, lines=True)``; every other character above is escaped,
+so a carriage return cannot overwrite a line and no escape sequence can erase one.
+
+JSON written where a person may read it goes through :func:`display_json`: the document is exact
+(the same JSON values), but every character of the classes above inside a string is written as a
+JSON ``\\u`` escape, so the text is strict UTF-8 (no lone surrogate) and safe on a terminal.
+Nothing here does I/O.
 """
 
 from __future__ import annotations
 
+import json
+import re
 import unicodedata
 from typing import Final
 
-__all__ = ["DESCRIPTION_LIMIT", "display", "display_line", "is_safe"]
+__all__ = ["DESCRIPTION_LIMIT", "display", "display_line", "display_json", "is_safe"]
 
 #: Characters of an escaped description shown before it is cut (the full length is stated).
 #: 300 is what fits in four lines of an 80-column terminal; a description may be 1,024 characters
@@ -49,7 +67,26 @@ DESCRIPTION_LIMIT: Final = 300
 #: Unicode categories shown escaped (see the module docstring).
 _UNSAFE_CATEGORIES: Final = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 
+#: Default-ignorable characters whose category is not one of the above (Unicode's
+#: DerivedCoreProperties.txt, Default_Ignorable_Code_Point, minus Cc/Cf/Cn).
+_IGNORABLE: Final = frozenset(
+    (
+        0x034F,
+        0x115F,
+        0x1160,
+        0x17B4,
+        0x17B5,
+        0x3164,
+        0xFFA0,
+        *range(0x180B, 0x1810),
+        *range(0xFE00, 0xFE10),
+        *range(0xE0100, 0xE01F0),
+    )
+)
+
 _SHORT: Final = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+#: The escapes display() writes, for cutting a line between two of them (never inside one).
+_PIECE: Final = re.compile(r"\\(?:x[0-9a-f]{2}|u[0-9a-f]{4}|U[0-9a-f]{8}|[nrt])|.", re.DOTALL)
 
 
 def _escape(char: str) -> str:
@@ -65,7 +102,7 @@ def _escape(char: str) -> str:
 
 
 def _unsafe(char: str) -> bool:
-    return unicodedata.category(char) in _UNSAFE_CATEGORIES
+    return unicodedata.category(char) in _UNSAFE_CATEGORIES or ord(char) in _IGNORABLE
 
 
 def is_safe(text: str) -> bool:
@@ -75,11 +112,16 @@ def is_safe(text: str) -> bool:
     return not any(_unsafe(char) for char in text)
 
 
-def display(text: str) -> str:
+def display(text: str, *, lines: bool = False) -> str:
     """Return ``text`` with every control, format or invisible character shown as an escape.
 
-    The result is one line of printable characters: it is safe to write to a terminal after a
-    prefix of ours, and it says exactly what ``text`` held.
+    The result is one line of printable characters (unless ``lines``): it is safe to write to a
+    terminal after a prefix of ours, and it shows what ``text`` held.
+
+    Args:
+        text: Untrusted text.
+        lines: Keep line feeds, tabs, and carriage returns that come just before a line feed (a
+            block of text such as a file's content); the result is then several lines, each safe.
 
     Example:
         >>> display("ok\\x1b[8m hidden\\nApprove? [y/N]\\u202e")
@@ -87,11 +129,28 @@ def display(text: str) -> str:
     """
     if text.isascii() and text.isprintable():  # the common case, and a fast one
         return text
+    if lines:
+        return _display_block(text)
     return "".join(_escape(char) if _unsafe(char) else char for char in text)
+
+
+def _display_block(text: str) -> str:
+    out: list[str] = []
+    last = len(text) - 1
+    for index, char in enumerate(text):
+        if char in "\n\t" or (char == "\r" and index < last and text[index + 1] == "\n"):
+            out.append(char)
+        elif _unsafe(char):
+            out.append(_escape(char))
+        else:
+            out.append(char)
+    return "".join(out)
 
 
 def display_line(text: str, limit: int = DESCRIPTION_LIMIT) -> str:
     """Return :func:`display` of ``text``, cut after ``limit`` characters with its length stated.
+
+    The cut never falls inside an escape (``\\x1b`` is shown whole or not at all).
 
     Args:
         text: Untrusted text (a description, an error message from a server, a line of stderr).
@@ -106,4 +165,32 @@ def display_line(text: str, limit: int = DESCRIPTION_LIMIT) -> str:
     shown = display(text)
     if len(shown) <= limit:
         return shown
-    return f"{shown[:limit]}... ({len(text):,} characters in all)"
+    end = 0
+    for piece in _PIECE.finditer(shown):
+        if piece.end() > limit:
+            break
+        end = piece.end()
+    return f"{shown[:end]}... ({len(text):,} characters in all)"
+
+
+def display_json(document: object, *, indent: int | None = 2) -> str:
+    """Return ``document`` as JSON text that is strict UTF-8 and safe to show on a terminal.
+
+    The JSON is exact: parsing it gives ``document`` back. Non-ASCII text stays readable; only the
+    characters :func:`display` would escape are written as ``\\uXXXX`` escapes (a character past
+    U+FFFF as its UTF-16 pair, a lone surrogate as itself escaped).
+
+    Args:
+        document: JSON values (dicts, lists, strings, numbers, booleans, None).
+        indent: As for :func:`json.dumps`.
+    """
+    text = json.dumps(document, indent=indent, ensure_ascii=False)
+    if is_safe(text.replace("\n", "")):
+        return text
+    return "".join(_json_escape(char) if _unsafe(char) and char != "\n" else char for char in text)
+
+
+def _json_escape(char: str) -> str:
+    # Outside strings, JSON text has no character display() escapes except the newlines of the
+    # indentation (kept above), so every one met here is inside a string.
+    return json.dumps(char, ensure_ascii=True)[1:-1]

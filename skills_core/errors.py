@@ -344,17 +344,29 @@ class JsonRpcError(SkillsError):
         rpc_code: The ``error.code`` the peer sent.
         data: The ``error.data`` the peer sent, or ``None``.
         method: The method of the request that failed.
+        rpc_message: The ``error.message`` the peer sent (untrusted text), or the whole message
+            when it was not given.
     """
 
     rpc_code: int
     data: object
     method: str
+    rpc_message: str
 
-    def __init__(self, message: str, *, rpc_code: int, method: str, data: object = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        rpc_code: int,
+        method: str,
+        data: object = None,
+        rpc_message: str | None = None,
+    ) -> None:
         super().__init__(message, kind="error-response")
         self.rpc_code = rpc_code
         self.method = method
         self.data = data
+        self.rpc_message = message if rpc_message is None else rpc_message
 
 
 class TransportError(SkillsError):

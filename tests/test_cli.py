@@ -10,12 +10,12 @@ import time
 from pathlib import Path
 
 import pytest
+from client_helpers import hostile, run
 
 from skills_core import spec_examples as ex
 from skills_core.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
-PEERS = Path(__file__).resolve().parent / "peers"
 PY = sys.executable
 
 
@@ -36,17 +36,6 @@ def skills(tmp_path: Path) -> Path:
 
 def serve_cmd(root: Path, *extra: str) -> str:
     return f"{PY} -m skills_core serve {' '.join(extra)} {root}"
-
-
-def hostile(mode: str, *extra: str) -> str:
-    return f"{PY} {PEERS / 'hostile_server.py'} {mode} {' '.join(extra)}"
-
-
-def run(argv: list[str], capfd: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(argv)
-    out, err = capfd.readouterr()
-    assert "Traceback" not in err
-    return code, out, err
 
 
 # --- usage ---------------------------------------------------------------------------------
@@ -325,7 +314,9 @@ def test_host_read_and_cache(
     assert any(p.is_file() for p in cache.rglob("*"))
     code, out, err = run([*base, "--json", "read", "pdf-processing", "templates/invoice.md"], capfd)
     document = json.loads(out)
-    assert document["content"] == ex.INVOICE.decode()
+    assert document["text"] == ex.INVOICE.decode()
+    assert (document["size"], document["digest"]) == ex.EXPECTED["templates/invoice.md"]
+    assert "blob" not in document
     assert document["verified"] is True
 
 
@@ -333,7 +324,11 @@ def test_host_read_and_cache(
     ("ref", "fragment"),
     [
         ("../../etc/passwd", "climbs above the root"),
-        ("templates/credit-note.md", "not listed"),
+        (
+            "templates/credit-note.md",  # issue 11: plainly "no such file", with its files
+            "d:pdf-processing has no file templates/credit-note.md; its files are: SKILL.md, "
+            "templates/invoice.md, templates/purchase-order.md",
+        ),
         ("%2e%2e/x", "percent-encoded"),
     ],
 )
@@ -581,20 +576,23 @@ def test_interactive_prompt_shows_origin_files_and_changes(
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     code, out, err = run([*base, "load", "pdf-processing"], capfd)
     assert code == 0, err
-    assert (
-        "Skill 'pdf-processing' from server 'docs-server' (skill://pdf-processing/SKILL.md)" in err
-    )
-    assert "Extract, fill, and assemble PDF documents" in err
-    assert "3 files, 215 bytes" in err
-    assert "skill://pdf-processing/templates/invoice.md" in err
-    assert "Approve this manifest? [y/N]" in err
+    assert "== Approval needed: a skill from server docs-server ==" in err
+    assert "  | description: Extract, fill, and assemble PDF documents\n" in err
+    assert "  skill:   skill://pdf-processing/SKILL.md\n" in err
+    assert "  files:   3, 215 bytes in all\n" in err
+    assert "           29  sha256:61f4ea6d2c75...  templates/invoice.md\n" in err
+    assert err.endswith("Approve this manifest? [y/N] ")
     assert ex.SKILL_MD.decode() in out
 
     (skills / "pdf-processing" / "templates" / "credit-note.md").write_bytes(ex.CREDIT_NOTE)
     monkeypatch.setattr(sys, "stdin", _TTY("n\n"))
     code, out, err = run([*base, "load", "pdf-processing"], capfd)
     assert code == 4
-    assert "It changed since you approved it: added templates/credit-note.md (39 bytes)" in err
+    assert "  changed since you approved it: added templates/credit-note.md (39 bytes)" in err
+    assert err.endswith(
+        "skills-core: declined: you did not approve docs-server:pdf-processing "
+        "(skill://pdf-processing/SKILL.md)\n"
+    )  # issue 13: "declined" when the user answers no
     assert out == ""
 
 
@@ -609,7 +607,7 @@ def test_interactive_grant_of_allowed_tools(
         ["host", "--server", "s=" + serve_cmd(tmp_path / "skills"), "load", "tooly"], capfd
     )
     assert code == 0, err
-    assert "It asks for: allowed-tools (ignored unless you grant it)" in err
+    assert '  asks for: allowed-tools = "Bash" (ignored unless you grant it)' in err
     assert "Also grant allowed-tools for this skill? [y/N]" in err
 
 

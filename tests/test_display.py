@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import unicodedata
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from skills_core.display import DESCRIPTION_LIMIT, display, display_line, is_safe
+from skills_core.display import DESCRIPTION_LIMIT, display, display_json, display_line, is_safe
 
 UNSAFE = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
 
@@ -78,3 +79,73 @@ def test_display_line_is_bounded(text: str, limit: int) -> None:
     suffix = f"... ({len(text):,} characters in all)"
     assert len(shown) <= limit + len(suffix)
     assert is_safe(shown)
+
+
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        # issue 11: invisible characters that are letters or marks by category
+        ("hidden\ufe00\ufe0f\U000e0100\U000e01ef", "hidden\\ufe00\\ufe0f\\U000e0100\\U000e01ef"),
+        ("filler\u3164\u115f\u1160\uffa0", "filler\\u3164\\u115f\\u1160\\uffa0"),
+        (
+            "cgj\u034f khmer\u17b4\u17b5 mongolian\u180b\u180f",
+            "cgj\\u034f khmer\\u17b4\\u17b5 mongolian\\u180b\\u180f",
+        ),
+        ("visible \u00e9\u0301 \u2800", "visible \u00e9\u0301 \u2800"),  # marks that show stay
+    ],
+)
+def test_default_ignorable_characters_are_escaped(raw: str, shown: str) -> None:
+    assert display(raw) == shown
+    assert is_safe(shown)
+
+
+def test_display_line_never_cuts_inside_an_escape() -> None:
+    text = "ab" + "\x1b" * 10
+    assert display_line(text, limit=5) == "ab... (12 characters in all)"
+    assert display_line(text, limit=6) == "ab\\x1b... (12 characters in all)"
+    assert display_line("\U000e0041" * 3, limit=12) == "\\U000e0041... (3 characters in all)"
+    assert display_line("\\x1b literally", limit=4) == "\\x1b... (14 characters in all)"
+
+
+def test_display_of_a_block_keeps_line_breaks_and_tabs_only() -> None:
+    block = "# Title\r\n\tcode\nover\rwrite\x1b[2K\u202e\r"
+    assert display(block, lines=True) == "# Title\r\n\tcode\nover\\rwrite\\x1b[2K\\u202e\\r"
+    assert display("plain\n", lines=True) == "plain\n"
+
+
+@given(st.text(alphabet=st.characters(exclude_categories=())))
+def test_a_displayed_block_has_no_unsafe_character_but_line_breaks(text: str) -> None:
+    shown = display(text, lines=True)
+    assert is_safe(shown.replace("\r\n", "").replace("\n", "").replace("\t", ""))
+    assert "\r" not in shown.replace("\r\n", "")
+    assert shown.count("\n") == text.count("\n")
+
+
+def test_display_json_is_exact_and_safe() -> None:
+    document = {"description": "ok\u202e \x1b[8m\u2028 caf\u00e9 \ud800 \U0001f600", "n": [1, None]}
+    text = display_json(document)
+    assert json.loads(text) == document
+    assert "caf\u00e9" in text
+    assert "\\u202e" in text
+    assert "\\u2028" in text
+    assert "\\ud800" in text
+    text.encode("utf-8")  # strict: the lone surrogate is escaped
+    assert is_safe(text.replace("\n", ""))
+    assert display_json({"a": "b"}) == '{\n  "a": "b"\n}'
+
+
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(st.characters(exclude_categories=())),
+        lambda inner: (
+            st.lists(inner, max_size=4)
+            | st.dictionaries(st.text(st.characters(exclude_categories=())), inner, max_size=4)
+        ),
+        max_leaves=12,
+    )
+)
+def test_display_json_round_trips_anything(document: object) -> None:
+    text = display_json(document)
+    assert json.loads(text) == document
+    assert is_safe(text.replace("\n", ""))
+    text.encode("utf-8")

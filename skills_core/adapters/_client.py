@@ -9,13 +9,24 @@ Client policy (DESIGN.md, the ``host`` command): a line that is not JSON is repo
 message over the size cap, or anything else that is not JSON-RPC, gives the connection up (exit 2);
 a request from the server is refused with -32601 (a modern server MUST NOT send requests); a
 response nobody waits for is reported; a late answer to a cancelled request is dropped.
+
+Noise stays bounded: of each kind of report, the first :data:`REPORTS_SHOWN` are given, the rest
+counted, and :meth:`ClientLoop.summaries` says how many there were in all (a server writing
+endless junk lines costs a few lines of output, not one per junk line).
+
+:class:`StderrLines` bounds what the server writes on its stderr: it splits the bytes into lines,
+each cut after :data:`STDERR_LINE_BYTES` bytes and decoded leniently, and keeps the last
+:data:`STDERR_TAIL` for a failure report. The text stays the server's: whoever shows it passes it
+through :func:`skills_core.display.display_line`.
 """
 
 from __future__ import annotations
 
+import enum
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TypeAlias, final
+from typing import Final, TypeAlias, final
 
 from skills_core.errors import (
     JsonRpcError,
@@ -43,7 +54,11 @@ from skills_core.jsonvalue import JSONValue
 from skills_core.spec import ErrorCode
 
 __all__ = [
+    "REPORTS_SHOWN",
+    "STDERR_LINE_BYTES",
+    "STDERR_TAIL",
     "ClientLoop",
+    "StderrLines",
     "Resolved",
     "Failed",
     "Report",
@@ -51,6 +66,20 @@ __all__ = [
     "GiveUp",
     "ClientOutcome",
 ]
+
+
+#: Reports of one kind given per connection; later ones are counted (see ClientLoop.summaries).
+REPORTS_SHOWN: Final = 3
+#: Bytes of one stderr line kept; the rest of a longer line is dropped (its length is counted).
+#: 4 KiB holds any log line a person reads; it bounds the memory a line without an end can take.
+STDERR_LINE_BYTES: Final = 4096
+#: The last lines of a server's stderr kept for a failure report.
+STDERR_TAIL: Final = 10
+
+
+class _ReportKind(enum.Enum):
+    NOT_JSON = "lines that are not JSON-RPC"
+    UNKNOWN_RESPONSE = "responses to no request"
 
 
 @final
@@ -103,11 +132,12 @@ ClientOutcome: TypeAlias = Resolved | Failed | Report | Reply | GiveUp
 class ClientLoop:
     """Client side: requests out, bytes from the server in, outcomes out."""
 
-    __slots__ = ("_conn", "_label")
+    __slots__ = ("_conn", "_counts", "_label")
 
     def __init__(self, *, label: str, max_message_size: int | None = None) -> None:
         """Start a connection to the server the host calls ``label`` (used in messages)."""
         self._label = label
+        self._counts: dict[_ReportKind, int] = {}
         self._conn = (
             JsonRpcConnection()
             if max_message_size is None
@@ -149,6 +179,26 @@ class ClientLoop:
                 if isinstance(outcome, GiveUp):
                     return outcomes
 
+    def summaries(self) -> list[Report]:
+        """One report per kind of which more than :data:`REPORTS_SHOWN` were counted."""
+        return [
+            Report(
+                f"server {self._label!r} sent {count:,} {kind.value} in all; "
+                f"the first {REPORTS_SHOWN} were reported"
+            )
+            for kind, count in self._counts.items()
+            if count > REPORTS_SHOWN
+        ]
+
+    def _report(self, kind: _ReportKind, message: str) -> Report | None:
+        count = self._counts.get(kind, 0) + 1
+        self._counts[kind] = count
+        if count < REPORTS_SHOWN:
+            return Report(message)
+        if count == REPORTS_SHOWN:
+            return Report(f"{message}; more like this are counted, not reported")
+        return None
+
     def _closed(self, event: ConnectionClosed, request_id: RequestId) -> TransportError:
         cause = event.error_for(request_id)
         return TransportError(f"server {self._label!r}: {cause.message}", kind="closed")
@@ -166,15 +216,17 @@ class ClientLoop:
                     rpc_code=int(event.code),
                     method=event.method,
                     data=event.data,
+                    rpc_message=event.message,
                 ),
             )
         if isinstance(event, InvalidResponse):
             return Failed(event.id, _protocol(label, event.error))
         if isinstance(event, InvalidMessage):
             if event.error.kind == JsonRpcErrorKind.PARSE_ERROR:
-                return Report(
+                return self._report(
+                    _ReportKind.NOT_JSON,
                     f"server {label!r} wrote a line that is not JSON-RPC; skipped it "
-                    f"({event.error.message})"
+                    f"({event.error.message})",
                 )
             return GiveUp(_protocol(label, event.error))
         if isinstance(event, RequestReceived):
@@ -185,7 +237,10 @@ class ClientLoop:
             )
             return Reply(refusal)
         if isinstance(event, UnexpectedResponse):
-            return Report(f"server {label!r} sent a response for unknown request id {event.id!r}")
+            return self._report(
+                _ReportKind.UNKNOWN_RESPONSE,
+                f"server {label!r} sent a response for unknown request id {event.id!r}",
+            )
         # LateResponse, NotificationReceived, CancelRequested: nothing to do.
         assert isinstance(event, LateResponse | NotificationReceived | CancelRequested)
         return None
@@ -193,3 +248,56 @@ class ClientLoop:
 
 def _protocol(label: str, error: RemoteProtocolError) -> TransportError:
     return TransportError(f"server {label!r} broke JSON-RPC: {error.message}", kind="protocol")
+
+
+@final
+class StderrLines:
+    """A server's stderr, as lines: each bounded in length, the last few kept.
+
+    Feed it what the server writes; it returns the complete lines (text decoded from UTF-8 with
+    replacement, without the line end), and keeps the last of them in :attr:`tail`.
+    """
+
+    __slots__ = ("_cut", "_partial", "_tail")
+
+    def __init__(self) -> None:
+        """Start with nothing written."""
+        self._partial = bytearray()
+        self._cut = 0
+        self._tail: deque[str] = deque(maxlen=STDERR_TAIL)
+
+    @property
+    def tail(self) -> tuple[str, ...]:
+        """The last :data:`STDERR_TAIL` lines (a line still without its end is not among them)."""
+        return tuple(self._tail)
+
+    def feed(self, data: bytes) -> list[str]:
+        """Take bytes from the server's stderr (``b""`` at its end); return its complete lines."""
+        out: list[str] = []
+        if not data:
+            if self._partial or self._cut:
+                self._line(out)
+            return out
+        start = 0
+        while True:
+            end = data.find(b"\n", start)
+            piece = data[start:] if end < 0 else data[start:end]
+            room = STDERR_LINE_BYTES - len(self._partial)
+            if len(piece) > room:
+                self._cut += len(piece) - room
+                piece = piece[:room]
+            self._partial += piece
+            if end < 0:
+                return out
+            self._line(out)
+            start = end + 1
+
+    def _line(self, out: list[str]) -> None:
+        raw = bytes(self._partial).removesuffix(b"\r")
+        text = raw.decode("utf-8", errors="replace")
+        if self._cut:
+            text += f" [{self._cut:,} more bytes]"
+        self._partial.clear()
+        self._cut = 0
+        self._tail.append(text)
+        out.append(text)

@@ -6,10 +6,12 @@ processes and waits on clocks; policy that is not I/O lives in the cores.
 
 * :func:`serve_stdio` reads stdin in large chunks, answers every complete message and writes the
   answers of one chunk in one write, so pipelined requests cost one read and one write per chunk.
-* :func:`open_stdio_client` spawns a server command and yields a :class:`StdioClient`: requests with
-  timeouts (a timed-out or cancelled request sends ``notifications/cancelled``), the server's stderr
-  passed through, and a clean shutdown: close stdin, wait, terminate, wait, kill (base-protocol.md
-  §1.7). No server process outlives the ``async with`` block.
+* :func:`open_stdio_client` spawns a server command in a process group of its own and yields a
+  :class:`StdioClient`: requests with timeouts (a timed-out or cancelled request sends
+  ``notifications/cancelled``), the server's stderr read line by line and relayed labelled and
+  escaped (or handed to the caller), and a clean shutdown of the whole group: close stdin, wait,
+  terminate, wait, kill (base-protocol.md §1.7; :mod:`skills_core.adapters._io`). No process of
+  the group outlives the ``async with`` block, and no pipe is left for the garbage collector.
 """
 
 from __future__ import annotations
@@ -28,9 +30,20 @@ from skills_core.adapters._client import (
     Reply,
     Report,
     Resolved,
+    StderrLines,
 )
 from skills_core.adapters._core import Handler, Responder, ServerLoop
-from skills_core.adapters._io import READ_CHUNK, SHUTDOWN_GRACE, report_to_stderr, write_all
+from skills_core.adapters._io import (
+    GROUP_POLL,
+    NEW_SESSION,
+    READ_CHUNK,
+    SHUTDOWN_GRACE,
+    group_alive,
+    report_to_stderr,
+    signal_group,
+    stderr_relay,
+    write_all,
+)
 from skills_core.errors import SkillsError, TransportError
 from skills_core.jsonrpc import RequestId
 from skills_core.jsonvalue import JSONValue
@@ -74,6 +87,23 @@ async def serve_stdio(
             return
 
 
+class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
+    """asyncio's protocol for a process with streams, that also says when the process exited.
+
+    ``Process.wait()`` returns only once every pipe is closed as well, which never happens while
+    a process the server forked keeps one open; :attr:`exited` is set as soon as the server
+    itself has exited.
+    """
+
+    def __init__(self, limit: int, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit, loop)
+        self.exited = asyncio.Event()
+
+    def process_exited(self) -> None:
+        super().process_exited()
+        self.exited.set()
+
+
 @final
 class StdioClient:
     """A JSON-RPC client connection to one server process (see :func:`open_stdio_client`)."""
@@ -81,27 +111,44 @@ class StdioClient:
     def __init__(
         self,
         process: asyncio.subprocess.Process,
+        transport: asyncio.SubprocessTransport,
+        protocol: _Protocol,
         *,
         label: str,
         max_message_size: int | None,
         on_report: Callable[[str], None],
+        on_stderr: Callable[[str], None],
         shutdown_grace: float = SHUTDOWN_GRACE,
+        own_group: bool = False,
     ) -> None:
         """Wrap a started process; use :func:`open_stdio_client` instead of calling this."""
         self.label = label
         self._grace = shutdown_grace
         self._process = process
+        self._transport = transport
+        self._protocol = protocol
+        self._own_group = own_group
         self._loop = ClientLoop(label=label, max_message_size=max_message_size)
+        self._stderr = StderrLines()
         self._on_report = on_report
+        self._on_stderr = on_stderr
         self._waiters: dict[RequestId, asyncio.Future[dict[str, JSONValue]]] = {}
         self._broken: SkillsError | None = None
         self._write_lock = asyncio.Lock()
-        self._reader = asyncio.create_task(self._read_forever())
+        self._readers = [asyncio.create_task(self._read_forever())]
+        if process.stderr is not None:
+            self._readers.append(asyncio.create_task(self._read_stderr()))
+        self._watcher = asyncio.create_task(self._watch())
 
     @property
     def process(self) -> asyncio.subprocess.Process:
         """The server process."""
         return self._process
+
+    @property
+    def stderr_tail(self) -> tuple[str, ...]:
+        """The last lines the server wrote on its stderr (its text: show it with ``display``)."""
+        return self._stderr.tail
 
     async def request(
         self, method: str, params: Mapping[str, object] | None = None, *, timeout: float | None
@@ -161,14 +208,30 @@ class StdioClient:
         assert stdout is not None
         while True:
             data = await stdout.read(READ_CHUNK)
-            await self._dispatch(self._loop.feed(data))
-            if not data or self._broken is not None:
+            if self._broken is None:  # after giving up, output is drained unread
+                await self._dispatch(self._loop.feed(data))
+            if not data:
                 if self._broken is None:
                     self._broken = TransportError(
                         f"server {self.label!r} closed its output", kind="closed"
                     )
                 self._fail_all(self._broken)
                 return
+
+    async def _read_stderr(self) -> None:
+        stream = self._process.stderr
+        assert stream is not None
+        while True:
+            data = await stream.read(READ_CHUNK)
+            for line in self._stderr.feed(data):
+                self._on_stderr(line)
+            if not data:
+                return
+
+    async def _watch(self) -> None:
+        """When the server exits by itself, end what it left running (its pipes then close)."""
+        await self._protocol.exited.wait()
+        await self._end(patient=False)
 
     async def _dispatch(self, outcomes: list[ClientOutcome]) -> None:
         for outcome in outcomes:
@@ -195,28 +258,68 @@ class StdioClient:
             if not waiter.done():
                 waiter.set_exception(error)
 
-    async def aclose(self) -> None:
-        """Shut the server down: close its stdin, wait, terminate, wait, kill (§1.7)."""
+    async def _end(self, *, patient: bool) -> None:
+        """End the server's group: wait for the server to exit (``patient``), SIGTERM, SIGKILL.
+
+        Once the server itself has exited, what remains of its group gets SIGTERM at once; each
+        signal is followed by up to the grace period for the whole group to be gone.
+        """
+        if patient:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._protocol.exited.wait(), self._grace)
+        clock = asyncio.get_running_loop()
+        for kill in (False, True):
+            if self._gone():
+                return
+            self._signal(kill=kill)
+            deadline = clock.time() + self._grace
+            while not self._gone() and clock.time() < deadline:
+                await asyncio.sleep(GROUP_POLL)
+
+    def _gone(self) -> bool:
+        """True when the server has exited and its group (if it has one) is empty."""
+        if not self._protocol.exited.is_set():
+            return False
+        return not (self._own_group and group_alive(self._process.pid))
+
+    def _signal(self, *, kill: bool) -> None:
         process = self._process
-        if process.stdin is not None and not process.stdin.is_closing():
-            process.stdin.close()
+        if self._own_group:
+            signal_group(process.pid, kill=kill)
+        elif not self._protocol.exited.is_set():
+            with contextlib.suppress(ProcessLookupError):
+                if kill:
+                    process.kill()
+                else:
+                    process.terminate()
+
+    async def aclose(self) -> None:
+        """Shut the server down: close its stdin, wait, terminate, wait, kill (§1.7).
+
+        The signals go to the server's whole process group where there is one (see ``_io``);
+        the server's pipes are closed and nothing is left for the garbage collector to finish.
+        """
+        self._watcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._watcher
+        stdin = self._process.stdin
+        if stdin is not None and not stdin.is_closing():
+            stdin.close()
             with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                await process.stdin.wait_closed()
-        for step in (None, process.terminate, process.kill):
-            if step is not None and process.returncode is None:
-                with contextlib.suppress(ProcessLookupError):
-                    step()
-            try:
-                await asyncio.wait_for(process.wait(), self._grace)
-                break
-            except TimeoutError:
-                continue
-        self._reader.cancel()
-        with contextlib.suppress(asyncio.CancelledError, SkillsError):
-            await self._reader
+                await stdin.wait_closed()
+        await self._end(patient=True)
+        # Every process holding the pipes is gone: the readers reach the end of both soon. One
+        # that does not (a pipe passed to a process outside the group) is cancelled.
+        _, late = await asyncio.wait(self._readers, timeout=self._grace)
+        for task in late:
+            task.cancel()
+        await asyncio.gather(*self._readers, return_exceptions=True)
+        for report in self._loop.summaries():
+            self._on_report(report.message)
         if self._broken is None:
             self._broken = TransportError(f"server {self.label!r} was shut down", kind="closed")
         self._fail_all(self._broken)
+        self._transport.close()
 
 
 @contextlib.asynccontextmanager
@@ -229,18 +332,29 @@ async def open_stdio_client(
     stderr: int | None = None,
     max_message_size: int | None = None,
     on_report: Callable[[str], None] = report_to_stderr,
+    on_stderr: Callable[[str], None] | None = None,
     shutdown_grace: float = SHUTDOWN_GRACE,
 ) -> AsyncIterator[StdioClient]:
     """Spawn ``argv`` as a stdio MCP server and yield a client connected to it.
+
+    The server starts in a session of its own where the platform has process groups, and leaving
+    the block ends its whole group (see :mod:`skills_core.adapters._io`). When the server exits by
+    itself, what it left running is ended too, so its pipes close and pending requests fail.
 
     Args:
         argv: The command and its arguments (no shell).
         label: The host-assigned label of this server, used in every message.
         env: The child's environment (default: inherited).
         cwd: The child's working directory.
-        stderr: Where the child's stderr goes; ``None`` passes it through to ours.
+        stderr: ``None`` (the default) reads the server's stderr line by line and hands each
+            line to ``on_stderr``; a descriptor (or ``subprocess.DEVNULL``) sends it there raw.
         max_message_size: The endpoint's message cap; ``None`` keeps the default.
-        on_report: Called with one line for each non-fatal oddity (a non-JSON line, ...).
+        on_report: Called with one line for each non-fatal oddity (a non-JSON line, ...); of each
+            kind, the first few, then a count when the connection ends.
+        on_stderr: Called with each line of the server's stderr (the server's text, at most 4 KiB
+            of it: pass it through ``display`` before showing it); the default writes the first
+            200 lines to our stderr, labelled and escaped (:func:`~skills_core.adapters._io.stderr_relay`).
+            The last lines are kept in :attr:`StdioClient.stderr_tail` either way.
         shutdown_grace: Seconds to wait for exit after closing stdin, and again after SIGTERM.
 
     Raises:
@@ -248,15 +362,17 @@ async def open_stdio_client(
     """
     if not argv:
         raise TransportError(f"server {label!r}: empty command", kind="spawn-failed")
+    loop = asyncio.get_running_loop()
     try:
-        process = await asyncio.create_subprocess_exec(
+        transport, protocol = await loop.subprocess_exec(
+            lambda: _Protocol(READ_CHUNK, loop),
             *argv,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
-            stderr=stderr,
+            stderr=asyncio.subprocess.PIPE if stderr is None else stderr,
             env=dict(env) if env is not None else None,
             cwd=cwd,
-            limit=READ_CHUNK,
+            start_new_session=NEW_SESSION,
         )
     except OSError as exc:
         raise TransportError(
@@ -264,11 +380,15 @@ async def open_stdio_client(
             kind="spawn-failed",
         ) from None
     client = StdioClient(
-        process,
+        asyncio.subprocess.Process(transport, protocol, loop),
+        transport,
+        protocol,
         label=label,
         max_message_size=max_message_size,
         on_report=on_report,
+        on_stderr=on_stderr if on_stderr is not None else stderr_relay(label),
         shutdown_grace=shutdown_grace,
+        own_group=NEW_SESSION,
     )
     try:
         yield client

@@ -29,9 +29,19 @@ from skills_core.adapters._client import (
     Reply,
     Report,
     Resolved,
+    StderrLines,
 )
 from skills_core.adapters._core import Handler, Responder, ServerLoop
-from skills_core.adapters._io import READ_CHUNK, SHUTDOWN_GRACE, report_to_stderr
+from skills_core.adapters._io import (
+    GROUP_POLL,
+    NEW_SESSION,
+    READ_CHUNK,
+    SHUTDOWN_GRACE,
+    group_alive,
+    report_to_stderr,
+    signal_group,
+    stderr_relay,
+)
 from skills_core.errors import SkillsError, TransportError
 from skills_core.jsonrpc import RequestId
 from skills_core.jsonvalue import JSONValue
@@ -93,22 +103,37 @@ class StdioClient:
         label: str,
         max_message_size: int | None,
         on_report: Callable[[str], None],
+        on_stderr: Callable[[str], None],
         shutdown_grace: float = SHUTDOWN_GRACE,
+        own_group: bool = False,
     ) -> None:
         """Wrap a started process; use :func:`open_stdio_client` instead of calling this."""
         self.label = label
         self._grace = shutdown_grace
         self._process = process
+        self._own_group = own_group
         self._loop = ClientLoop(label=label, max_message_size=max_message_size)
+        self._stderr = StderrLines()
         self._on_report = on_report
+        self._on_stderr = on_stderr
         self._waiters: dict[RequestId, _Waiter] = {}
         self._broken: SkillsError | None = None
+        self._closing = False
         self._write_lock = trio.Lock()
+        self._stdout_done = trio.Event()
+        self._stderr_done = trio.Event()
+        if process.stderr is None:
+            self._stderr_done.set()
 
     @property
     def process(self) -> trio.Process:
         """The server process."""
         return self._process
+
+    @property
+    def stderr_tail(self) -> tuple[str, ...]:
+        """The last lines the server wrote on its stderr (its text: show it with ``display``)."""
+        return self._stderr.tail
 
     async def request(
         self, method: str, params: Mapping[str, object] | None = None, *, timeout: float | None
@@ -173,19 +198,45 @@ class StdioClient:
         """Read the server's output until it ends (run by :func:`open_stdio_client`)."""
         stdout = self._process.stdout
         assert stdout is not None
-        while True:
-            try:
-                data = bytes(await stdout.receive_some(READ_CHUNK))
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                data = b""
-            await self._dispatch(self._loop.feed(data))
-            if not data or self._broken is not None:
-                if self._broken is None:
-                    self._broken = TransportError(
-                        f"server {self.label!r} closed its output", kind="closed"
-                    )
-                self._fail_all(self._broken)
-                return
+        try:
+            while True:
+                try:
+                    data = bytes(await stdout.receive_some(READ_CHUNK))
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    data = b""
+                if self._broken is None:  # after giving up, output is drained unread
+                    await self._dispatch(self._loop.feed(data))
+                if not data:
+                    if self._broken is None:
+                        self._broken = TransportError(
+                            f"server {self.label!r} closed its output", kind="closed"
+                        )
+                    self._fail_all(self._broken)
+                    return
+        finally:
+            self._stdout_done.set()
+
+    async def _read_stderr(self) -> None:
+        stream = self._process.stderr
+        assert stream is not None
+        try:
+            while True:
+                try:
+                    data = bytes(await stream.receive_some(READ_CHUNK))
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    data = b""
+                for line in self._stderr.feed(data):
+                    self._on_stderr(line)
+                if not data:
+                    return
+        finally:
+            self._stderr_done.set()
+
+    async def _watch(self) -> None:
+        """When the server exits by itself, end what it left running (its pipes then close)."""
+        await self._process.wait()
+        if not self._closing:
+            await self._end(patient=False)
 
     async def _dispatch(self, outcomes: list[ClientOutcome]) -> None:
         for outcome in outcomes:
@@ -215,20 +266,59 @@ class StdioClient:
                 waiter.error = error
                 waiter.event.set()
 
+    async def _end(self, *, patient: bool) -> None:
+        """End the server's group: wait for the server to exit (``patient``), SIGTERM, SIGKILL.
+
+        Once the server itself has exited, what remains of its group gets SIGTERM at once; each
+        signal is followed by up to the grace period for the whole group to be gone.
+        """
+        if patient:
+            with trio.move_on_after(self._grace):
+                await self._process.wait()
+        for kill in (False, True):
+            if self._gone():
+                return
+            self._signal(kill=kill)
+            with trio.move_on_after(self._grace):
+                await self._process.wait()
+                while not self._gone():
+                    await trio.sleep(GROUP_POLL)
+
+    def _gone(self) -> bool:
+        """True when the server has exited and its group (if it has one) is empty."""
+        if self._process.returncode is None:
+            return False
+        return not (self._own_group and group_alive(self._process.pid))
+
+    def _signal(self, *, kill: bool) -> None:
+        process = self._process
+        if self._own_group:
+            signal_group(process.pid, kill=kill)
+        elif process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                if kill:
+                    process.kill()
+                else:
+                    process.terminate()
+
     async def aclose(self) -> None:
-        """Shut the server down: close its stdin, wait, terminate, wait, kill (§1.7)."""
+        """Shut the server down: close its stdin, wait, terminate, wait, kill (§1.7).
+
+        The signals go to the server's whole process group where there is one (see ``_io``).
+        """
+        self._closing = True
         process = self._process
         with trio.CancelScope(shield=True):
             if process.stdin is not None:
                 with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
                     await process.stdin.aclose()
-            for step in (None, process.terminate, process.kill):
-                if step is not None and process.returncode is None:
-                    with contextlib.suppress(ProcessLookupError):
-                        step()
-                with trio.move_on_after(self._grace):
-                    await process.wait()
-                    break
+            await self._end(patient=True)
+            # Every process holding the pipes is gone: the readers reach the end of both soon.
+            with trio.move_on_after(self._grace):
+                await self._stdout_done.wait()
+                await self._stderr_done.wait()
+            for report in self._loop.summaries():
+                self._on_report(report.message)
             if self._broken is None:
                 self._broken = TransportError(f"server {self.label!r} was shut down", kind="closed")
             self._fail_all(self._broken)
@@ -244,6 +334,7 @@ async def open_stdio_client(
     stderr: int | None = None,
     max_message_size: int | None = None,
     on_report: Callable[[str], None] = report_to_stderr,
+    on_stderr: Callable[[str], None] | None = None,
     shutdown_grace: float = SHUTDOWN_GRACE,
 ) -> AsyncIterator[StdioClient]:
     """Spawn ``argv`` as a stdio MCP server and yield a client connected to it.
@@ -260,9 +351,10 @@ async def open_stdio_client(
             list(argv),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=stderr,
+            stderr=subprocess.PIPE if stderr is None else stderr,
             env=dict(env) if env is not None else None,
             cwd=cwd,
+            start_new_session=NEW_SESSION,
         )
     except OSError as exc:
         raise TransportError(
@@ -274,10 +366,15 @@ async def open_stdio_client(
         label=label,
         max_message_size=max_message_size,
         on_report=on_report,
+        on_stderr=on_stderr if on_stderr is not None else stderr_relay(label),
         shutdown_grace=shutdown_grace,
+        own_group=NEW_SESSION,
     )
     async with trio.open_nursery() as nursery:
         nursery.start_soon(client.read_forever)
+        if process.stderr is not None:
+            nursery.start_soon(client._read_stderr)
+        nursery.start_soon(client._watch)
         try:
             yield client
         finally:

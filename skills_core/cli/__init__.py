@@ -91,7 +91,10 @@ class _Parser(argparse.ArgumentParser):
         return parsed, extras
 
     def error(self, message: str) -> NoReturn:
-        raise CliError(f"{self.prog}: {message} (see --help)", self.usage_exit)
+        # main() writes "skills-core: " before every message: name the command after it, once.
+        command = self.prog.removeprefix("skills-core").strip()
+        where = f"{command}: " if command else ""
+        raise CliError(f"{where}{message} (see {self.prog} --help)", self.usage_exit)
 
 
 def _whole_number(text: str) -> int:
@@ -247,57 +250,107 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("--json", action="store_true", help="machine-readable output")
 
     host = commands.add_parser("host", help="load skills from MCP servers, verifying every byte")
-    host.add_argument(
+    _host_options(host, after_action=False)
+    actions = host.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
+    actions.required = True
+    skill_help = (
+        "the skill: LABEL:NAME, a skill URI (skill://.../SKILL.md), LABEL:URI, or a bare NAME "
+        "when only one server lists it"
+    )
+    _host_options(actions.add_parser("list", help="list every server's skills"), after_action=True)
+    show = actions.add_parser("show", help="show a skill's entry (fetches no content)")
+    show.add_argument("skill", metavar="SKILL", help=skill_help)
+    _host_options(show, after_action=True)
+    load = actions.add_parser("load", help="load a skill: approve, read and verify SKILL.md")
+    load.add_argument("skill", metavar="SKILL", help=skill_help)
+    _host_options(load, after_action=True)
+    read = actions.add_parser("read", help="load a skill and read one of its files")
+    read.add_argument("skill", metavar="SKILL", help=skill_help)
+    read.add_argument(
+        "ref",
+        metavar="REF",
+        help="the file, relative to the skill's folder (e.g. templates/invoice.md), or its "
+        "full skill:// URI",
+    )
+    _host_options(read, after_action=True)
+    ls = actions.add_parser("ls", help="load a skill and list one of its directories")
+    ls.add_argument("skill", metavar="SKILL", help=skill_help)
+    ls.add_argument(
+        "directory",
+        metavar="DIR",
+        nargs="?",
+        default="",
+        help="the directory, relative to the skill's folder (default: the folder itself)",
+    )
+    _host_options(ls, after_action=True)
+
+    commands.add_parser("demo", help="replay the spec's example flow against a real server")
+    return parser
+
+
+def _host_options(parser: argparse.ArgumentParser, *, after_action: bool) -> None:
+    """The options of ``host``, accepted before the action and after it (``host list --json``).
+
+    After the action, an option given there wins; ``--server`` given in both places adds up
+    (``server_after`` holds those given after the action).
+    """
+
+    def default(value: object) -> object:
+        # Unset options after the action leave the namespace alone (the values before it stand).
+        return argparse.SUPPRESS if after_action else value
+
+    parser.add_argument(
         "--server",
         action="append",
-        default=[],
+        dest="server_after" if after_action else "server",
+        default=default([]),
         metavar="LABEL=COMMAND|URL",
         help="a server command to spawn, or an http(s):// Streamable HTTP endpoint, under a label "
         "you choose (repeatable)",
     )
-    host.add_argument(
+    parser.add_argument(
         "--header",
         action="append",
-        default=[],
+        dest="header_after" if after_action else "header",
+        default=default([]),
         metavar="LABEL=NAME:VALUE",
         help="an HTTP header sent to server LABEL only, e.g. LABEL=Authorization:'Bearer ...' "
         "(repeatable; values are never printed)",
     )
-    host.add_argument(
+    parser.add_argument(
         "--protocol-era",
         choices=("auto", "modern", "legacy"),
-        default="auto",
+        default=default("auto"),
         help="auto: probe server/discover, fall back to initialize (default); modern: "
         "2026-07-28 only; legacy: initialize (2025-11-25) only",
     )
-    host.add_argument("--approvals", metavar="FILE", help="where approvals are kept (JSON)")
-    host.add_argument("--cache", metavar="DIR", help="cache verified content here")
-    host.add_argument(
-        "--yes", action="store_true", help="approve the skill's manifest without asking"
+    parser.add_argument(
+        "--approvals", metavar="FILE", default=default(None), help="where approvals are kept (JSON)"
     )
-    host.add_argument(
-        "--allow-dynamic", action="store_true", help='allow skills whose resources are "dynamic"'
+    parser.add_argument(
+        "--cache", metavar="DIR", default=default(None), help="cache verified content here"
     )
-    host.add_argument(
-        "--timeout", type=_seconds, default=10.0, help="seconds per request (default 10)"
+    parser.add_argument(
+        "--yes",
+        action="store_true",
+        default=default(False),
+        help="approve the skill's manifest without asking",
     )
-    host.add_argument("--json", action="store_true", help="machine-readable output")
-    actions = host.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
-    actions.required = True
-    actions.add_parser("list", help="list every server's skills")
-    show = actions.add_parser("show", help="show a skill's entry (fetches no content)")
-    show.add_argument("skill", metavar="SKILL")
-    load = actions.add_parser("load", help="load a skill: approve, read and verify SKILL.md")
-    load.add_argument("skill", metavar="SKILL")
-    read = actions.add_parser("read", help="load a skill and read one of its files")
-    read.add_argument("skill", metavar="SKILL")
-    read.add_argument("ref", metavar="REF")
-    ls = actions.add_parser("ls", help="load a skill and list one of its directories")
-    ls.add_argument("skill", metavar="SKILL")
-    ls.add_argument("directory", metavar="DIR", nargs="?", default="")
-
-    commands.add_parser("demo", help="replay the spec's example flow against a real server")
-    return parser
+    parser.add_argument(
+        "--allow-dynamic",
+        action="store_true",
+        default=default(False),
+        help='allow skills whose resources are "dynamic"',
+    )
+    parser.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=default(10.0),
+        help="seconds per request (default 10)",
+    )
+    parser.add_argument(
+        "--json", action="store_true", default=default(False), help="machine-readable output"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

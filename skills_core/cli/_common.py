@@ -5,7 +5,8 @@ command line has no import cycle. A command reports a failure by raising :class:
 of the exit codes below (or by returning the code); :func:`skills_core.cli.main` writes the message
 as one line on stderr. Text that came from a server or a skill folder reaches the terminal only
 through :func:`skills_core.display.display` (DESIGN.md decision 11); :func:`error` applies it to
-the whole message, so a caller may embed untrusted text in a message as it is.
+the whole message, so a caller may embed untrusted text in a message as it is, and
+:func:`print_json` writes JSON through :func:`skills_core.display.display_json`.
 
 ====  ==================================================================================
 0     ok
@@ -19,12 +20,13 @@ the whole message, so a caller may embed untrusted text in a message as it is.
 
 from __future__ import annotations
 
-import json
+import os
+import stat
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, TextIO
 
-from skills_core.display import display
+from skills_core.display import display, display_json
 
 if TYPE_CHECKING:
     from skills_core.server.filesystem import FilesystemSource
@@ -43,7 +45,12 @@ __all__ = [
     "print_json",
     "open_source",
     "os_message",
+    "read_regular_file",
+    "terminal_width",
 ]
+
+#: The narrowest width laid out for (see terminal_width).
+MIN_WIDTH: Final = 40
 
 EXIT_OK: Final = 0
 EXIT_USAGE: Final = 1
@@ -73,8 +80,12 @@ def error(message: str) -> None:
 
 
 def print_json(document: object) -> None:
-    """Write ``document`` to stdout as indented JSON (one document, then a newline)."""
-    sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    """Write ``document`` to stdout as indented JSON (one document, then a newline).
+
+    The JSON is exact and strict UTF-8; characters a terminal would obey (controls, bidi
+    overrides, invisible characters) are written as ``\\u`` escapes (:func:`display_json`).
+    """
+    sys.stdout.write(display_json(document) + "\n")
 
 
 def open_source(roots: Sequence[str]) -> FilesystemSource:
@@ -92,3 +103,44 @@ def os_message(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.filename is not None:
         return f"{exc.filename}: {exc.strerror or exc}"
     return str(exc)
+
+
+def read_regular_file(path: str | os.PathLike[str], limit: int) -> bytes:
+    """Read a regular file of at most ``limit`` bytes; a FIFO or a device never blocks this.
+
+    The file is opened non-blocking (opening a FIFO that has no writer returns at once), its type
+    is checked with ``fstat`` before anything is read, and nothing past ``limit`` is read.
+
+    Raises:
+        FileNotFoundError: there is no such file.
+        OSError: it cannot be opened or read, is not a regular file, or is over ``limit`` bytes.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{os.fspath(path)} is not a regular file")
+        chunks: list[bytes] = []
+        remaining = limit + 1
+        while remaining > 0:
+            chunk = os.read(fd, min(remaining, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > limit:
+        raise OSError(f"{os.fspath(path)} is larger than {limit:,} bytes")
+    return data
+
+
+def terminal_width(stream: TextIO) -> int | None:
+    """The width of the terminal ``stream`` writes to (at least 40), or None when it is not one."""
+    try:
+        if not stream.isatty():
+            return None
+        return max(MIN_WIDTH, os.get_terminal_size(stream.fileno()).columns)
+    except (AttributeError, ValueError, OSError):
+        return None

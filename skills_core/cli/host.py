@@ -1,34 +1,56 @@
 """``skills-core host``: load skills from MCP server processes, verifying every byte.
 
 Theory of operation: one run of the command is one short-lived host. It spawns every ``--server``
-command (asyncio adapter) or connects to every ``--server`` URL (Streamable HTTP, the
-``http-client`` extra; ``--header`` adds headers for one server), handshakes with each
-(``server/discover``, falling back to ``initialize``, unless ``--protocol-era`` pins one), lists
-their skills to resolve the SKILL argument, then performs the action through a
-:class:`~skills_core.host.Host`, carrying out its effects with
+command (asyncio adapter, each in a process group of its own) or connects to every ``--server``
+URL (Streamable HTTP, the ``http-client`` extra; ``--header`` adds headers for one server),
+handshakes with each (``server/discover``, falling back to ``initialize``, unless
+``--protocol-era`` pins one), lists their skills to resolve the SKILL argument, then performs the
+action through a :class:`~skills_core.host.Host`, carrying out its effects with
 :func:`~skills_core.adapters.host_driver.carry_out`. Approval prompts are answered by ``--yes``
 (the manifest only: never a dynamic skill without ``--allow-dynamic``, never an ``allowed-tools``
 grant, never a cross-origin read), interactively on a terminal, or refused (exit 4). Approvals
 persist in ``--approvals FILE``, bound to the manifest. Content is printed framed with its origin
-label, exactly as a model would receive it. Exit codes: see :mod:`skills_core.cli._common`.
+label, exactly as a model would receive it. Exit codes: see :mod:`skills_core.cli._common`; each
+effect the host returns maps to one of them in :meth:`_Session._react`.
+
+What a person sees is ours (DESIGN.md decision 11):
+
+* every string that came from a server (names, descriptions, URIs, file names, frontmatter values,
+  error messages, notices) is shown through :mod:`skills_core.display`; on a terminal, lines that
+  carry such text are cut at its width into rows that start with our prefix
+  (:mod:`skills_core.cli._screen`), so not even a wrapped line can start like one of ours;
+* the approval prompt prints what the server says first, then, in a fixed form, what is being
+  approved (every file with its size and digest, what changed, what is asked for) and the
+  question, last;
+* nothing of a server reaches the terminal while a prompt is shown: a server's stderr is kept (its
+  last lines, bounded) and shown only when the command fails because of that server, and the
+  adapter's reports (junk on stdout, counted and summarised) are printed at the end;
+* content printed on a terminal keeps its line breaks but shows every other control as an escape;
+  printed to a pipe or a file it is exact.
+
+Approvals and cache files are opened so that no special file (a FIFO, a device) can block the
+command: non-blocking open, then a regular-file check before anything is read.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import contextlib
 import json
 import os
 import shlex
+import signal
 import sys
 import tempfile
-from contextlib import AbstractAsyncContextManager
+import threading
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final, TextIO
 
-from skills_core.adapters.asyncio_stdio import open_stdio_client
+from skills_core.adapters.asyncio_stdio import StdioClient, open_stdio_client
 from skills_core.adapters.host_driver import (
     CLIENT_INFO,
     Requester,
@@ -46,13 +68,19 @@ from skills_core.cli._common import (
     CliError,
     error,
     print_json,
+    read_regular_file,
+    terminal_width,
 )
+from skills_core.cli._screen import fit
+from skills_core.digest import compute_digest
+from skills_core.display import display, display_line
 from skills_core.errors import (
     JsonRpcError,
     LocalProtocolError,
     SkillsError,
     TransportError,
     VerificationError,
+    VerificationKind,
 )
 from skills_core.host.approvals import ApprovalsFileError, ApprovalStore
 from skills_core.host.cache import CacheStore
@@ -72,6 +100,7 @@ from skills_core.host.effects import (
     Notice,
     NoticeLevel,
     ReferenceRejected,
+    RefusalCode,
     Refused,
     RequestApproval,
     RequestCrossOriginApproval,
@@ -81,7 +110,7 @@ from skills_core.host.effects import (
 )
 from skills_core.host.machine import Host
 from skills_core.host.policy import HostPolicy
-from skills_core.host.registry import ResolutionStatus
+from skills_core.host.registry import ResolutionStatus, StopReason
 from skills_core.host.states import LoadState
 from skills_core.jsonvalue import thaw_json
 from skills_core.messages import Era
@@ -90,12 +119,37 @@ from skills_core.uri import is_skill_md_uri
 if TYPE_CHECKING:
     from skills_core.http_wire import EraCache
 
-__all__ = ["run_host"]
+__all__ = ["run_host", "MAX_APPROVALS_BYTES"]
+
+#: The largest approvals file read (a record per approved skill is a few hundred bytes).
+MAX_APPROVALS_BYTES: Final = 16 << 20
+#: Files of a skill named when a read asks for one it does not have.
+FILES_NAMED: Final = 20
+#: Why a listing stopped that makes it a failure (exit 2), not a notice.
+_LISTING_FAILED: Final = frozenset({StopReason.REQUEST_FAILED, StopReason.MALFORMED_RESULT})
+#: Exit codes of refusals; any other refusal is a usage error (exit 1).
+_REFUSAL_EXIT: Final = {
+    RefusalCode.NOT_IN_SKILL: EXIT_VERIFICATION,  # a reference leaving the skill, as README says
+    RefusalCode.REAPPROVAL_REQUIRED: EXIT_APPROVAL,
+    RefusalCode.CROSS_ORIGIN_DENIED: EXIT_APPROVAL,
+    RefusalCode.SKILL_SIZE_LIMIT: EXIT_INVALID_ENTRY,
+    RefusalCode.SERVER_BUDGET: EXIT_INVALID_ENTRY,
+    RefusalCode.FILE_TOO_LARGE: EXIT_INVALID_ENTRY,
+    RefusalCode.RESOURCE_TOO_LARGE: EXIT_INVALID_ENTRY,
+}
+_DECLINE_EXIT: Final = {
+    DeclineReason.INVALID_ENTRY: EXIT_INVALID_ENTRY,
+    DeclineReason.OVER_LIMIT: EXIT_INVALID_ENTRY,
+    DeclineReason.FILE_TOO_LARGE: EXIT_INVALID_ENTRY,
+    DeclineReason.SERVER_BUDGET: EXIT_INVALID_ENTRY,
+    DeclineReason.NOT_A_SKILL: EXIT_USAGE,
+    DeclineReason.NOT_CONNECTED: EXIT_CONNECTION,
+}
 
 
 def run_host(args: argparse.Namespace) -> int:
     """Run ``skills-core host`` with parsed arguments; return the exit code."""
-    servers = _parse_servers(args.server)
+    servers = _parse_servers([*args.server, *getattr(args, "server_after", [])])
     return asyncio.run(_Session(args, servers).run())
 
 
@@ -167,12 +221,24 @@ _SEVERITY = (EXIT_CONNECTION, EXIT_VERIFICATION, EXIT_INVALID_ENTRY, EXIT_APPROV
 
 @dataclass
 class _Outcome:
-    """What went wrong, by exit code; the most serious one decides the exit."""
+    """What went wrong, by exit code; the most serious one decides the exit.
+
+    A failure may carry a key naming the fact it reports (a request to a server, a file): the
+    same fact reported again by another effect, in other words, is not said twice.
+    """
 
     failures: dict[int, list[str]] = field(default_factory=dict)
+    facts: set[tuple[str, ...]] = field(default_factory=set)
 
-    def fail(self, code: int, message: str) -> None:
+    def fail(self, code: int, message: str, key: tuple[str, ...] | None = None) -> None:
+        if key is not None:
+            if key in self.facts:
+                return
+            self.facts.add(key)
         self.failures.setdefault(code, []).append(message)
+
+    def said(self) -> set[str]:
+        return {message for messages in self.failures.values() for message in messages}
 
     def exit_code(self) -> int:
         for code in _SEVERITY:
@@ -192,7 +258,7 @@ class _Session:
     def __init__(self, args: argparse.Namespace, servers: dict[str, _ServerSpec]) -> None:
         self.args = args
         self.servers = servers
-        self.headers = _parse_headers(args.header, servers)
+        self.headers = _parse_headers([*args.header, *getattr(args, "header_after", [])], servers)
         self.era = {"modern": Era.MODERN, "legacy": Era.LEGACY}.get(args.protocol_era)
         self.era_cache: EraCache | None = None
         self.timeout: float = args.timeout
@@ -205,23 +271,33 @@ class _Session:
             cache=self._open_cache(),
         )
         self.connections: dict[str, Requester] = {}
+        #: The spawned servers among them (their exit status and stderr tail are ours to report).
+        self.processes: dict[str, StdioClient] = {}
         self.delivered: list[DeliverToModel] = []
         self.listings: list[DirectoryListing] = []
         self.rejected: list[EntryRejected] = []
         self.notices: list[str] = []
-        self.warnings: list[tuple[str, str]] = []
+        self.warnings: list[str] = []
+        #: Servers a connection or protocol failure came from: their stderr is shown at the end.
+        self.troubled: dict[str, None] = {}
+        #: Servers whose skills/list failed (their failure is reported as it came).
+        self.unlisted: dict[str, None] = {}
+        #: The server whose start-up failed, and how.
+        self.starting: tuple[str, SkillsError] | None = None
         self.interactive = sys.stdin.isatty() and sys.stderr.isatty()
 
     # -- set-up -------------------------------------------------------------------------------
 
     def _load_approvals(self) -> ApprovalStore:
         path = self.approvals_path
-        if path is None or not path.exists():
+        if path is None:
             return ApprovalStore()
         try:
-            return ApprovalStore.loads(path.read_bytes())
+            return ApprovalStore.loads(read_regular_file(path, MAX_APPROVALS_BYTES))
+        except FileNotFoundError:
+            return ApprovalStore()
         except (OSError, ApprovalsFileError) as exc:
-            raise CliError(f"--approvals {path}: {exc}", EXIT_USAGE) from None
+            raise CliError(f"--approvals {path}: {_os_reason(exc)}", EXIT_USAGE) from None
 
     def _save_approvals(self) -> None:
         path = self.approvals_path
@@ -249,40 +325,25 @@ class _Session:
         except (OSError, SkillsError) as exc:
             raise CliError(f"--cache {self.args.cache}: {exc}", EXIT_USAGE) from None
 
-    # -- the run ------------------------------------------------------------------------------
+    async def _connect(
+        self, stack: contextlib.AsyncExitStack, label: str, spec: _ServerSpec
+    ) -> Requester:
+        """Open the connection to one ``--server`` (the one place that knows how).
 
-    async def run(self) -> int:
-        async with contextlib.AsyncExitStack() as stack:
-            for label, spec in self.servers.items():
-                try:
-                    self.host.connect(label, {})  # validates the label before anything spawns
-                except LocalProtocolError as exc:
-                    raise CliError(f"--server {label}: {exc}", EXIT_USAGE) from None
-                try:
-                    client = await stack.enter_async_context(self._open(label, spec))
-                except TransportError as exc:
-                    return self._fatal(exc)
-                self.connections[label] = client
-            for label, client in self.connections.items():
-                try:
-                    effects = await handshake(
-                        self.host, label, client, timeout=self.timeout, era=self.era
-                    )
-                except (TransportError, JsonRpcError) as exc:
-                    return self._fatal(exc)
-                self._absorb(effects)
-            code = await self._action()
-        said = {m for messages in self.outcome.failures.values() for m in messages}
-        for origin, message in dict.fromkeys(self.warnings):
-            if message not in said:
-                error(f"{origin}: {message}")
-        self.outcome.report()
-        return code if code != EXIT_OK else self.outcome.exit_code()
-
-    def _open(self, label: str, spec: _ServerSpec) -> AbstractAsyncContextManager[Requester]:
-        """The connection to one ``--server``: a spawned command, or an HTTP endpoint."""
+        A command is spawned (its stderr kept, not shown: see :meth:`_show_stderr`); a URL is a
+        Streamable HTTP endpoint, reached with the ``http-client`` extra.
+        """
         if not isinstance(spec, str):
-            return open_stdio_client(spec, label=label, stderr=None)
+            client = await stack.enter_async_context(
+                open_stdio_client(
+                    spec,
+                    label=label,
+                    on_report=self.warnings.append,
+                    on_stderr=_keep_tail_only,
+                )
+            )
+            self.processes[label] = client
+            return client
         try:
             from skills_core.adapters.http_client import open_http_client  # noqa: PLC0415
             from skills_core.http_wire import EraCache  # noqa: PLC0415
@@ -291,11 +352,79 @@ class _Session:
         if self.era_cache is None:
             self.era_cache = EraCache()  # one verdict per origin for the run (HTTP-36)
         headers = self.headers.get(label, ())
-        return open_http_client(spec, label=label, headers=headers, era_cache=self.era_cache)
+        return await stack.enter_async_context(
+            open_http_client(spec, label=label, headers=headers, era_cache=self.era_cache)
+        )
 
-    def _fatal(self, exc: SkillsError) -> int:
-        error(str(exc))
-        return EXIT_CONNECTION
+    # -- the run ------------------------------------------------------------------------------
+
+    async def run(self) -> int:
+        async with contextlib.AsyncExitStack() as stack:
+            if await self._start(stack):
+                await self._action()
+        self._report()  # after every server is shut down: their stderr and exit status are known
+        return self.outcome.exit_code()
+
+    async def _start(self, stack: contextlib.AsyncExitStack) -> bool:
+        """Spawn and handshake with every server; False (the failure recorded) if one fails."""
+        for label, spec in self.servers.items():
+            try:
+                self.host.connect(label, {})  # validates the label before anything spawns
+            except LocalProtocolError as exc:
+                raise CliError(f"--server {label}: {exc}", EXIT_USAGE) from None
+            try:
+                self.connections[label] = await self._connect(stack, label, spec)
+            except TransportError as exc:
+                self.outcome.fail(EXIT_CONNECTION, str(exc))
+                return False
+        for label, client in self.connections.items():
+            try:
+                effects = await handshake(
+                    self.host, label, client, timeout=self.timeout, era=self.era
+                )
+            except (TransportError, JsonRpcError) as exc:
+                self.troubled[label] = None
+                self.starting = (label, exc)
+                return False
+            self._absorb(effects)
+        return True
+
+    def _report(self) -> None:
+        """Warnings, then failures, then the last stderr lines of the servers that failed."""
+        if self.starting is not None:
+            self.outcome.fail(EXIT_CONNECTION, self._startup_failure(*self.starting))
+        said = self.outcome.said()
+        counts = Counter(message for message in self.warnings if message not in said)
+        for message, count in counts.items():
+            error(message if count == 1 else f"{message} ({count} times)")
+        self.outcome.report()
+        for label in self.troubled:
+            self._show_stderr(label)
+
+    def _startup_failure(self, label: str, exc: SkillsError) -> str:
+        process = self.processes.get(label)
+        status = None if process is None else process.process.returncode
+        if isinstance(exc, TransportError) and exc.kind == "closed" and status is not None:
+            if status < 0:
+                return (
+                    f"server {label!r} was ended by signal {_signal_name(-status)} during start-up"
+                )
+            return f"server {label!r} exited with status {status} during start-up"
+        return f"{exc} (at start-up)"  # the message names the server
+
+    def _show_stderr(self, label: str) -> None:
+        client = self.processes.get(label)
+        if client is None or not client.stderr_tail:
+            return
+        tail = client.stderr_tail
+        stream = sys.stderr
+        what = "line" if len(tail) == 1 else f"{len(tail)} lines"
+        stream.write(f"skills-core: the last {what} server {label!r} wrote on stderr:\n")
+        prefix = f"  [{display(label)}] "
+        width = terminal_width(stream)
+        for line in tail:
+            _write(stream, fit(prefix, display_line(line, 500), width=width, indent="  |   "))
+        stream.flush()
 
     async def _pump(self, effects: list[Effect]) -> list[Effect | TransportFailure]:
         """Carry out effects until nothing is left to send; answer prompts on the way."""
@@ -310,9 +439,18 @@ class _Session:
         return done
 
     async def _react(self, effect: Effect | TransportFailure) -> list[Effect]:
+        """Map one effect to output, a failure (with its exit code), or a reply to a prompt."""
         outcome = self.outcome
         if isinstance(effect, TransportFailure):
-            outcome.fail(EXIT_CONNECTION, str(effect.error))
+            self._request_failed(effect.origin, effect.method, str(effect.error))
+        elif isinstance(effect, RequestFailed):
+            self._request_failed(effect.origin, effect.method, _request_failure(effect))
+        elif isinstance(effect, ListingPartial):
+            if effect.reason in _LISTING_FAILED:
+                message = f"server {effect.origin!r}: {effect.message}"
+                self._request_failed(effect.origin, "skills/list", message)
+            else:
+                self.warnings.append(f"{effect.origin}: {effect.message}")
         elif isinstance(effect, RequestApproval):
             return await self._approve(effect)
         elif isinstance(effect, RequestCrossOriginApproval):
@@ -329,95 +467,132 @@ class _Session:
         elif isinstance(effect, DirectoryListing):
             self.listings.append(effect)
         elif isinstance(effect, VerificationFailed):
-            if effect.source is not FailureSource.CACHE:
-                outcome.fail(EXIT_VERIFICATION, f"verification failed: {effect.error}")
+            self._verification_failed(effect)
         elif isinstance(effect, ReferenceRejected):
-            outcome.fail(EXIT_VERIFICATION, f"reference {effect.ref!r} refused: {effect.error}")
+            outcome.fail(EXIT_VERIFICATION, f"{effect.origin}: {effect.error}")
         elif isinstance(effect, LoadFailed):
-            if isinstance(effect.error, VerificationError):
-                code = EXIT_VERIFICATION
-            elif effect.error is None and EXIT_VERIFICATION in outcome.failures:
-                code = EXIT_VERIFICATION  # the verification failure that caused it stands
-            else:
-                code = EXIT_CONNECTION
-            outcome.fail(code, effect.message)
+            if not outcome.failures:  # otherwise its cause is reported already
+                is_bad = isinstance(effect.error, VerificationError)
+                outcome.fail(EXIT_VERIFICATION if is_bad else EXIT_CONNECTION, effect.message)
         elif isinstance(effect, EntryRejected):
             self.rejected.append(effect)
         elif isinstance(effect, LoadDeclined):
-            if not (effect.reason is DeclineReason.DENIED and EXIT_APPROVAL in outcome.failures):
-                outcome.fail(_decline_code(effect.reason), effect.message)
+            self._declined(effect)
         elif isinstance(effect, SkillChanged) and effect.requires_reapproval:
             self.notices.append(
                 f"{effect.origin}: {effect.uri} changed: {effect.changes.describe()}"
             )
-        elif isinstance(effect, RequestFailed):
-            self.notices.append(f"{effect.origin}: {effect.method} failed: {effect.message}")
         elif isinstance(effect, Refused):
-            outcome.fail(EXIT_USAGE, effect.message)
-        elif isinstance(effect, Notice | ListingPartial):
+            outcome.fail(_REFUSAL_EXIT.get(effect.code, EXIT_USAGE), effect.message)
+        elif isinstance(effect, Notice):
             self._absorb([effect])
         return []
+
+    def _request_failed(self, origin: str, method: str, message: str) -> None:
+        """A request failed: a connection or protocol failure (exit 2), said once per request."""
+        self.troubled[origin] = None
+        if method == "skills/list":
+            self.unlisted[origin] = None
+        self.outcome.fail(EXIT_CONNECTION, message, key=("request", origin, method))
+
+    def _verification_failed(self, effect: VerificationFailed) -> None:
+        if effect.source is FailureSource.CACHE:
+            return  # the cached copy was discarded and the file is fetched again
+        if effect.error.kind is VerificationKind.UNLISTED:
+            self.outcome.fail(
+                EXIT_VERIFICATION,
+                self._no_such_file(effect.origin, effect.skill_uri, effect.uri),
+                key=("unlisted", effect.origin, effect.uri),
+            )
+            return
+        self.outcome.fail(
+            EXIT_VERIFICATION,
+            f"{effect.origin}: verification failed: {effect.error}",
+            key=("verification", effect.origin, effect.uri),
+        )
+
+    def _no_such_file(self, origin: str, skill_uri: str, uri: str) -> str:
+        """The plain message for a read of a file the skill does not list."""
+        entry = self.host.registry.get(origin, skill_uri)
+        root = skill_uri.rpartition("/")[0] + "/"
+        name = f"{origin}:{entry.name}" if entry is not None else f"{origin}:{skill_uri}"
+        message = f"{name} has no file {uri.removeprefix(root)}"
+        if entry is None or isinstance(entry.resources, str):
+            return message
+        files = [r.uri.removeprefix(root) for r in entry.resources]
+        more = f" and {len(files) - FILES_NAMED} more" if len(files) > FILES_NAMED else ""
+        return f"{message}; its files are: {', '.join(files[:FILES_NAMED])}{more}"
+
+    def _declined(self, effect: LoadDeclined) -> None:
+        if effect.reason is DeclineReason.DENIED and EXIT_APPROVAL in self.outcome.failures:
+            return  # our own refusal, already said
+        message = effect.message
+        if effect.reason is DeclineReason.DYNAMIC:
+            message += " (pass --allow-dynamic to load it)"
+        code = _DECLINE_EXIT.get(effect.reason, EXIT_APPROVAL)
+        self.outcome.fail(code, message, key=("declined", effect.origin, effect.uri))
 
     def _absorb(self, effects: list[Effect]) -> None:
         for effect in effects:
             if isinstance(effect, Notice) and effect.level is not NoticeLevel.INFO:
-                self.warnings.append((effect.origin or "host", effect.message))
-            elif isinstance(effect, ListingPartial):
-                self.warnings.append((effect.origin, effect.message))
+                if effect.code == "failure-stands" and self.outcome.failures:
+                    continue  # the failure it refers to is reported already
+                self.warnings.append(f"{effect.origin or 'host'}: {effect.message}")
+
+    # -- approval -----------------------------------------------------------------------------
 
     async def _approve(self, prompt: RequestApproval) -> list[Effect]:
         if self.args.yes and (not prompt.dynamic or self.args.allow_dynamic):
             return self.host.approve(prompt.prompt_id)
+        who = f"{prompt.origin}:{prompt.name} ({prompt.uri})"
         if self.interactive:
-            sys.stderr.write(_describe_prompt(prompt))
-            answer = await asyncio.get_running_loop().run_in_executor(
-                None, _ask, "Approve this manifest? [y/N] "
-            )
-            if answer:
+            stream = sys.stderr
+            _write(stream, _prompt_lines(prompt, terminal_width(stream)))
+            if await _ask("Approve this manifest? [y/N] "):
                 grant: tuple[str, ...] = ()
                 if prompt.widening_fields:
                     fields = ", ".join(prompt.widening_fields)
-                    more = await asyncio.get_running_loop().run_in_executor(
-                        None, _ask, f"Also grant {fields} for this skill? [y/N] "
-                    )
-                    grant = prompt.widening_fields if more else ()
+                    if await _ask(f"Also grant {fields} for this skill? [y/N] "):
+                        grant = prompt.widening_fields
                 return self.host.approve(prompt.prompt_id, grant_fields=grant)
-        why = "changed since it was approved" if prompt.changes else "not approved yet"
-        detail = f": {prompt.changes.describe()}" if prompt.changes else ""
-        hint = "" if self.interactive else " (run on a terminal to approve, or pass --yes)"
-        self.outcome.fail(
-            EXIT_APPROVAL,
-            f"approval needed for {prompt.origin}:{prompt.name} ({prompt.uri}), {why}{detail}"
-            f"{hint}",
-        )
+            self.outcome.fail(EXIT_APPROVAL, f"declined: you did not approve {who}")
+            return self.host.deny(prompt.prompt_id)
+        if prompt.changes:
+            why = f"changed since it was approved: {prompt.changes.describe()}"
+        else:
+            why = "not approved yet"
+        hint = " (run on a terminal to approve, or pass --yes)"
+        self.outcome.fail(EXIT_APPROVAL, f"approval needed for {who}, {why}{hint}")
         return self.host.deny(prompt.prompt_id)
 
     # -- actions ------------------------------------------------------------------------------
 
-    async def _action(self) -> int:
+    async def _action(self) -> None:
         action = self.args.action
         await self._list_all()
         if action == "list":
-            return self._print_list()
-        origin, uri = self._resolve(self.args.skill)
+            self._print_list()
+            return
+        resolved = self._resolve(self.args.skill)
+        if resolved is None:
+            return
+        origin, uri = resolved
         if action == "show":
-            return await self._show(origin, uri)
-        loaded = await self._load(origin, uri)
-        if not loaded:
-            return EXIT_OK  # the outcome carries the failure
+            await self._show(origin, uri)
+            return
+        if not await self._load(origin, uri):
+            return  # the outcome carries the failure
         if action == "load":
-            self._print_delivery(DeliveryKind.SKILL)
-            return EXIT_OK
-        if action == "read":
+            self._emit_deliveries([d for d in self.delivered if d.kind is DeliveryKind.SKILL])
+        elif action == "read":
             before = len(self.delivered)
             await self._pump(self.host.read(origin, uri, self.args.ref))
             files = [d for d in self.delivered[before:] if d.kind is not DeliveryKind.SKILL]
             self._emit_deliveries(files)
-            return EXIT_OK
-        assert action == "ls"
-        await self._pump(self.host.list_dir(origin, uri, self.args.directory))
-        self._print_listings()
-        return EXIT_OK
+        else:
+            assert action == "ls"
+            await self._pump(self.host.list_dir(origin, uri, self.args.directory))
+            self._print_listings()
 
     async def _list_all(self) -> None:
         for label in self.connections:
@@ -427,7 +602,8 @@ class _Session:
                 continue
             await self._pump(self.host.list_skills(label))
 
-    def _resolve(self, query: str) -> tuple[str, str]:
+    def _resolve(self, query: str) -> tuple[str, str] | None:
+        """The ``(origin, uri)`` that SKILL names, or None with the failure recorded."""
         label, sep, rest = query.partition(":")
         if sep and label in self.connections and is_skill_md_uri(rest):
             return label, rest  # LABEL:URI, possibly a skill the listing did not include
@@ -438,64 +614,75 @@ class _Session:
         if resolution.status is ResolutionStatus.NOT_FOUND and is_skill_md_uri(query):
             if len(self.connections) == 1:
                 return next(iter(self.connections)), query
-            raise CliError(
-                f"{query} is not in any listing; name the server as LABEL:{query}", EXIT_USAGE
+            self.outcome.fail(
+                EXIT_USAGE, f"{query} is not in any listing; name the server as LABEL:{query}"
             )
-        candidates = ", ".join(c.qualified for c in resolution.candidates)
-        if resolution.status is ResolutionStatus.NOT_FOUND:
-            refused = [r for r in self.rejected if _names(r.uri, query)]
-            if refused:
-                reasons = "; ".join(f"{r.origin}: {r.error}" for r in refused)
-                raise CliError(reasons, EXIT_INVALID_ENTRY)
-            raise CliError(f"no server lists a skill {query!r}", EXIT_USAGE)
-        raise CliError(f"{resolution.message} (candidates: {candidates})", EXIT_USAGE)
+            return None
+        if resolution.status is not ResolutionStatus.NOT_FOUND:
+            self.outcome.fail(EXIT_USAGE, resolution.message)  # it names every candidate
+            return None
+        refused = [r for r in self.rejected if _names(r.uri, query)]
+        if refused:
+            for r in refused:
+                self.outcome.fail(EXIT_INVALID_ENTRY, f"{r.origin}: {r.error}")
+        elif self.unlisted:
+            failed = ", ".join(repr(label) for label in self.unlisted)
+            self.outcome.fail(
+                EXIT_CONNECTION, f"cannot look up {query!r}: the listing of {failed} failed"
+            )
+        else:
+            self.outcome.fail(EXIT_USAGE, f"no server lists a skill {query!r}")
+        return None
 
     async def _load(self, origin: str, uri: str) -> bool:
         await self._pump(self.host.load(origin, uri))
         return self.host.state(origin, uri) is LoadState.ACTING
 
-    async def _show(self, origin: str, uri: str) -> int:
+    async def _show(self, origin: str, uri: str) -> None:
         entry = self.host.registry.get(origin, uri)
         if entry is None:
             await self._pump(self.host.get_skill(origin, uri))
             entry = self.host.registry.get(origin, uri)
         if entry is None:
-            self._report_rejections(uri)
+            for rejected in self.rejected:
+                if rejected.uri == uri:
+                    self.outcome.fail(EXIT_INVALID_ENTRY, f"{rejected.origin}: {rejected.error}")
             if not self.outcome.failures:
                 self.outcome.fail(EXIT_USAGE, f"{origin}: no skill is served at {uri}")
-            return EXIT_OK
+            return
         approved = (
             not entry.is_dynamic
             and self.host.approvals.approved(origin, entry.uri, entry.resource_set) is not None
         )
         if self.args.json:
             print_json({"origin": origin, "approved": approved, "entry": entry.to_json()})
-            return EXIT_OK
+            return
         out = sys.stdout
-        out.write(f"origin:      {origin}\n")
-        out.write(f"uri:         {entry.uri}\n")
-        out.write(f"name:        {entry.name}\n")
-        out.write(f"description: {entry.description}\n")
-        out.write(f"approved:    {'yes, for this exact manifest' if approved else 'no'}\n")
+        width = terminal_width(out)
+        rows = [
+            ("origin:      ", origin),
+            ("uri:         ", entry.uri),
+            ("name:        ", entry.name),
+            ("description: ", display_line(entry.description)),
+            ("approved:    ", "yes, for this exact manifest" if approved else "no"),
+        ]
         extra = {k: v for k, v in entry.frontmatter.items() if k not in ("name", "description")}
         for key, value in extra.items():
-            out.write(f"{key + ':':12} {json.dumps(thaw_json(value), ensure_ascii=False)}\n")
+            text = json.dumps(thaw_json(value), ensure_ascii=False)
+            rows.append((f"{display_line(key, 40) + ':':12} ", display_line(text)))
+        for first, text in rows:
+            _write(out, fit(first, display(text), width=width, indent=" " * 13))
         if isinstance(entry.resources, str):
             out.write('files:       "dynamic" (no manifest, no integrity)\n')
-        else:
-            out.write(f"files:       {len(entry.resources)}, {entry.total_size} bytes\n")
-            for resource in entry.resources:
-                out.write(f"  {resource.size:>9}  {resource.digest}  {resource.uri}\n")
-        return EXIT_OK
-
-    def _report_rejections(self, uri: str | None) -> None:
-        for rejected in self.rejected:
-            if uri is None or rejected.uri == uri:
-                self.outcome.fail(EXIT_INVALID_ENTRY, f"{rejected.origin}: {rejected.error}")
+            return
+        out.write(f"files:       {len(entry.resources)}, {entry.total_size} bytes\n")
+        for resource in entry.resources:
+            first = f"  {resource.size:>9}  {resource.digest}  "
+            _write(out, fit(first, display(resource.uri), width=width, indent="    "))
 
     # -- output -------------------------------------------------------------------------------
 
-    def _print_list(self) -> int:
+    def _print_list(self) -> None:
         items = self.host.catalog()
         if self.args.json:
             print_json(
@@ -523,40 +710,36 @@ class _Session:
                     "notices": self.notices,
                 }
             )
-            return EXIT_OK
+            return
         out = sys.stdout
+        width = terminal_width(out)
         for item in items:
             marker = " [dynamic]" if item.dynamic else ""
-            out.write(f"{item.qualified}{marker}  {item.uri}\n    {item.description}\n")
+            _write(
+                out,
+                fit(
+                    "",
+                    f"{display(item.qualified)}{marker}  {display(item.uri)}",
+                    width=width,
+                    indent="  ",
+                ),
+            )
+            _write(out, fit("    ", display_line(item.description), width=width, indent="    "))
         for rejected in self.rejected:
             what = "OVER LIMIT" if not rejected.error.malformed else "INVALID"
-            out.write(f"{rejected.origin}:{rejected.uri or '(no uri)'}  [{what}]\n")
+            uri = display(rejected.uri) if rejected.uri is not None else "(no uri)"
+            _write(out, fit("", f"{rejected.origin}:{uri}  [{what}]", width=width, indent="  "))
             for problem in rejected.error.problems:
-                out.write(f"    {problem}\n")
+                _write(out, fit("    ", display_line(str(problem)), width=width, indent="    "))
         for notice in self.notices:
-            out.write(f"note: {notice}\n")
-        return EXIT_OK
-
-    def _print_delivery(self, kind: DeliveryKind) -> None:
-        self._emit_deliveries([d for d in self.delivered if d.kind is kind])
+            _write(out, fit("note: ", display(notice), width=width, indent="      "))
 
     def _emit_deliveries(self, deliveries: list[DeliverToModel]) -> None:
         for delivery in deliveries:
             if self.args.json:
-                print_json(
-                    {
-                        "origin": delivery.origin,
-                        "uri": delivery.uri,
-                        "kind": str(delivery.kind),
-                        "verified": delivery.verified,
-                        "from_cache": delivery.from_cache,
-                        "content": delivery.content.decode("utf-8", errors="replace"),
-                    }
-                )
+                print_json(_delivery_json(delivery))
             else:
-                sys.stdout.write(delivery.model_text)
-                if not delivery.model_text.endswith("\n"):
-                    sys.stdout.write("\n")
+                self._print_framed(delivery.model_text)
 
     def _print_listings(self) -> None:
         for listing in self.listings:
@@ -574,9 +757,132 @@ class _Session:
                     }
                 )
             else:
-                sys.stdout.write(listing.model_text)
-                if not listing.model_text.endswith("\n"):
-                    sys.stdout.write("\n")
+                self._print_framed(listing.model_text)
+
+    @staticmethod
+    def _print_framed(text: str) -> None:
+        """Model-facing text: exact into a pipe or a file; controls made visible on a terminal."""
+        out = sys.stdout
+        if out.isatty():
+            text = display(text, lines=True)
+        out.write(text if text.endswith("\n") else text + "\n")
+
+
+def _request_failure(effect: RequestFailed) -> str:
+    """One line for a failed request: the server's error answer, or the protocol fault."""
+    origin = repr(effect.origin)
+    about = f"{effect.method} of {effect.uri}" if effect.uri else effect.method
+    if effect.code is not None:
+        return f"server {origin} answered {about} with {effect.message}"
+    if effect.error is not None:  # the message names the method already
+        where = f" ({effect.uri})" if effect.uri else ""
+        return f"server {origin}{where}: {effect.message}"
+    return f"server {origin}: {about} failed: {effect.message}"
+
+
+def _delivery_json(delivery: DeliverToModel) -> dict[str, object]:
+    """A delivered file as JSON: ``text`` when it is exact UTF-8, else ``blob`` (base64)."""
+    document: dict[str, object] = {
+        "origin": delivery.origin,
+        "uri": delivery.uri,
+        "kind": str(delivery.kind),
+        "verified": delivery.verified,
+        "from_cache": delivery.from_cache,
+        "size": len(delivery.content),
+        "digest": compute_digest(delivery.content),
+    }
+    text = delivery.text
+    if text is not None:
+        document["text"] = text
+    else:
+        document["blob"] = base64.b64encode(delivery.content).decode("ascii")
+    return document
+
+
+def _prompt_lines(prompt: RequestApproval, width: int | None) -> list[str]:
+    """The approval prompt: the server's words first, marked; then what is approved, in our form.
+
+    Every row that carries server text starts with ``  | `` or with our fixed columns; the
+    question that follows these lines is the last thing on the screen.
+    """
+    root = prompt.uri.rpartition("/")[0] + "/"
+    quoted = "  | "
+    lines = [
+        "",
+        f"== Approval needed: a skill from server {display(prompt.origin)} ==",
+        "What the server says about it (its words, not checked):",
+        *fit(f"{quoted}name:        ", display_line(prompt.name, 80), width=width, indent=quoted),
+        *fit(
+            f"{quoted}description: ",
+            display_line(prompt.description),
+            width=width,
+            indent=quoted,
+        ),
+        "What you approve (checked by skills-core before anything is used):",
+        *fit("  skill:   ", display(prompt.uri), width=width, indent="    "),
+    ]
+    if isinstance(prompt.manifest, str):
+        lines.append(
+            '  files:   "dynamic": nothing can be verified; this approval is for this load only'
+        )
+    else:
+        lines.append(f"  files:   {len(prompt.manifest)}, {prompt.total_size} bytes in all")
+        for resource in prompt.manifest:
+            first = f"    {resource.size:>9}  {resource.digest[:19]}...  "
+            name = display(resource.uri.removeprefix(root))
+            lines.extend(fit(first, name, width=width, indent="      "))
+    if prompt.changes:
+        changed = display(prompt.changes.describe())
+        lines.extend(fit("  changed since you approved it: ", changed, width=width, indent="    "))
+    for name in prompt.widening_fields:
+        value = json.dumps(prompt.frontmatter.get(name), ensure_ascii=False)
+        lines.extend(
+            fit(
+                f"  asks for: {display(name)} = ",
+                display_line(value) + " (ignored unless you grant it)",
+                width=width,
+                indent="    ",
+            )
+        )
+    return lines
+
+
+def _write(stream: TextIO, lines: list[str]) -> None:
+    stream.write("".join(line + "\n" for line in lines))
+
+
+def _keep_tail_only(line: str) -> None:
+    """A server's stderr is not shown as it comes: only its tail, when it failed (see above)."""
+
+
+async def _ask(question: str) -> bool:
+    """Ask on the terminal. The blocking read runs in a daemon thread of its own, not in the
+    loop's executor: Ctrl-C at the prompt cancels the wait, the servers are shut down, and the
+    command exits without waiting for a line that never comes."""
+    loop = asyncio.get_running_loop()
+    answer: asyncio.Future[bool] = loop.create_future()
+
+    def deliver(result: bool) -> None:
+        if not answer.done():
+            answer.set_result(result)
+
+    def read() -> None:
+        result = _ask_blocking(question)
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
+            loop.call_soon_threadsafe(deliver, result)
+
+    threading.Thread(target=read, name="skills-core prompt", daemon=True).start()
+    return await answer
+
+
+def _ask_blocking(question: str) -> bool:
+    sys.stderr.write(question)
+    sys.stderr.flush()
+    try:
+        answer = sys.stdin.readline()
+    except (OSError, ValueError):
+        return False
+    return answer.strip().lower() in ("y", "yes")
 
 
 def _names(uri: str | None, query: str) -> bool:
@@ -587,45 +893,14 @@ def _names(uri: str | None, query: str) -> bool:
     return uri == name or uri.endswith(f"/{name}/SKILL.md")
 
 
-def _decline_code(reason: DeclineReason) -> int:
-    if reason in (DeclineReason.INVALID_ENTRY, DeclineReason.OVER_LIMIT):
-        return EXIT_INVALID_ENTRY
-    if reason in (DeclineReason.NOT_A_SKILL, DeclineReason.NOT_CONNECTED):
-        return EXIT_USAGE if reason is DeclineReason.NOT_A_SKILL else EXIT_CONNECTION
-    if reason in (DeclineReason.FILE_TOO_LARGE, DeclineReason.SERVER_BUDGET):
-        return EXIT_INVALID_ENTRY
-    return EXIT_APPROVAL
-
-
-def _describe_prompt(prompt: RequestApproval) -> str:
-    lines = [
-        "",
-        f"Skill {prompt.name!r} from server {prompt.origin!r} ({prompt.uri})",
-        f"  {prompt.description}",
-    ]
-    if prompt.changes:
-        lines.append(f"  It changed since you approved it: {prompt.changes.describe()}")
-    if isinstance(prompt.manifest, str):
-        lines.append(
-            '  Its files are "dynamic": nothing can be verified; this approval is for this load '
-            "only."
-        )
-    else:
-        lines.append(f"  {len(prompt.manifest)} files, {prompt.total_size} bytes:")
-        for resource in prompt.manifest:
-            lines.append(f"    {resource.size:>9}  {resource.digest[:19]}...  {resource.uri}")
-    if prompt.widening_fields:
-        lines.append(
-            f"  It asks for: {', '.join(prompt.widening_fields)} (ignored unless you grant it)"
-        )
-    return "\n".join(lines) + "\n"
-
-
-def _ask(question: str) -> bool:
-    sys.stderr.write(question)
-    sys.stderr.flush()
+def _signal_name(number: int) -> str:
     try:
-        answer = sys.stdin.readline()
-    except (OSError, ValueError):
-        return False
-    return answer.strip().lower() in ("y", "yes")
+        return signal.Signals(number).name
+    except ValueError:
+        return str(number)
+
+
+def _os_reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc)

@@ -24,6 +24,9 @@ against the current entry (CACHE-02 option (ii)). Everything here is defence in 
   cached file must be a regular file; elsewhere each component is checked with :func:`os.lstat`.
 * **Bounded reads**: :meth:`DiskCacheStore.get` reads at most ``max_size + 1`` bytes, so a planted
   huge file costs no more than the entry allows.
+* **Nothing blocks**: every open is non-blocking (``O_NONBLOCK``), and a file's type is checked
+  with ``fstat`` before a byte is read, so a FIFO, a device or a socket planted where a cached file
+  belongs is a miss at once, never a read that waits for a writer.
 
 I/O errors never escape: a failed read is a miss, a failed write is recorded in
 :attr:`DiskCacheStore.last_error` and otherwise ignored (the cache is an optimisation).
@@ -60,6 +63,8 @@ _HAVE_DIR_FD: bool = (
 _O_BINARY: Final = getattr(os, "O_BINARY", 0)
 _O_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
 _O_DIRECTORY: Final = getattr(os, "O_DIRECTORY", 0)
+#: Opening a FIFO for reading blocks until a writer comes, unless the open is non-blocking.
+_O_NONBLOCK: Final = getattr(os, "O_NONBLOCK", 0)
 _READ_CHUNK: Final = 1 << 20
 
 
@@ -145,10 +150,10 @@ class DiskCacheStore:
 
     def _dir_fd(self, parts: list[str], *, create: bool) -> int | None:
         """Open the directory ``parts`` below the root without following symlinks."""
-        fd = os.open(self.root, os.O_RDONLY | _O_DIRECTORY)
+        fd = os.open(self.root, os.O_RDONLY | _O_DIRECTORY | _O_NONBLOCK)
         try:
             for part in parts:
-                flags = os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW
+                flags = os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_NONBLOCK
                 try:
                     child = os.open(part, flags, dir_fd=fd)
                 except FileNotFoundError:
@@ -196,7 +201,7 @@ class DiskCacheStore:
             if dir_fd is None:
                 return None
             try:
-                fd = os.open(parts[-1], os.O_RDONLY | _O_NOFOLLOW, dir_fd=dir_fd)
+                fd = os.open(parts[-1], os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK, dir_fd=dir_fd)
             finally:
                 os.close(dir_fd)
         else:
@@ -206,7 +211,7 @@ class DiskCacheStore:
             path = os.path.join(directory, parts[-1])
             if not stat.S_ISREG(os.lstat(path).st_mode):
                 return None
-            fd = os.open(path, os.O_RDONLY | _O_BINARY)
+            fd = os.open(path, os.O_RDONLY | _O_BINARY | _O_NONBLOCK)
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 return None

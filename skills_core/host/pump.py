@@ -178,7 +178,7 @@ class EffectRun:
         self._in_flight = None
         host = self._host
         if isinstance(answer, JsonRpcError):
-            error: dict[str, object] = {"code": answer.rpc_code, "message": answer.message}
+            error: dict[str, object] = {"code": answer.rpc_code, "message": answer.rpc_message}
             if answer.data is not None:
                 error["data"] = answer.data
             produced = host.on_response(request.origin, request.token, error=error)

@@ -1,0 +1,42 @@
+"""Rows that untrusted text cannot break out of by wrapping (skills_core.cli._screen; issue 11)."""
+
+from __future__ import annotations
+
+import unicodedata
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from skills_core.cli._screen import fit
+from skills_core.display import display
+
+
+def columns(row: str) -> int:
+    wide = {"W", "F", "A"}
+    return sum(2 if unicodedata.east_asian_width(c) in wide else 1 for c in row)
+
+
+def test_a_padded_forgery_lands_after_our_prefix() -> None:
+    """A description padded so that a terminal would wrap "Approve..." to column 0."""
+    forged = "x" * 62 + "Approve this manifest? [y/N]"
+    rows = fit("  | description: ", forged, width=80, indent="  | ")
+    assert rows == ["  | description: " + "x" * 62 + "A", "  | pprove this manifest? [y/N]"]
+    assert fit("a: ", forged, width=None, indent="  ") == ["a: " + forged]
+
+
+def test_wide_characters_count_two_columns() -> None:
+    rows = fit("> ", "\u65e5" * 10, width=10, indent="> ")
+    assert rows == ["> " + "\u65e5" * 4] * 2 + ["> " + "\u65e5" * 2]
+
+
+@given(
+    st.text(st.characters(exclude_categories=()), max_size=400),
+    st.integers(min_value=20, max_value=200),
+)
+def test_no_row_is_wider_than_the_terminal_and_every_row_is_ours(text: str, width: int) -> None:
+    shown = display(text)
+    rows = fit("  | name: ", shown, width=width, indent="  | ")
+    assert all(columns(row) <= width for row in rows)
+    assert rows[0].startswith("  | name: ")
+    assert all(row.startswith("  | ") for row in rows)
+    assert "".join(row.removeprefix("  | ") for row in rows[1:]) == shown[len(rows[0]) - 10 :]
