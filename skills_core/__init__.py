@@ -48,6 +48,7 @@ from skills_core.errors import URIError as URIError
 from skills_core.errors import URIErrorKind as URIErrorKind
 from skills_core.errors import VerificationError as VerificationError
 from skills_core.errors import VerificationKind as VerificationKind
+from skills_core.jsonvalue import ABSENT as ABSENT
 from skills_core.jsonvalue import JSONValue as JSONValue
 from skills_core.names import is_valid_skill_name as is_valid_skill_name
 from skills_core.spec import EXTENSION_ID as EXTENSION_ID
@@ -62,7 +63,6 @@ from skills_core.uri import resolve_reference as resolve_reference
 from skills_core.uri import skill_root as skill_root
 
 if TYPE_CHECKING:
-    from skills_core.frontmatter import ABSENT as ABSENT
     from skills_core.frontmatter import FrontmatterDifference as FrontmatterDifference
     from skills_core.frontmatter import ParsedFrontmatter as ParsedFrontmatter
     from skills_core.frontmatter import compare_frontmatter as compare_frontmatter
@@ -85,7 +85,6 @@ if TYPE_CHECKING:
 # Names from the heavier subsystems load on first use (PEP 562), so that ``import skills_core``
 # and a ``skills-core serve`` start-up pay only for what they use.
 _LAZY: dict[str, str] = {
-    "ABSENT": "skills_core.frontmatter",
     "FrontmatterDifference": "skills_core.frontmatter",
     "ParsedFrontmatter": "skills_core.frontmatter",
     "compare_frontmatter": "skills_core.frontmatter",

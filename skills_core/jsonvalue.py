@@ -6,10 +6,15 @@ become tuples) and *thawed* back into fresh ``dict``/``list`` values on the way 
 :func:`json_value_problems` checks that a value really is JSON: string keys, finite numbers, no
 tuples or sets or bytes, no lone surrogates (which no UTF-8 SKILL.md can contain), and a bounded
 depth. The walk is iterative, so hostile depth gives a problem report, never a ``RecursionError``.
+
+:data:`ABSENT` is the library's one "no value here" sentinel, distinct from ``None`` (JSON
+``null``): a member one side of a frontmatter comparison lacks, or the half of a JSON-RPC response
+(``result`` or ``error``) the peer did not send.
 """
 
 from __future__ import annotations
 
+import enum
 import json
 import math
 from collections.abc import Iterator, Mapping
@@ -17,6 +22,8 @@ from types import MappingProxyType
 from typing import Any, Final, TypeAlias
 
 __all__ = [
+    "ABSENT",
+    "AbsentType",
     "JSONValue",
     "FrozenJSON",
     "MAX_JSON_DEPTH",
@@ -27,6 +34,19 @@ __all__ = [
     "json_type_name",
     "loads_strict",
 ]
+
+
+class AbsentType(enum.Enum):
+    """The type of :data:`ABSENT` (an enum, so that ``Literal[ABSENT]`` narrows in type checks)."""
+
+    ABSENT = "ABSENT"
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+#: "No value here", distinct from ``None`` (JSON ``null``).
+ABSENT: Final = AbsentType.ABSENT
 
 #: A JSON value as :func:`json.loads` returns it.
 JSONValue: TypeAlias = "dict[str, JSONValue] | list[JSONValue] | str | int | float | bool | None"

@@ -307,7 +307,7 @@ def test_dynamic_skills_are_declined_by_default_ENTRY_16() -> None:
     h.list_all("srv")
     effects = h.host.load("srv", "skill://reports/daily/SKILL.md")
     assert one(effects, LoadDeclined).reason is DeclineReason.DYNAMIC
-    assert one(effects, Notice).code == "dynamic"
+    assert not of(effects, Notice)  # the decline is told once
     assert h.methods() == ["skills/list"]
 
 

@@ -214,10 +214,8 @@ class _Session:
                     return self._fatal(exc)
                 self._absorb(effects)
             code = await self._action()
-        said = {m for messages in self.outcome.failures.values() for m in messages}
-        for origin, message in dict.fromkeys(self.warnings):
-            if message not in said:
-                error(f"{origin}: {message}")
+        for origin, message in self.warnings:
+            error(f"{origin}: {message}")
         self.outcome.report()
         return code if code != EXIT_OK else self.outcome.exit_code()
 
@@ -518,8 +516,8 @@ def _names(uri: str | None, query: str) -> bool:
 def _decline_code(reason: DeclineReason) -> int:
     if reason in (DeclineReason.INVALID_ENTRY, DeclineReason.OVER_LIMIT):
         return EXIT_INVALID_ENTRY
-    if reason in (DeclineReason.NOT_A_SKILL, DeclineReason.NOT_CONNECTED):
-        return EXIT_USAGE if reason is DeclineReason.NOT_A_SKILL else EXIT_CONNECTION
+    if reason is DeclineReason.NOT_A_SKILL:
+        return EXIT_USAGE
     if reason in (DeclineReason.FILE_TOO_LARGE, DeclineReason.SERVER_BUDGET):
         return EXIT_INVALID_ENTRY
     return EXIT_APPROVAL

@@ -14,7 +14,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Final, TypeAlias
+from typing import TypeAlias
 
 from skills_core.entry import SkillEntry, SkillResource
 from skills_core.errors import quote_for_message
@@ -102,13 +102,6 @@ class Prompt:
     widening: tuple[str, ...] = ()
     cross_to: str | None = None
     cross_uri: str | None = None
-
-
-class Absent(enum.Enum):
-    ABSENT = "absent"
-
-
-ABSENT: Final = Absent.ABSENT
 
 
 def differs(a: SkillEntry, b: SkillEntry) -> bool:

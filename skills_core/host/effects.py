@@ -163,8 +163,6 @@ class DeclineReason(enum.StrEnum):
     FILE_TOO_LARGE = "file-too-large"
     #: The per-server budget of fetched skill bytes is spent (WG-04).
     SERVER_BUDGET = "server-budget"
-    #: The origin is not connected and nothing could be served from the cache.
-    NOT_CONNECTED = "not-connected"
 
 
 class FailureSource(enum.StrEnum):
@@ -779,7 +777,9 @@ class RequestFailed:
         uri: The URI the request was about, if any.
         code: The JSON-RPC error code, when the server answered with one.
         message: What happened.
-        error: The protocol error, when the result was malformed.
+        error: Why the result was refused, when it was malformed: a protocol error, or for a
+            ``resources/read`` a verification error (wrong content URI, several items, text and
+            blob together).
     """
 
     origin: str
@@ -787,7 +787,7 @@ class RequestFailed:
     uri: str | None
     code: int | None
     message: str
-    error: RemoteProtocolError | None = None
+    error: RemoteProtocolError | VerificationError | None = None
 
 
 @final

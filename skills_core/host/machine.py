@@ -77,7 +77,6 @@ from skills_core.errors import (
 )
 from skills_core.frontmatter import compare_frontmatter, parse_frontmatter
 from skills_core.host._records import (
-    ABSENT,
     Key,
     Listing,
     Origin,
@@ -155,7 +154,7 @@ from skills_core.host.registry import (
     check_label,
 )
 from skills_core.host.states import TRANSITIONS, WINDOW_STATES, LoadInput, LoadState
-from skills_core.jsonvalue import JSONValue, thaw_json
+from skills_core.jsonvalue import ABSENT, JSONValue, thaw_json
 from skills_core.messages import (
     Era,
     Implementation,
@@ -774,16 +773,7 @@ class Host:
     def _decline(self, session: Session, reason: DeclineReason, message: str) -> list[Effect]:
         self._move(session, LoadInput.DECLINE)
         origin, uri = session.key
-        return [
-            LoadDeclined(origin=origin, uri=uri, reason=reason, message=message),
-            Notice(
-                level=NoticeLevel.WARNING,
-                code=reason.value,
-                message=message,
-                origin=origin,
-                uri=uri,
-            ),
-        ]
+        return [LoadDeclined(origin=origin, uri=uri, reason=reason, message=message)]
 
     def _begin_load(
         self, session: Session, entry: SkillEntry, *, preapproved: bool = False
@@ -1633,15 +1623,19 @@ class Host:
                     refreshing=False,
                 )
             ]
+        effects: list[Effect] = []
         if resource is not None:
             hit = self._cache.get(origin, resource)
+            if hit.error is not None:
+                effects.append(self._cache_failure(origin, entry.uri, hit.error))
             if hit.data is not None:
                 return [self._preview_ready(origin, entry, uri, hit.data)]
             if conn.bytes_fetched + resource.size > self._policy.per_server_budget_bytes:
-                return [self._over_budget(conn, uri)]
+                return [*effects, self._over_budget(conn, uri)]
         if not conn.connected:
-            return [self._not_connected(conn, uri)]
+            return [*effects, self._not_connected(conn, uri)]
         return [
+            *effects,
             self._send(
                 conn,
                 Method.RESOURCES_READ,
@@ -1654,7 +1648,7 @@ class Host:
                     resource=resource,
                     entry=entry,
                 ),
-            )
+            ),
         ]
 
     @staticmethod
@@ -2017,11 +2011,6 @@ class Host:
                 message=step_message,
             )
         )
-        effects.append(
-            Notice(
-                level=NoticeLevel.WARNING, code=step_stop.value, message=step_message, origin=origin
-            )
-        )
         return effects
 
     def _listed(
@@ -2311,6 +2300,7 @@ class Host:
                     uri=pending.uri,
                     code=None,
                     message=exc.message,
+                    error=exc,
                 )
             ]
         except RemoteProtocolError as exc:
