@@ -68,8 +68,8 @@ if TYPE_CHECKING:
     from skills_core.frontmatter import compare_frontmatter as compare_frontmatter
     from skills_core.frontmatter import parse_frontmatter as parse_frontmatter
     from skills_core.host.approvals import ApprovalStore as ApprovalStore
-    from skills_core.host.machine import Host as Host
     from skills_core.host.policy import HostPolicy as HostPolicy
+    from skills_core.host.router import Host as Host
     from skills_core.jsonrpc import NEED_DATA as NEED_DATA
     from skills_core.jsonrpc import JsonRpcConnection as JsonRpcConnection
     from skills_core.server.catalog import Catalog as Catalog
@@ -90,7 +90,7 @@ _LAZY: dict[str, str] = {
     "compare_frontmatter": "skills_core.frontmatter",
     "parse_frontmatter": "skills_core.frontmatter",
     "ApprovalStore": "skills_core.host.approvals",
-    "Host": "skills_core.host.machine",
+    "Host": "skills_core.host.router",
     "HostPolicy": "skills_core.host.policy",
     "NEED_DATA": "skills_core.jsonrpc",
     "JsonRpcConnection": "skills_core.jsonrpc",

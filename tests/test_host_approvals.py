@@ -565,10 +565,9 @@ def test_transition_table_and_diagram() -> None:
     diagram = transition_diagram()
     assert diagram.startswith("stateDiagram-v2\n")
     assert diagram.count("-->") == len(TRANSITIONS) + 1
-    # Every non-idle state can be abandoned (forget), and only windows can close.
+    # Every non-idle state can be abandoned (forget); only windows close, and ERROR is cleared.
+    closable = (LoadState.ACTING, LoadState.REAPPROVAL, LoadState.STALE, LoadState.ERROR)
     for state in LoadState:
         if state is not LoadState.IDLE:
             assert (state, LoadInput.ABANDON) in TRANSITIONS
-        assert ((state, LoadInput.CLOSE) in TRANSITIONS) == (
-            state in (LoadState.ACTING, LoadState.REAPPROVAL, LoadState.STALE)
-        )
+        assert ((state, LoadInput.CLOSE) in TRANSITIONS) == (state in closable)

@@ -27,7 +27,7 @@ from typing import Protocol, final
 from skills_core._version import __version__
 from skills_core.errors import JsonRpcError, SkillsError, TransportError
 from skills_core.host.effects import Effect, SendRequest
-from skills_core.host.machine import Host
+from skills_core.host.router import Host
 from skills_core.jsonvalue import JSONValue
 from skills_core.messages import Era, Implementation, client_capabilities, request_meta
 from skills_core.spec import LEGACY_PROTOCOL_VERSION, SUPPORTED_MODERN_VERSIONS, Method

@@ -69,9 +69,9 @@ from skills_core.host.effects import (
     SkillChanged,
     VerificationFailed,
 )
-from skills_core.host.machine import Host
 from skills_core.host.policy import HostPolicy
 from skills_core.host.registry import ResolutionStatus
+from skills_core.host.router import Host
 from skills_core.host.states import LoadState
 from skills_core.jsonvalue import thaw_json
 from skills_core.uri import is_skill_md_uri

@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-One frozen value object configures a :class:`~skills_core.host.machine.Host`. The defaults are the
+One frozen value object configures a :class:`~skills_core.host.Host`. The defaults are the
 secure choices of DESIGN.md decision 8 and requirements.md §13-§14; each field cites its row. A host
 may loosen them (allow dynamic skills, raise limits) but the library never does so by itself.
 """

@@ -39,12 +39,12 @@ from typing import Final, final
 
 from skills_core.entry import SkillEntry
 from skills_core.errors import InvalidEntryError, LocalProtocolError, quote_for_message
+from skills_core.host.codes import StopReason
 from skills_core.host.framing import one_line
 
 __all__ = [
     "MAX_LABEL_BYTES",
     "check_label",
-    "StopReason",
     "PutResult",
     "Candidate",
     "ResolutionStatus",
@@ -99,16 +99,6 @@ def check_label(label: object) -> str:
             kind="bad-label",
         )
     return label
-
-
-class StopReason(enum.StrEnum):
-    """Why a listing or directory walk stopped early (SIL-17, WG-05)."""
-
-    REPEATED_CURSOR = "repeated-cursor"
-    PAGE_CAP = "page-cap"
-    ENTRY_CAP = "entry-cap"
-    MALFORMED_RESULT = "malformed-result"
-    REQUEST_FAILED = "request-failed"
 
 
 class PutResult(enum.Enum):

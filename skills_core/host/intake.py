@@ -1,0 +1,272 @@
+"""Entries the host learns of: listing pages and ``skills/get`` answers, into the registry.
+
+Theory of operation
+-------------------
+Every entry a server sends reaches the host here, from a ``skills/list`` page or a ``skills/get``
+answer, and three things follow from it (:meth:`EntryIntake.observe`): the registry records it
+under ``(origin, uri)`` (never fetching anything; LIST-13), an active approval of another set is
+revoked and says what changed (APR-02), and the skill's load session, if it has one, is told
+(a changed skill needs approval again; HELD-09). An entry that cannot be loaded (invalid, over
+the limits, or "not a skill") is kept out of the registry with its reason and ends whatever load
+or window it concerned (:meth:`EntryIntake.unusable`).
+
+A listing page (:meth:`EntryIntake.take_page`) is taken entry by entry until the walk's caps
+stop it (SIL-17, WG-05); the same skill listed twice with different entries is refused and
+fetched again with ``skills/get`` (SIL-04). The walk then asks for the next page, or ends with
+``ListingComplete`` or one ``ListingPartial`` that says why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import final
+
+from skills_core.entry import SkillEntry
+from skills_core.errors import EntryProblem, InvalidEntryError, RemoteProtocolError
+from skills_core.host.approvals import approvable_set, manifest_changes
+from skills_core.host.codes import StopReason
+from skills_core.host.context import HostContext, OriginRecord, protocol_failed
+from skills_core.host.effects import (
+    ApprovalRevoked,
+    Effect,
+    EntryRejected,
+    ListingComplete,
+    ListingPartial,
+    NameCollision,
+    RegistryUpdated,
+)
+from skills_core.host.listing import ListingProgress
+from skills_core.host.registry import PutResult, Registry, RejectedRecord
+from skills_core.host.requests import GetConfirm, GetForLoad, GetPreview, GetRefresh, Key, ListPage
+from skills_core.host.session import LoadSession
+from skills_core.messages import parse_get_skill_result, parse_list_skills_result
+
+__all__ = ["EntryIntake"]
+
+
+@final
+class EntryIntake:
+    """Takes entries into the registry, the approvals and the sessions; see the module docstring."""
+
+    __slots__ = ("_ctx", "_registry", "_sessions")
+
+    def __init__(
+        self, ctx: HostContext, registry: Registry, sessions: Mapping[Key, LoadSession]
+    ) -> None:
+        """Feed ``registry``; ``sessions`` is the router's live map of load sessions."""
+        self._ctx = ctx
+        self._registry = registry
+        self._sessions = sessions
+
+    def observe(self, origin: str, entry: SkillEntry) -> tuple[list[Effect], PutResult]:
+        """Record an entry from ``skills/list`` or ``skills/get`` and apply what follows from it."""
+        effects: list[Effect] = []
+        result, collision = self._registry.put(origin, entry)
+        if collision:
+            effects.append(NameCollision(name=entry.name, candidates=collision))
+        approvals = self._ctx.approvals
+        record = approvals.record(origin, entry.uri)
+        if record is not None and not record.revoked:
+            new_set = approvable_set(entry)
+            revoked = approvals.observe(origin, entry.uri, new_set)
+            if revoked is not None:
+                changes = manifest_changes(revoked.resources, new_set, root=entry.root)
+                effects.append(ApprovalRevoked(origin=origin, uri=entry.uri, changes=changes))
+        session = self._sessions.get((origin, entry.uri))
+        if session is not None:
+            effects.extend(session.observe(entry))
+        return effects, result
+
+    def unusable(self, origin: str, uri: str, error: InvalidEntryError | None) -> list[Effect]:
+        """The skill's latest entry cannot be loaded (invalid, over limits, or, None, gone)."""
+        effects: list[Effect] = []
+        revoked = self._ctx.approvals.revoke(origin, uri)
+        if revoked is not None:
+            changes = manifest_changes(revoked.resources, frozenset(), root=None)
+            effects.append(ApprovalRevoked(origin=origin, uri=uri, changes=changes))
+        session = self._sessions.get((origin, uri))
+        if session is not None:
+            effects.extend(session.unusable(error))
+        return effects
+
+    def reject(self, origin: str, uri: str | None, error: InvalidEntryError) -> EntryRejected:
+        """Keep a refused entry out of the registry, with its reason (ENTRY-07, SIL-12)."""
+        self._registry.reject(RejectedRecord(origin=origin, uri=uri, error=error))
+        return EntryRejected(origin=origin, uri=uri, error=error)
+
+    # -- skills/get -------------------------------------------------------------------------------
+
+    def take_entry(
+        self,
+        token: int,
+        request: GetForLoad | GetRefresh | GetConfirm | GetPreview,
+        result: object,
+        load: LoadSession | None = None,
+    ) -> tuple[list[Effect], SkillEntry | None]:
+        """Parse and record a ``skills/get`` answer; the entry, or the effects of its absence.
+
+        ``load`` is the session whose ``skills/get`` this answers, when it is one: an unusable
+        answer ends that load instead of whatever else the skill had.
+        """
+        origin, uri = request.origin, request.uri
+        self.refresh_answered(token, (origin, uri))
+        try:
+            entry, _ = parse_get_skill_result(
+                result, requested_uri=uri, limits=self._ctx.policy.limits
+            )
+        except RemoteProtocolError as exc:
+            effects: list[Effect] = [protocol_failed(request, exc)]
+            if load is not None:
+                effects.extend(load.entry_failed(exc.message, exc))
+            return effects, None
+        except InvalidEntryError as exc:
+            effects = [self.reject(origin, uri, exc)]
+            if load is not None:
+                effects.extend(load.entry_refused(exc))
+            else:
+                effects.extend(self.unusable(origin, uri, exc))
+            return effects, None
+        effects, put = self.observe(origin, entry)
+        if put is not PutResult.SAME:
+            effects.append(
+                RegistryUpdated(
+                    origin=origin,
+                    added=(uri,) if put is PutResult.ADDED else (),
+                    changed=(uri,) if put is PutResult.CHANGED else (),
+                )
+            )
+        return effects, entry
+
+    def not_a_skill(self, origin: str, uri: str) -> list[Effect]:
+        """The server answered ``skills/get`` with "not a skill" (ERR-07): forget the entry."""
+        if self._registry.remove(origin, uri) is None:
+            return []
+        return [RegistryUpdated(origin=origin, added=(), changed=(), removed=(uri,))]
+
+    def refresh_answered(self, token: int, key: Key) -> None:
+        """The ``skills/get`` under ``token`` was answered; if it was the skill's refresh, the next
+        one may go."""
+        if self._ctx.refreshing.get(key) == token:
+            del self._ctx.refreshing[key]
+
+    # -- skills/list ------------------------------------------------------------------------------
+
+    def take_page(
+        self, record: OriginRecord, listing: ListingProgress, request: ListPage, result: object
+    ) -> list[Effect]:
+        """One ``skills/list`` page: record its entries, then the next page or the outcome."""
+        origin = record.label
+        walk = listing.walk
+        try:
+            page = parse_list_skills_result(result, limits=self._ctx.policy.limits)
+        except RemoteProtocolError as exc:
+            record.listing = None
+            return [
+                protocol_failed(request, exc),
+                ListingPartial(
+                    origin=origin,
+                    reason=StopReason.MALFORMED_RESULT,
+                    pages=walk.pages,
+                    entries=walk.entries,
+                    message=f"skills/list result is malformed: {exc.message}",
+                ),
+            ]
+        effects: list[Effect] = []
+        added: list[str] = []
+        changed: list[str] = []
+        room = walk.remaining
+        taken = 0
+        for entry in page.entries:
+            if taken >= room:
+                break
+            taken += 1
+            effects.extend(self._listed(record, listing, entry, added, changed))
+        for rejected in page.rejected:
+            if taken >= room:
+                break
+            taken += 1
+            effects.append(self.reject(origin, rejected.uri, rejected.error))
+            if rejected.uri is not None:
+                effects.extend(self.unusable(origin, rejected.uri, rejected.error))
+        if added or changed:
+            effects.append(
+                RegistryUpdated(origin=origin, added=tuple(added), changed=tuple(changed))
+            )
+        total = len(page.entries) + len(page.rejected)
+        step = walk.record_page(taken, page.next_cursor)
+        if taken < total:
+            stop: StopReason | None = StopReason.ENTRY_CAP
+            stop_message = (
+                f"stopped after {walk.entries} entries (the cap); the listing may be incomplete"
+            )
+        else:
+            stop, stop_message = step.stop, step.message
+        if stop is None and step.cursor is not None:
+            send = self._ctx.send(record, {"cursor": step.cursor}, request)
+            listing.token = send.token
+            effects.append(send)
+            return effects
+        record.listing = None
+        if stop is None:
+            effects.append(ListingComplete(origin=origin, pages=walk.pages, entries=walk.entries))
+        else:
+            effects.append(
+                ListingPartial(
+                    origin=origin,
+                    reason=stop,
+                    pages=walk.pages,
+                    entries=walk.entries,
+                    message=stop_message,
+                )
+            )
+        return effects
+
+    def _listed(
+        self,
+        record: OriginRecord,
+        listing: ListingProgress,
+        entry: SkillEntry,
+        added: list[str],
+        changed: list[str],
+    ) -> list[Effect]:
+        """One valid entry of a listing page (SIL-04: the same skill twice must agree)."""
+        origin = record.label
+        seen = listing.seen.get(entry.uri)
+        if seen is not None:
+            if seen == entry or entry.uri in listing.conflicts:
+                return []
+            listing.conflicts.add(entry.uri)
+            problem = EntryProblem(
+                code="listed-twice",
+                pointer="",
+                message="the listing has two different entries for this skill; refetching it "
+                "with skills/get (SIL-04)",
+            )
+            error = InvalidEntryError((problem,), uri=entry.uri)
+            refetch = GetRefresh(origin=origin, uri=entry.uri)
+            return [
+                self.reject(origin, entry.uri, error),
+                self._ctx.send(record, {"uri": entry.uri}, refetch),
+            ]
+        listing.seen[entry.uri] = entry
+        effects, result = self.observe(origin, entry)
+        if result is PutResult.ADDED:
+            added.append(entry.uri)
+        elif result is PutResult.CHANGED:
+            changed.append(entry.uri)
+        return effects
+
+    @staticmethod
+    def list_failed(record: OriginRecord, message: str) -> ListingPartial | None:
+        """A page request failed: the walk ends; what was registered stays usable (LIST-05)."""
+        listing = record.listing
+        if listing is None:
+            return None
+        record.listing = None
+        return ListingPartial(
+            origin=record.label,
+            reason=StopReason.REQUEST_FAILED,
+            pages=listing.walk.pages,
+            entries=listing.walk.entries,
+            message=f"skills/list failed: {message}",
+        )
