@@ -169,6 +169,19 @@ class Resolution:
         """The candidate when the query resolved to exactly one skill, else None."""
         return self.candidates[0] if self.status is ResolutionStatus.UNIQUE else None
 
+    @property
+    def origin(self) -> str | None:
+        """The server label the query resolved to, when it resolved to one MCP-served skill."""
+        unique = self.unique
+        return unique.origin if unique is not None else None
+
+    @property
+    def uri(self) -> str | None:
+        """The SKILL.md URI the query resolved to, when it resolved to one MCP-served skill:
+        with :attr:`origin`, what ``Host.load`` takes."""
+        unique = self.unique
+        return unique.uri if unique is not None else None
+
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
