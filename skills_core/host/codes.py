@@ -164,5 +164,10 @@ class StopReason(enum.StrEnum):
     REPEATED_CURSOR = "repeated-cursor"
     PAGE_CAP = "page-cap"
     ENTRY_CAP = "entry-cap"
+    #: The server's entries would hold more manifest rows than its budget, or all servers'
+    #: more than the host-wide one (``HostPolicy.max_listed_resources``).
+    RESOURCE_BUDGET = "resource-budget"
+    #: The same for listing bytes (``HostPolicy.max_listing_bytes``).
+    BYTE_BUDGET = "byte-budget"
     MALFORMED_RESULT = "malformed-result"
     REQUEST_FAILED = "request-failed"

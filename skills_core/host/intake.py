@@ -19,6 +19,7 @@ fetched again with ``skills/get`` (SIL-04). The walk then asks for the next page
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import final
 
 from skills_core.entry import SkillEntry
@@ -35,11 +36,16 @@ from skills_core.host.effects import (
     NameCollision,
     RegistryUpdated,
 )
-from skills_core.host.listing import ListingProgress
-from skills_core.host.registry import PutResult, Registry, RejectedRecord
+from skills_core.host.listing import (
+    ListingProgress,
+    budget_stop,
+    entry_footprint,
+    rejection_footprint,
+)
+from skills_core.host.registry import Footprint, ListingWalk, PutResult, Registry, RejectedRecord
 from skills_core.host.requests import GetConfirm, GetForLoad, GetPreview, GetRefresh, Key, ListPage
 from skills_core.host.session import LoadSession
-from skills_core.messages import parse_get_skill_result, parse_list_skills_result
+from skills_core.messages import parse_get_skill_result, parse_list_skills_envelope
 
 __all__ = ["EntryIntake"]
 
@@ -58,10 +64,13 @@ class EntryIntake:
         self._registry = registry
         self._sessions = sessions
 
-    def observe(self, origin: str, entry: SkillEntry) -> tuple[list[Effect], PutResult]:
-        """Record an entry from ``skills/list`` or ``skills/get`` and apply what follows from it."""
+    def observe(
+        self, origin: str, entry: SkillEntry, footprint: Footprint
+    ) -> tuple[list[Effect], PutResult]:
+        """Record an entry from ``skills/list`` or ``skills/get`` (what keeping it costs is
+        ``footprint``) and apply what follows from it."""
         effects: list[Effect] = []
-        result, collision = self._registry.put(origin, entry)
+        result, collision = self._registry.put(origin, entry, footprint)
         if collision:
             effects.append(NameCollision(name=entry.name, candidates=collision))
         approvals = self._ctx.approvals
@@ -91,7 +100,8 @@ class EntryIntake:
 
     def reject(self, origin: str, uri: str | None, error: InvalidEntryError) -> EntryRejected:
         """Keep a refused entry out of the registry, with its reason (ENTRY-07, SIL-12)."""
-        self._registry.reject(RejectedRecord(origin=origin, uri=uri, error=error))
+        record = RejectedRecord(origin=origin, uri=uri, error=error)
+        self._registry.reject(record, rejection_footprint(error))
         return EntryRejected(origin=origin, uri=uri, error=error)
 
     # -- skills/get -------------------------------------------------------------------------------
@@ -126,7 +136,8 @@ class EntryIntake:
             else:
                 effects.extend(self.unusable(origin, uri, exc))
             return effects, None
-        effects, put = self.observe(origin, entry)
+        skill = result.get("skill") if isinstance(result, dict) else None
+        effects, put = self.observe(origin, entry, entry_footprint(skill))
         if put is not PutResult.SAME:
             effects.append(
                 RegistryUpdated(
@@ -154,53 +165,65 @@ class EntryIntake:
     def take_page(
         self, record: OriginRecord, listing: ListingProgress, request: ListPage, result: object
     ) -> list[Effect]:
-        """One ``skills/list`` page: record its entries, then the next page or the outcome."""
+        """One ``skills/list`` page: take its entries in order, within the walk's caps and the
+        listing budgets, then ask for the next page or report the outcome."""
         origin = record.label
         walk = listing.walk
         try:
-            page = parse_list_skills_result(result, limits=self._ctx.policy.limits)
+            envelope = parse_list_skills_envelope(result)
         except RemoteProtocolError as exc:
             record.listing = None
             return [
                 protocol_failed(request, exc),
-                ListingPartial(
-                    origin=origin,
-                    reason=StopReason.MALFORMED_RESULT,
-                    pages=walk.pages,
-                    entries=walk.entries,
-                    message=f"skills/list result is malformed: {exc.message}",
+                _partial(
+                    origin,
+                    walk,
+                    StopReason.MALFORMED_RESULT,
+                    f"skills/list result is malformed: {exc.message}",
                 ),
             ]
         effects: list[Effect] = []
-        added: list[str] = []
-        changed: list[str] = []
+        tally = _Tally()
         room = walk.remaining
         taken = 0
-        for entry in page.entries:
+        stop: tuple[StopReason, str] | None = None
+        for item in envelope.items:
             if taken >= room:
+                stop = (
+                    StopReason.ENTRY_CAP,
+                    (
+                        f"stopped after {walk.entries + taken} entries (the cap); the listing may be "
+                        "incomplete"
+                    ),
+                )
                 break
-            taken += 1
-            effects.extend(self._listed(record, listing, entry, added, changed))
-        for rejected in page.rejected:
-            if taken >= room:
+            footprint = entry_footprint(item)
+            stop = self._over_budget(origin, item, footprint)
+            if stop is not None:
                 break
+            try:
+                entry = SkillEntry.from_json(item, limits=self._ctx.policy.limits)
+            except InvalidEntryError as exc:
+                # A refused entry is kept as its error report; that must fit the budget too.
+                stop = self._over_budget(origin, item, rejection_footprint(exc))
+                if stop is not None:
+                    break
+                taken += 1
+                effects.append(self.reject(origin, exc.uri, exc))
+                if exc.uri is not None:
+                    effects.extend(self.unusable(origin, exc.uri, exc))
+                continue
             taken += 1
-            effects.append(self.reject(origin, rejected.uri, rejected.error))
-            if rejected.uri is not None:
-                effects.extend(self.unusable(origin, rejected.uri, rejected.error))
-        if added or changed:
+            effects.extend(self._listed(record, listing, entry, footprint, tally))
+        if tally.added or tally.changed:
             effects.append(
-                RegistryUpdated(origin=origin, added=tuple(added), changed=tuple(changed))
+                RegistryUpdated(
+                    origin=origin, added=tuple(tally.added), changed=tuple(tally.changed)
+                )
             )
-        total = len(page.entries) + len(page.rejected)
-        step = walk.record_page(taken, page.next_cursor)
-        if taken < total:
-            stop: StopReason | None = StopReason.ENTRY_CAP
-            stop_message = (
-                f"stopped after {walk.entries} entries (the cap); the listing may be incomplete"
-            )
-        else:
-            stop, stop_message = step.stop, step.message
+        step = walk.record_page(taken, envelope.next_cursor)
+        if stop is None and step.stop is not None:
+            stop = step.stop, step.message
         if stop is None and step.cursor is not None:
             send = self._ctx.send(record, {"cursor": step.cursor}, request)
             listing.token = send.token
@@ -210,24 +233,31 @@ class EntryIntake:
         if stop is None:
             effects.append(ListingComplete(origin=origin, pages=walk.pages, entries=walk.entries))
         else:
-            effects.append(
-                ListingPartial(
-                    origin=origin,
-                    reason=stop,
-                    pages=walk.pages,
-                    entries=walk.entries,
-                    message=stop_message,
-                )
-            )
+            effects.append(_partial(origin, walk, *stop))
         return effects
+
+    def _over_budget(
+        self, origin: str, item: object, footprint: Footprint
+    ) -> tuple[StopReason, str] | None:
+        """Would keeping ``footprint`` for the wire entry ``item`` (less what it replaces) break a
+        listing budget (see :mod:`skills_core.host.listing`)?"""
+        uri = item.get("uri") if isinstance(item, dict) else None
+        replaced = self._registry.cost(origin, uri) if isinstance(uri, str) else Footprint()
+        return budget_stop(
+            self._ctx.policy,
+            origin,
+            server=self._registry.usage(origin),
+            total=self._registry.usage(),
+            change=footprint - replaced,
+        )
 
     def _listed(
         self,
         record: OriginRecord,
         listing: ListingProgress,
         entry: SkillEntry,
-        added: list[str],
-        changed: list[str],
+        footprint: Footprint,
+        tally: _Tally,
     ) -> list[Effect]:
         """One valid entry of a listing page (SIL-04: the same skill twice must agree)."""
         origin = record.label
@@ -249,11 +279,11 @@ class EntryIntake:
                 self._ctx.send(record, {"uri": entry.uri}, refetch),
             ]
         listing.seen[entry.uri] = entry
-        effects, result = self.observe(origin, entry)
+        effects, result = self.observe(origin, entry, footprint)
         if result is PutResult.ADDED:
-            added.append(entry.uri)
+            tally.added.append(entry.uri)
         elif result is PutResult.CHANGED:
-            changed.append(entry.uri)
+            tally.changed.append(entry.uri)
         return effects
 
     @staticmethod
@@ -263,10 +293,21 @@ class EntryIntake:
         if listing is None:
             return None
         record.listing = None
-        return ListingPartial(
-            origin=record.label,
-            reason=StopReason.REQUEST_FAILED,
-            pages=listing.walk.pages,
-            entries=listing.walk.entries,
-            message=f"skills/list failed: {message}",
+        return _partial(
+            record.label, listing.walk, StopReason.REQUEST_FAILED, f"skills/list failed: {message}"
         )
+
+
+@final
+@dataclass(slots=True)
+class _Tally:
+    """The skills a page added to the registry and changed in it."""
+
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+
+
+def _partial(origin: str, walk: ListingWalk, reason: StopReason, message: str) -> ListingPartial:
+    return ListingPartial(
+        origin=origin, reason=reason, pages=walk.pages, entries=walk.entries, message=message
+    )

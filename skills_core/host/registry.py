@@ -29,6 +29,7 @@ The same walk serves directory reads.
 from __future__ import annotations
 
 import enum
+import hashlib
 import json
 import re
 import unicodedata
@@ -51,6 +52,7 @@ __all__ = [
     "Resolution",
     "RejectedRecord",
     "CatalogItem",
+    "Footprint",
     "Registry",
     "WalkStep",
     "ListingWalk",
@@ -239,10 +241,43 @@ _MAX_ANONYMOUS_REJECTIONS: Final = 1000
 
 
 @final
+@dataclass(frozen=True, slots=True)
+class Footprint:
+    """What registering an entry (or keeping a refused one) costs the host.
+
+    Attributes:
+        resources: Manifest rows kept.
+        bytes: Listing bytes kept (see ``HostPolicy.max_listing_bytes``).
+    """
+
+    resources: int = 0
+    bytes: int = 0
+
+    def __add__(self, other: Footprint) -> Footprint:
+        return Footprint(self.resources + other.resources, self.bytes + other.bytes)
+
+    def __sub__(self, other: Footprint) -> Footprint:
+        return Footprint(self.resources - other.resources, self.bytes - other.bytes)
+
+
+_NOTHING: Final = Footprint()
+
+
+@final
 class Registry:
     """Skills known to the host, per origin, with name resolution. Pure data; no I/O."""
 
-    __slots__ = ("_contested", "_display", "_entries", "_local", "_names", "_rejected")
+    __slots__ = (
+        "_contested",
+        "_costs",
+        "_display",
+        "_entries",
+        "_local",
+        "_names",
+        "_rejected",
+        "_total",
+        "_usage",
+    )
 
     def __init__(self) -> None:
         """Create an empty registry."""
@@ -252,11 +287,22 @@ class Registry:
         self._local: dict[str, str] = {}
         self._contested: set[str] = set()
         self._display: dict[tuple[str, str], dict[str, str]] = {}
+        # What each recorded entry or keyed refusal costs, per origin and in total.
+        self._costs: dict[tuple[str, str], Footprint] = {}
+        self._usage: dict[str, Footprint] = {}
+        self._total = _NOTHING
 
     # -- recording --------------------------------------------------------------------------------
 
-    def put(self, origin: str, entry: SkillEntry) -> tuple[PutResult, tuple[Candidate, ...]]:
+    def put(
+        self, origin: str, entry: SkillEntry, footprint: Footprint = _NOTHING
+    ) -> tuple[PutResult, tuple[Candidate, ...]]:
         """Record ``entry`` as the latest observation of ``(origin, entry.uri)``.
+
+        Args:
+            origin: The server label.
+            entry: The entry.
+            footprint: What keeping it costs; it replaces the cost of what it replaces.
 
         Returns:
             What changed, and every candidate for the entry's name when this entry makes the name
@@ -266,6 +312,7 @@ class Registry:
         old = by_uri.get(entry.uri)
         self._drop_rejection(origin, entry.uri)
         by_uri[entry.uri] = entry
+        self._charge(origin, entry.uri, footprint)
         if old is not None:
             return (PutResult.SAME if old == entry else PutResult.CHANGED), ()
         name = entry.name
@@ -278,21 +325,50 @@ class Registry:
             return PutResult.ADDED, self.candidates_for_name(name)
         return PutResult.ADDED, ()
 
-    def reject(self, record: RejectedRecord) -> None:
-        """Record a refused entry; it replaces a valid entry for the same URI (latest wins)."""
+    def reject(self, record: RejectedRecord, footprint: Footprint = _NOTHING) -> None:
+        """Record a refused entry; it replaces a valid entry for the same URI (latest wins).
+
+        Args:
+            record: The refused entry and why.
+            footprint: What keeping the record costs.
+        """
         per_origin = self._rejected.setdefault(record.origin, {})
         if record.uri is not None:
             self.remove(record.origin, record.uri)
             per_origin[record.uri] = [record]
+            self._charge(record.origin, record.uri, footprint)
             return
         anonymous = per_origin.setdefault(None, [])
         if len(anonymous) < _MAX_ANONYMOUS_REJECTIONS:
             anonymous.append(record)
+            self._add(record.origin, footprint)
 
     def _drop_rejection(self, origin: str, uri: str) -> None:
         per_origin = self._rejected.get(origin)
-        if per_origin is not None:
-            per_origin.pop(uri, None)
+        if per_origin is not None and per_origin.pop(uri, None) is not None:
+            self._charge(origin, uri, _NOTHING)
+
+    def _charge(self, origin: str, uri: str, footprint: Footprint) -> None:
+        """``(origin, uri)`` now costs ``footprint`` instead of what it cost before."""
+        key = (origin, uri)
+        before = self._costs.pop(key, _NOTHING)
+        if footprint != _NOTHING:
+            self._costs[key] = footprint
+        self._add(origin, footprint - before)
+
+    def _add(self, origin: str, change: Footprint) -> None:
+        self._usage[origin] = self._usage.get(origin, _NOTHING) + change
+        self._total = self._total + change
+
+    def cost(self, origin: str, uri: str) -> Footprint:
+        """What the entry (or refusal) recorded for ``(origin, uri)`` costs."""
+        return self._costs.get((origin, uri), _NOTHING)
+
+    def usage(self, origin: str | None = None) -> Footprint:
+        """What the registry holds for ``origin``, or for all origins together."""
+        if origin is None:
+            return self._total
+        return self._usage.get(origin, _NOTHING)
 
     def remove(self, origin: str, uri: str) -> SkillEntry | None:
         """Forget the entry for ``(origin, uri)``; return it, or None when there was none."""
@@ -300,6 +376,7 @@ class Registry:
         entry = by_uri.pop(uri, None) if by_uri is not None else None
         if entry is None:
             return None
+        self._charge(origin, uri, _NOTHING)
         origins = self._names[entry.name]
         uris = origins[origin]
         uris.discard(uri)
@@ -316,6 +393,9 @@ class Registry:
             self.remove(origin, uri)
         self._entries.pop(origin, None)
         self._rejected.pop(origin, None)
+        for key in [k for k in self._costs if k[0] == origin]:
+            del self._costs[key]
+        self._total = self._total - self._usage.pop(origin, _NOTHING)
 
     def register_local(self, name: str, location: str = "") -> tuple[Candidate, ...]:
         """Register a local filesystem skill of the host, for collision checks (ORG-14).
@@ -576,7 +656,8 @@ class ListingWalk:
 
     Call :meth:`record_page` after each page; it returns the cursor to request next, or why to
     stop. A cursor the server already returned stops the walk at once; so does reaching the page or
-    entry cap. Stopping is not failure: the pages already read stay usable (LIST-05).
+    entry cap. Stopping is not failure: the pages already read stay usable (LIST-05). The walk
+    remembers a SHA-256 of each cursor, not the cursor, so huge cursors cost 32 bytes a page.
     """
 
     __slots__ = ("_cursors", "entries", "max_entries", "max_pages", "pages")
@@ -587,7 +668,7 @@ class ListingWalk:
         self.max_entries = max_entries
         self.pages = 0
         self.entries = 0
-        self._cursors: set[str] = set()
+        self._cursors: set[bytes] = set()
 
     @property
     def remaining(self) -> int:
@@ -600,7 +681,8 @@ class ListingWalk:
         self.entries += count
         if next_cursor is None:
             return WalkStep()
-        if next_cursor in self._cursors:
+        seen = hashlib.sha256(next_cursor.encode("utf-8", "surrogatepass")).digest()
+        if seen in self._cursors:
             return WalkStep(
                 stop=StopReason.REPEATED_CURSOR,
                 message=f"the server repeated the cursor {quote_for_message(next_cursor, 60)}; "
@@ -618,5 +700,5 @@ class ListingWalk:
                 message=f"stopped after {self.entries} entries (the cap); the listing may be "
                 "incomplete",
             )
-        self._cursors.add(next_cursor)
+        self._cursors.add(seen)
         return WalkStep(cursor=next_cursor)
