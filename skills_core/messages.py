@@ -583,12 +583,19 @@ class DirectoryChild:
 
 
 def parse_directory_result(
-    result: object, *, directory_uri: str
+    result: object, *, directory_uri: str, max_items: int | None = None
 ) -> tuple[tuple[DirectoryChild, ...], tuple[str, ...], str | None]:
     """Parse a ``resources/directory/read`` result for ``directory_uri``.
 
     Children that are not exactly one clean segment below the directory are dropped (WG-01,
     SIL-29); the display name comes from the URI, not the server's ``name``.
+
+    Args:
+        result: The decoded ``result``.
+        directory_uri: The directory that was read.
+        max_items: Look at no more than this many items of ``resources``; each becomes a child
+            or a reason it was dropped, so fewer than ``max_items`` of those together means the
+            page was read to its end.
 
     Returns:
         ``(children, dropped, next_cursor)`` where ``dropped`` holds a reason per refused child.
@@ -611,7 +618,7 @@ def parse_directory_result(
     children: list[DirectoryChild] = []
     dropped: list[str] = []
     seen: set[str] = set()
-    for item in resources:
+    for item in resources if max_items is None else resources[: max(0, max_items)]:
         child_uri = item.get("uri") if isinstance(item, Mapping) else None
         if not isinstance(child_uri, str) or not child_uri.startswith(prefix):
             dropped.append(

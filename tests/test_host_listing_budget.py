@@ -1,4 +1,4 @@
-"""Memory stays bounded while the host walks a hostile listing (SIL-17, WG-05).
+"""Memory stays bounded while the host walks a hostile listing or directory (SIL-17, WG-05).
 
 Before: pages of 300 entries of 512 files each reached 1.5 GB before the 10,000-entry cap stopped
 the walk, one page of 200,000 entries was validated whole to keep 10,000, and several servers each
@@ -15,9 +15,10 @@ import tracemalloc
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from host_helpers import Harness, of, one
+from host_helpers import Harness, of, one, skill_md
 
 from skills_core.host import (
+    DirectoryListing,
     EntryRejected,
     Host,
     HostPolicy,
@@ -27,7 +28,11 @@ from skills_core.host import (
     StopReason,
 )
 from skills_core.host.listing import entry_footprint
-from skills_core.messages import parse_list_skills_result, server_capabilities
+from skills_core.messages import (
+    parse_directory_result,
+    parse_list_skills_result,
+    server_capabilities,
+)
 
 MB = 1_000_000
 SKILL_MD_DIGEST = "sha256:" + "1" * 64
@@ -219,3 +224,35 @@ def test_parse_list_skills_result_stops_validating_at_max_entries() -> None:
     assert parsed.next_cursor == "next"
     whole = parse_list_skills_result(result)
     assert (len(whole.entries), len(whole.rejected), whole.unread) == (49, 1, 0)
+
+
+# Requirement rows: WG-01, WG-05
+def test_a_directory_page_of_junk_stops_at_the_cap() -> None:
+    h = Harness(max_directory_entries=100)
+    server = h.add_server("srv")
+    uri = server.add("a", {"SKILL.md": skill_md("a"), "t/x.md": b"x"})
+    h.list_all("srv")
+    h.load("srv", uri)
+    junk = [{"uri": f"file:///etc/{i}"} for i in range(5_000)]
+    server.overrides.append(
+        lambda m, p: ("result", {"resources": junk}) if m == "resources/directory/read" else None
+    )
+    listing = one(h.run(h.host.list_dir("srv", uri, "t")), DirectoryListing)
+    # Before, all 5,000 were examined and every reason kept, and the listing did not say it
+    # was cut short.
+    assert listing.partial
+    assert len(listing.dropped) == 100
+    assert listing.children == ()
+
+
+def test_parse_directory_result_stops_at_max_items() -> None:
+    junk = [{"uri": f"file:///etc/{i}"} for i in range(50)]
+    good = [{"uri": "skill://a/t/x.md"}]
+    children, dropped, _ = parse_directory_result(
+        {"resources": junk + good}, directory_uri="skill://a/t", max_items=10
+    )
+    assert (children, len(dropped)) == ((), 10)
+    children, dropped, _ = parse_directory_result(
+        {"resources": good + junk}, directory_uri="skill://a/t", max_items=10
+    )
+    assert (len(children), len(dropped)) == (1, 9)

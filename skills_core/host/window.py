@@ -363,18 +363,25 @@ class ActingWindow:
         return [self._ctx.send(self._origin, {"uri": directory}, record)]
 
     def on_directory(self, record: ReadDirectory, result: object) -> list[Effect]:
-        """A page of a directory read answered: ask for the next, or answer."""
-        try:
-            children, dropped, cursor = parse_directory_result(result, directory_uri=record.uri)
-        except RemoteProtocolError as exc:
-            return [protocol_failed(record, exc)]
+        """A page of a directory read answered: ask for the next, or answer.
+
+        Children and dropped ones count alike against the walk's cap, and nothing past it is
+        looked at (WG-05).
+        """
         gathered = record.gathered
         walk = gathered.walk
         room = walk.remaining
-        gathered.children.extend(children[:room])
-        gathered.dropped.extend(dropped)
-        truncated = len(children) > room
-        step = walk.record_page(min(len(children), room), cursor)
+        try:
+            children, dropped, cursor = parse_directory_result(
+                result, directory_uri=record.uri, max_items=room + 1
+            )
+        except RemoteProtocolError as exc:
+            return [protocol_failed(record, exc)]
+        kept = children[:room]
+        gathered.children.extend(kept)
+        gathered.dropped.extend(dropped[: room - len(kept)])
+        truncated = len(children) + len(dropped) > room
+        step = walk.record_page(min(len(children) + len(dropped), room), cursor)
         partial = truncated or step.stop is not None
         if not partial and step.cursor is not None:
             params: dict[str, JSONValue] = {"uri": record.uri, "cursor": step.cursor}
