@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 import pytest
-from host_helpers import FakeServer, Harness, kinds, list_result, of, one, skill_md
+from host_helpers import FakeServer, Harness, example_harness, kinds, list_result, of, one, skill_md
 
 from skills_core import spec_examples as ex
 from skills_core.host import (
@@ -244,14 +244,6 @@ def test_duplicate_uris_and_records_and_bad_json_are_refused() -> None:
 
 
 # --- through the host ------------------------------------------------------------------------
-
-
-def example_harness(**policy: Any) -> Harness:
-    h = Harness(**policy)
-    server = h.add_server(L)
-    server.add("pdf-processing", ex.FILES)
-    h.list_all(L)
-    return h
 
 
 # Requirement rows: APR-01

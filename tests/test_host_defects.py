@@ -17,7 +17,16 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from host_helpers import FakeServer, Harness, list_result, of, one, read_result, rpc_error
+from host_helpers import (
+    FakeServer,
+    Harness,
+    example_harness,
+    list_result,
+    of,
+    one,
+    read_result,
+    rpc_error,
+)
 
 import skills_core
 from skills_core import spec_examples as ex
@@ -44,16 +53,9 @@ L = ex.ORIGIN_LABEL
 URI = ex.SKILL_MD_URI
 
 
-def example(**policy: Any) -> Harness:
-    h = Harness(**policy)
-    h.add_server(L).add("pdf-processing", ex.FILES)
-    h.list_all(L)
-    return h
-
-
 def test_one_absent_sentinel_and_on_response_accepts_it() -> None:
     assert skills_core.ABSENT is JSON_ABSENT is FRONTMATTER_ABSENT
-    h = example()
+    h = example_harness()
     prompt = one(h.host.load(L, URI), RequestApproval)
     send = one(h.host.approve(prompt.prompt_id), SendRequest)
     effects = h.host.on_response(

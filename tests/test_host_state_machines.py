@@ -14,7 +14,7 @@ import itertools
 from types import MappingProxyType
 
 import pytest
-from host_helpers import Harness, of, one
+from host_helpers import example_harness, of, one
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -100,17 +100,10 @@ def test_any_sequence_ends_in_a_known_state(events: list[LoadInput]) -> None:
             assert machine.state is TRANSITIONS[before, event]
 
 
-def example() -> Harness:
-    h = Harness()
-    h.add_server(L).add("pdf-processing", ex.FILES)
-    h.list_all(L)
-    return h
-
-
 def test_a_missing_pair_leaves_the_session_in_error_not_half_moved(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    h = example()
+    h = example_harness()
     prompt = one(h.host.load(L, URI), RequestApproval)
     # Simulate a host bug: the table lacks the move that approving needs.
     table = dict(TRANSITIONS)
@@ -138,7 +131,7 @@ def test_a_missing_pair_leaves_the_session_in_error_not_half_moved(
 
 
 def test_an_answer_to_a_session_that_failed_is_discarded(monkeypatch: pytest.MonkeyPatch) -> None:
-    h = example()
+    h = example_harness()
     prompt = one(h.host.load(L, URI), RequestApproval)
     send = one(h.host.approve(prompt.prompt_id), SendRequest)
     table = dict(TRANSITIONS)
@@ -158,7 +151,7 @@ def test_an_answer_to_a_session_that_failed_is_discarded(monkeypatch: pytest.Mon
 
 def test_a_session_faults_on_a_broken_invariant() -> None:
     """The session's own consistency checks raise the same typed error and leave ERROR."""
-    h = example()
+    h = example_harness()
     prompt = one(h.host.load(L, URI), RequestApproval)
     session = h.host._sessions[L, URI]  # the one place a test reaches into the router
     assert isinstance(session, LoadSession)

@@ -53,6 +53,7 @@ __all__ = [
     "OriginRecord",
     "HostContext",
     "not_connected",
+    "not_acting",
     "cache_failure",
     "reference_error",
     "protocol_failed",
@@ -120,17 +121,17 @@ class HostContext:
         self._generation = 0
 
     def send(
-        self, origin: OriginRecord, params: dict[str, JSONValue], record: PendingRequest
+        self, server: OriginRecord, params: dict[str, JSONValue], request: PendingRequest
     ) -> SendRequest:
-        """Allocate a token for ``record`` and return the request to send to ``origin``."""
+        """Allocate a token for ``request`` and return the ``SendRequest`` for ``server``."""
         token = self._next_token
         self._next_token += 1
-        self.pending[token] = record
+        self.pending[token] = request
         return SendRequest(
-            origin=origin.label,
+            origin=server.label,
             token=token,
-            method=record.method.value,
-            params=with_meta(params, origin.meta),
+            method=request.method.value,
+            params=with_meta(params, server.meta),
         )
 
     def open_prompt(self, prompt: OpenPrompt) -> int:
@@ -147,13 +148,13 @@ class HostContext:
         self._generation += 1
         return self._generation
 
-    def over_budget(self, origin: OriginRecord, uri: str) -> Refused:
+    def over_budget(self, server: OriginRecord, uri: str) -> Refused:
         """The refusal for a fetch past the per-server budget (WG-04)."""
         return Refused(
             code=RefusalCode.SERVER_BUDGET,
-            message=f"{origin.label!r} has used its budget of "
+            message=f"{server.label!r} has used its budget of "
             f"{self.policy.per_server_budget_bytes} fetched bytes (WG-04)",
-            origin=origin.label,
+            origin=server.label,
             uri=uri,
         )
 
@@ -186,12 +187,22 @@ class HostContext:
             )
 
 
-def not_connected(origin: OriginRecord, uri: str | None = None) -> Refused:
-    """The refusal for a request to a disconnected origin."""
+def not_connected(server: OriginRecord, uri: str | None = None) -> Refused:
+    """The refusal for a request to a disconnected server."""
     return Refused(
         code=RefusalCode.NOT_CONNECTED,
-        message=f"{origin.label!r} is disconnected",
-        origin=origin.label,
+        message=f"{server.label!r} is disconnected",
+        origin=server.label,
+        uri=uri,
+    )
+
+
+def not_acting(origin: str, uri: str) -> Refused:
+    """The refusal for a call that needs an open, acting window on the skill."""
+    return Refused(
+        code=RefusalCode.NOT_ACTING,
+        message=f"the host is not acting on {uri} from {origin!r}",
+        origin=origin,
         uri=uri,
     )
 
@@ -221,24 +232,24 @@ def reference_error(origin: str, skill_uri: str, ref: str, exc: URIError) -> Eff
 
 
 def protocol_failed(
-    record: PendingRequest, exc: RemoteProtocolError | VerificationError
+    request: PendingRequest, exc: RemoteProtocolError | VerificationError
 ) -> RequestFailed:
     """A result the host could not use at all (malformed)."""
     return RequestFailed(
-        origin=record.origin,
-        method=record.method.value,
-        uri=record.uri,
+        origin=request.origin,
+        method=request.method.value,
+        uri=request.uri,
         code=None,
         message=exc.message,
         error=exc,
     )
 
 
-def discarded(record: PendingRequest) -> ResponseDiscarded:
+def discarded(request: PendingRequest) -> ResponseDiscarded:
     """An answer to a request whose session has moved on since it was sent."""
     return ResponseDiscarded(
-        origin=record.origin,
-        uri=record.uri,
-        message=f"the answer to {record.method.value} {record.uri} arrived after the skill "
+        origin=request.origin,
+        uri=request.uri,
+        message=f"the answer to {request.method.value} {request.uri} arrived after the skill "
         "changed or closed; it was not used",
     )

@@ -74,8 +74,8 @@ class EntryIntake:
         if collision:
             effects.append(NameCollision(name=entry.name, candidates=collision))
         approvals = self._ctx.approvals
-        record = approvals.record(origin, entry.uri)
-        if record is not None and not record.revoked:
+        approval = approvals.record(origin, entry.uri)
+        if approval is not None and not approval.revoked:
             new_set = approvable_set(entry)
             revoked = approvals.observe(origin, entry.uri, new_set)
             if revoked is not None:
@@ -100,8 +100,8 @@ class EntryIntake:
 
     def reject(self, origin: str, uri: str | None, error: InvalidEntryError) -> EntryRejected:
         """Keep a refused entry out of the registry, with its reason (ENTRY-07, SIL-12)."""
-        record = RejectedRecord(origin=origin, uri=uri, error=error)
-        self._registry.reject(record, rejection_footprint(error))
+        rejected = RejectedRecord(origin=origin, uri=uri, error=error)
+        self._registry.reject(rejected, rejection_footprint(error))
         return EntryRejected(origin=origin, uri=uri, error=error)
 
     # -- skills/get -------------------------------------------------------------------------------
@@ -163,16 +163,16 @@ class EntryIntake:
     # -- skills/list ------------------------------------------------------------------------------
 
     def take_page(
-        self, record: OriginRecord, listing: ListingProgress, request: ListPage, result: object
+        self, server: OriginRecord, listing: ListingProgress, request: ListPage, result: object
     ) -> list[Effect]:
         """One ``skills/list`` page: take its entries in order, within the walk's caps and the
         listing budgets, then ask for the next page or report the outcome."""
-        origin = record.label
+        origin = server.label
         walk = listing.walk
         try:
             envelope = parse_list_skills_envelope(result)
         except RemoteProtocolError as exc:
-            record.listing = None
+            server.listing = None
             return [
                 protocol_failed(request, exc),
                 _partial(
@@ -214,7 +214,7 @@ class EntryIntake:
                     effects.extend(self.unusable(origin, exc.uri, exc))
                 continue
             taken += 1
-            effects.extend(self._listed(record, listing, entry, footprint, tally))
+            effects.extend(self._listed(server, listing, entry, footprint, tally))
         if tally.added or tally.changed:
             effects.append(
                 RegistryUpdated(
@@ -225,11 +225,11 @@ class EntryIntake:
         if stop is None and step.stop is not None:
             stop = step.stop, step.message
         if stop is None and step.cursor is not None:
-            send = self._ctx.send(record, {"cursor": step.cursor}, request)
+            send = self._ctx.send(server, {"cursor": step.cursor}, request)
             listing.token = send.token
             effects.append(send)
             return effects
-        record.listing = None
+        server.listing = None
         if stop is None:
             effects.append(ListingComplete(origin=origin, pages=walk.pages, entries=walk.entries))
         else:
@@ -253,14 +253,14 @@ class EntryIntake:
 
     def _listed(
         self,
-        record: OriginRecord,
+        server: OriginRecord,
         listing: ListingProgress,
         entry: SkillEntry,
         footprint: Footprint,
         tally: _Tally,
     ) -> list[Effect]:
         """One valid entry of a listing page (SIL-04: the same skill twice must agree)."""
-        origin = record.label
+        origin = server.label
         seen = listing.seen.get(entry.uri)
         if seen is not None:
             if seen == entry or entry.uri in listing.conflicts:
@@ -276,7 +276,7 @@ class EntryIntake:
             refetch = GetRefresh(origin=origin, uri=entry.uri)
             return [
                 self.reject(origin, entry.uri, error),
-                self._ctx.send(record, {"uri": entry.uri}, refetch),
+                self._ctx.send(server, {"uri": entry.uri}, refetch),
             ]
         listing.seen[entry.uri] = entry
         effects, result = self.observe(origin, entry, footprint)
@@ -287,14 +287,14 @@ class EntryIntake:
         return effects
 
     @staticmethod
-    def list_failed(record: OriginRecord, message: str) -> ListingPartial | None:
+    def list_failed(server: OriginRecord, message: str) -> ListingPartial | None:
         """A page request failed: the walk ends; what was registered stays usable (LIST-05)."""
-        listing = record.listing
+        listing = server.listing
         if listing is None:
             return None
-        record.listing = None
+        server.listing = None
         return _partial(
-            record.label, listing.walk, StopReason.REQUEST_FAILED, f"skills/list failed: {message}"
+            server.label, listing.walk, StopReason.REQUEST_FAILED, f"skills/list failed: {message}"
         )
 
 

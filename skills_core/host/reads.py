@@ -45,10 +45,10 @@ __all__ = ["preview_read", "take_preview", "take_resource"]
 
 
 def preview_read(
-    ctx: HostContext, record: OriginRecord, entry: SkillEntry, ref: str | None
+    ctx: HostContext, server: OriginRecord, entry: SkillEntry, ref: str | None
 ) -> list[Effect]:
     """Preview ``ref`` (SKILL.md when None) of ``entry``: from the verified cache, or a read."""
-    origin = record.label
+    origin = server.label
     if ref is None:
         uri = entry.uri
     else:
@@ -71,12 +71,12 @@ def preview_read(
             effects.append(cache_failure(origin, entry.uri, hit.error))
         if hit.data is not None:
             return [_ready(origin, entry, uri, hit.data)]
-        if not record.can_fetch(resource.size, ctx.policy):
-            return [*effects, ctx.over_budget(record, uri)]
-    if not record.connected:
-        return [*effects, not_connected(record, uri)]
+        if not server.can_fetch(resource.size, ctx.policy):
+            return [*effects, ctx.over_budget(server, uri)]
+    if not server.connected:
+        return [*effects, not_connected(server, uri)]
     request = ReadPreview(origin=origin, uri=uri, entry=entry, resource=resource)
-    effects.append(ctx.send(record, {"uri": uri}, request))
+    effects.append(ctx.send(server, {"uri": uri}, request))
     return effects
 
 

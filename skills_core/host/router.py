@@ -54,6 +54,7 @@ from skills_core.host.context import (
     HostContext,
     OriginRecord,
     discarded,
+    not_acting,
     not_connected,
 )
 from skills_core.host.effects import (
@@ -180,8 +181,8 @@ class Host:
 
     def features(self, origin: str) -> ServerFeatures | None:
         """What ``origin`` declared at connect, or None for an unknown label."""
-        record = self._ctx.origins.get(origin)
-        return record.features if record is not None else None
+        server = self._ctx.origins.get(origin)
+        return server.features if server is not None else None
 
     def state(self, origin: str, uri: str) -> LoadState:
         """Where the skill ``(origin, uri)`` stands."""
@@ -215,19 +216,19 @@ class Host:
         else:
             self._sessions[session.key] = session
 
-    def _origin_record(self, origin: str, *, skills: bool = True) -> OriginRecord | Refused:
-        """The record of a known origin (that declared the extension, unless ``skills=False``)."""
-        record = self._ctx.origins.get(origin)
-        if record is None:
+    def _server(self, origin: str, *, skills: bool = True) -> OriginRecord | Refused:
+        """The record of a known server (that declared the extension, unless ``skills=False``)."""
+        server = self._ctx.origins.get(origin)
+        if server is None:
             return _unknown_origin(origin)
-        if skills and not record.features.skills:
+        if skills and not server.features.skills:
             return Refused(
                 code=RefusalCode.EXTENSION_NOT_DECLARED,
                 message=f"{origin!r} has not declared the skills extension; its skills are not "
                 "used (CAP-08)",
                 origin=origin,
             )
-        return record
+        return server
 
     def _current(self, origin: str, skill_uri: str, generation: int) -> LoadSession | None:
         """The session a request was made for, if it has not moved since."""
@@ -268,13 +269,13 @@ class Host:
             if era is Era.MODERN
             else None
         )
-        record = self._ctx.origins.get(origin)
-        if record is None:
+        server = self._ctx.origins.get(origin)
+        if server is None:
             self._ctx.origins[origin] = OriginRecord(label=origin, features=features, meta=meta)
         else:
-            record.features = features
-            record.meta = meta
-            record.connected = True
+            server.features = features
+            server.meta = meta
+            server.connected = True
         effects: list[Effect] = [Connected(origin=origin, features=features)]
         effects.extend(
             Notice(
@@ -291,10 +292,10 @@ class Host:
         """Mark ``origin`` disconnected: requests in flight fail; open windows stay (served from
         the verified cache, still as MCP content; CACHE-05).
         """
-        record = self._ctx.origins.get(origin)
-        if record is None:
+        server = self._ctx.origins.get(origin)
+        if server is None:
             return [_unknown_origin(origin)]
-        record.connected = False
+        server.connected = False
         effects: list[Effect] = []
         for token in [t for t, r in self._ctx.pending.items() if r.origin == origin]:
             effects.extend(self._request_failed(token, None, f"{origin!r} disconnected"))
@@ -365,12 +366,12 @@ class Host:
             ``[SendRequest(skills/list)]``; the answers lead to ``RegistryUpdated``,
             ``EntryRejected`` and finally ``ListingComplete`` or ``ListingPartial``.
         """
-        record = self._origin_record(origin)
-        if isinstance(record, Refused):
-            return [record]
-        if not record.connected:
-            return [not_connected(record)]
-        if record.listing is not None:
+        server = self._server(origin)
+        if isinstance(server, Refused):
+            return [server]
+        if not server.connected:
+            return [not_connected(server)]
+        if server.listing is not None:
             return [
                 Refused(
                     code=RefusalCode.LISTING_IN_PROGRESS,
@@ -380,8 +381,8 @@ class Host:
             ]
         policy = self._ctx.policy
         walk = ListingWalk(max_pages=policy.max_pages, max_entries=policy.max_entries)
-        send = self._ctx.send(record, {}, ListPage(origin=origin, uri=None))
-        record.listing = ListingProgress(token=send.token, walk=walk)
+        send = self._ctx.send(server, {}, ListPage(origin=origin, uri=None))
+        server.listing = ListingProgress(token=send.token, walk=walk)
         return [send]
 
     def get_skill(self, origin: str, uri: str) -> list[Effect]:
@@ -397,13 +398,13 @@ class Host:
         Returns:
             ``[SendRequest(skills/get)]``; the answer leads to ``SkillConfirmed`` or ``NotASkill``.
         """
-        record = self._origin_record(origin)
-        if isinstance(record, Refused):
-            return [record]
-        refused = _refuse_get(record, uri)
+        server = self._server(origin)
+        if isinstance(server, Refused):
+            return [server]
+        refused = _refuse_get(server, uri)
         if refused is not None:
             return [refused]
-        return [self._ctx.send(record, {"uri": uri}, GetConfirm(origin=origin, uri=uri))]
+        return [self._ctx.send(server, {"uri": uri}, GetConfirm(origin=origin, uri=uri))]
 
     def refresh(self, origin: str, uri: str) -> list[Effect]:
         """Fetch the current entry of one skill with exactly one ``skills/get`` (GET-07, DIR-15).
@@ -415,10 +416,10 @@ class Host:
             origin: The server's label.
             uri: The skill's SKILL.md URI.
         """
-        record = self._origin_record(origin)
-        if isinstance(record, Refused):
-            return [record]
-        refused = _refuse_get(record, uri)
+        server = self._server(origin)
+        if isinstance(server, Refused):
+            return [server]
+        refused = _refuse_get(server, uri)
         if refused is not None:
             return [refused]
         if (origin, uri) in self._ctx.refreshing:
@@ -430,7 +431,7 @@ class Host:
                     uri=uri,
                 )
             ]
-        send = self._ctx.send(record, {"uri": uri}, GetRefresh(origin=origin, uri=uri))
+        send = self._ctx.send(server, {"uri": uri}, GetRefresh(origin=origin, uri=uri))
         self._ctx.refreshing[origin, uri] = send.token
         return [send]
 
@@ -447,9 +448,9 @@ class Host:
             Effects ending, possibly after later calls, in ``SkillLoaded`` (window open) or
             ``LoadDeclined``/``LoadFailed``.
         """
-        record = self._origin_record(origin)
-        if isinstance(record, Refused):
-            return [record]
+        server = self._server(origin)
+        if isinstance(server, Refused):
+            return [server]
         if self._ctx.policy.denies(origin, uri):
             return [
                 LoadDeclined(
@@ -464,17 +465,17 @@ class Host:
             return session.load_again()
         entry = self._registry.get(origin, uri)
         if entry is not None:
-            return self._new_session(record, uri).begin(entry)
+            return self._new_session(server, uri).begin(entry)
         rejected = self._registry.rejection(origin, uri)
         if rejected is not None:
             return [declined_invalid(origin, uri, rejected.error)]
-        refused = _refuse_get(record, uri)
+        refused = _refuse_get(server, uri)
         if refused is not None:
             return [refused]
-        return self._new_session(record, uri).fetch_entry()
+        return self._new_session(server, uri).fetch_entry()
 
-    def _new_session(self, record: OriginRecord, uri: str) -> LoadSession:
-        return LoadSession(self._ctx, record, uri, self._track)
+    def _new_session(self, server: OriginRecord, uri: str) -> LoadSession:
+        return LoadSession(self._ctx, server, uri, self._track)
 
     def approve(
         self, prompt_id: int, *, grant_fields: Iterable[str] = (), allow_exec: bool = False
@@ -538,7 +539,7 @@ class Host:
         """
         session = self._sessions.get((origin, uri))
         if session is None or not (session.has_window or session.state is LoadState.ERROR):
-            return [_not_acting(origin, uri)]
+            return [not_acting(origin, uri)]
         return session.close()
 
     # -- the acting window ----------------------------------------------------------------------
@@ -546,7 +547,7 @@ class Host:
     def _acting(self, origin: str, skill_uri: str) -> LoadSession | Refused:
         session = self._sessions.get((origin, skill_uri))
         if session is None:
-            return _not_acting(origin, skill_uri)
+            return not_acting(origin, skill_uri)
         refused = session.refusal_for_reads()
         return refused if refused is not None else session
 
@@ -606,25 +607,25 @@ class Host:
             uri: The resource URI.
             acting_on: ``(label, skill_uri)`` of the skill driving the read, when one is.
         """
-        record = self._origin_record(origin, skills=False)
-        if isinstance(record, Refused):
-            return [record]
+        server = self._server(origin, skills=False)
+        if isinstance(server, Refused):
+            return [server]
         if acting_on is not None:
             driver = self._acting(*acting_on)
             if isinstance(driver, Refused):
                 return [driver]
             if acting_on[0] != origin:
                 return [self._cross_origin_prompt(acting_on, origin, uri)]
-        return self._plain_read(record, uri)
+        return self._plain_read(server, uri)
 
-    def _plain_read(self, record: OriginRecord, uri: str) -> list[Effect]:
-        window = self._window_containing(record.label, uri)
+    def _plain_read(self, server: OriginRecord, uri: str) -> list[Effect]:
+        window = self._window_containing(server.label, uri)
         if window is not None:
             refused = window.refusal_for_reads()
             return [refused] if refused is not None else window.read_uri(uri)
-        if not record.connected:
-            return [not_connected(record, uri)]
-        return [self._ctx.send(record, {"uri": uri}, ReadResource(origin=record.label, uri=uri))]
+        if not server.connected:
+            return [not_connected(server, uri)]
+        return [self._ctx.send(server, {"uri": uri}, ReadResource(origin=server.label, uri=uri))]
 
     def _window_containing(self, origin: str, uri: str) -> LoadSession | None:
         """The innermost open window on ``origin`` whose skill contains ``uri`` (HELD-03)."""
@@ -665,10 +666,10 @@ class Host:
     def _cross_origin_read(self, prompt: CrossOriginPrompt) -> list[Effect]:
         """The user allowed one cross-origin read; perform exactly that one (SIL-25)."""
         # Forgetting an origin withdraws every prompt that names it, so the target is known.
-        record = self._ctx.origins.get(prompt.to_origin)
-        if record is None:
+        server = self._ctx.origins.get(prompt.to_origin)
+        if server is None:
             return [_unknown_origin(prompt.to_origin)]
-        return self._plain_read(record, prompt.uri)
+        return self._plain_read(server, prompt.uri)
 
     # -- previews -------------------------------------------------------------------------------
 
@@ -683,17 +684,17 @@ class Host:
             skill_uri: The skill's SKILL.md URI.
             ref: A file of the skill, relative to its root; SKILL.md when None.
         """
-        record = self._origin_record(origin)
-        if isinstance(record, Refused):
-            return [record]
+        server = self._server(origin)
+        if isinstance(server, Refused):
+            return [server]
         entry = self._registry.get(origin, skill_uri)
         if entry is not None:
-            return preview_read(self._ctx, record, entry, ref)
-        refused = _refuse_get(record, skill_uri)
+            return preview_read(self._ctx, server, entry, ref)
+        refused = _refuse_get(server, skill_uri)
         if refused is not None:
             return [refused]
         request = GetPreview(origin=origin, uri=skill_uri, ref=ref)
-        return [self._ctx.send(record, {"uri": skill_uri}, request)]
+        return [self._ctx.send(server, {"uri": skill_uri}, request)]
 
     # -- gates ----------------------------------------------------------------------------------
 
@@ -805,11 +806,11 @@ class Host:
     # -- answers: skills/list -------------------------------------------------------------------
 
     def _on_list_page(self, token: int, request: ListPage, result: object) -> list[Effect]:
-        record = self._ctx.origins[request.origin]  # forgetting an origin drops its requests
-        listing = record.listing
+        server = self._ctx.origins[request.origin]  # forgetting an origin drops its requests
+        listing = server.listing
         if listing is None or listing.token != token:
             return [discarded(request)]
-        return self._intake.take_page(record, listing, request, result)
+        return self._intake.take_page(server, listing, request, result)
 
     def _list_failed(
         self, token: int, request: ListPage, failed: RequestFailed, not_found: bool
@@ -844,8 +845,8 @@ class Host:
     def _on_get_preview(self, token: int, request: GetPreview, result: object) -> list[Effect]:
         effects, entry = self._intake.take_entry(token, request, result)
         if entry is not None:
-            record = self._ctx.origins[request.origin]
-            effects.extend(preview_read(self._ctx, record, entry, request.ref))
+            server = self._ctx.origins[request.origin]
+            effects.extend(preview_read(self._ctx, server, entry, request.ref))
         return effects
 
     def _get_failed(
@@ -970,25 +971,16 @@ def _unknown_prompt(prompt_id: int) -> Refused:
     )
 
 
-def _not_acting(origin: str, uri: str) -> Refused:
-    return Refused(
-        code=RefusalCode.NOT_ACTING,
-        message=f"the host is not acting on {uri} from {origin!r}",
-        origin=origin,
-        uri=uri,
-    )
-
-
-def _refuse_get(record: OriginRecord, uri: str) -> Refused | None:
-    """Why ``skills/get`` of ``uri`` cannot be sent to ``record``'s origin, or None."""
+def _refuse_get(server: OriginRecord, uri: str) -> Refused | None:
+    """Why ``skills/get`` of ``uri`` cannot be sent to ``server``'s origin, or None."""
     if not is_skill_md_uri(uri):
         return Refused(
             code=RefusalCode.NOT_SKILL_MD_URI,
             message=f"{quote_for_message(uri)} is not a SKILL.md URI; skills/get takes the URI "
             "of a skill's SKILL.md (GET-02)",
-            origin=record.label,
+            origin=server.label,
             uri=uri if isinstance(uri, str) else None,
         )
-    if not record.connected:
-        return not_connected(record, uri)
+    if not server.connected:
+        return not_connected(server, uri)
     return None

@@ -70,6 +70,7 @@ from skills_core.host.context import (
     HostContext,
     OriginRecord,
     cache_failure,
+    not_acting,
     protocol_failed,
 )
 from skills_core.host.effects import (
@@ -168,7 +169,7 @@ class LoadSession:
 
     Attributes:
         key: ``(origin label, skill uri)``.
-        origin: The origin's record.
+        server: The record of the skill's server (its origin).
         generation: Bumped by every move; requests and prompts made in an older one are stale.
         loading: The entry being loaded.
         window: The acting window, holding its entry, while one is open.
@@ -185,16 +186,16 @@ class LoadSession:
         "grant",
         "key",
         "loading",
-        "origin",
         "prompt_id",
         "proposed",
+        "server",
         "window",
     )
 
     def __init__(
         self,
         ctx: HostContext,
-        origin: OriginRecord,
+        server: OriginRecord,
         uri: str,
         track: Callable[[LoadSession], None],
     ) -> None:
@@ -203,8 +204,8 @@ class LoadSession:
         self._ctx = ctx
         self._machine = LoadStateMachine()
         self._track = track
-        self.key: Key = (origin.label, uri)
-        self.origin = origin
+        self.key: Key = (server.label, uri)
+        self.server = server
         self.generation = 0
         self.loading: SkillEntry | None = None
         self.window: ActingWindow | None = None
@@ -323,8 +324,8 @@ class LoadSession:
         """The entry is unknown: ask for it with ``skills/get`` (LIST-06)."""
         self._move(LoadInput.FETCH_ENTRY)
         origin, uri = self.key
-        record = GetForLoad(origin=origin, uri=uri, generation=self.generation)
-        return [self._ctx.send(self.origin, {"uri": uri}, record)]
+        request = GetForLoad(origin=origin, uri=uri, generation=self.generation)
+        return [self._ctx.send(self.server, {"uri": uri}, request)]
 
     def begin(self, entry: SkillEntry, *, preapproved: bool = False) -> list[Effect]:
         """Checks from the entry alone, then approval or the SKILL.md read."""
@@ -344,7 +345,7 @@ class LoadSession:
                 f"{uri}: SKILL.md is {skill_md.size} bytes; this host accepts at most {cap} per "
                 "file (WG-03)",
             )
-        if skill_md is not None and not self.origin.can_fetch(skill_md.size, policy):
+        if skill_md is not None and not self.server.can_fetch(skill_md.size, policy):
             return self._decline(
                 DeclineReason.SERVER_BUDGET,
                 f"{origin!r} has used its budget of {policy.per_server_budget_bytes} "
@@ -367,13 +368,13 @@ class LoadSession:
     def _prompt(self, entry: SkillEntry) -> RequestApproval:
         """Show a prompt bound to ``entry``'s manifest (APR-01), naming what changed (APR-02)."""
         origin, uri = self.key
-        record = self._ctx.approvals.record(origin, uri)
+        approval = self._ctx.approvals.record(origin, uri)
         changes = None
         if entry.is_dynamic:
             reason = ApprovalReason.DYNAMIC
-        elif record is not None:
+        elif approval is not None:
             reason = ApprovalReason.CHANGED
-            changes = manifest_changes(record.resources, entry.resource_set, root=entry.root)
+            changes = manifest_changes(approval.resources, entry.resource_set, root=entry.root)
         elif self.held is not None:
             reason = ApprovalReason.CHANGED
             changes = manifest_changes(
@@ -414,24 +415,24 @@ class LoadSession:
             if hit.data is not None:
                 effects.extend(self._skill_md_verified(entry, hit.data, from_cache=True))
                 return effects
-        if not self.origin.connected:
+        if not self.server.connected:
             self._move(LoadInput.FAIL)
             effects.append(
                 LoadFailed(origin=origin, uri=uri, message=f"{origin!r} is disconnected")
             )
             return effects
-        record = ReadSkillMd(origin=origin, uri=entry.uri, generation=self.generation, entry=entry)
-        effects.append(self._ctx.send(self.origin, {"uri": entry.uri}, record))
+        request = ReadSkillMd(origin=origin, uri=entry.uri, generation=self.generation, entry=entry)
+        effects.append(self._ctx.send(self.server, {"uri": entry.uri}, request))
         return effects
 
-    def on_skill_md(self, record: ReadSkillMd, result: object) -> list[Effect]:
+    def on_skill_md(self, request: ReadSkillMd, result: object) -> list[Effect]:
         """SKILL.md answered (the router checked the generation): verify, deliver, open."""
-        entry = record.entry
+        entry = request.entry
         resource = entry.resource(entry.uri)
         max_size = resource.size if resource is not None else self._ctx.policy.dynamic_total_bytes
         try:
             data = decode_read_result(result, uri=entry.uri, max_size=max_size)
-            self.origin.bytes_fetched += len(data)
+            self.server.bytes_fetched += len(data)
             if resource is not None:
                 verify_bytes(data, size=resource.size, digest=resource.digest, uri=resource.uri)
         except VerificationError as exc:
@@ -440,21 +441,21 @@ class LoadSession:
             self._move(LoadInput.FAIL)
             origin, uri = self.key
             failed = LoadFailed(origin=origin, uri=uri, message=exc.message, error=exc)
-            return [protocol_failed(record, exc), failed]
+            return [protocol_failed(request, exc), failed]
         return self._skill_md_verified(entry, data, from_cache=False)
 
     def skill_md_request_failed(
-        self, record: ReadSkillMd, failed: RequestFailed, not_found: bool
+        self, request: ReadSkillMd, failed: RequestFailed, not_found: bool
     ) -> list[Effect]:
         """The SKILL.md read failed: a file the entry lists but the server no longer serves is a
         failed verification (refresh once; DIR-17), anything else ends the load."""
         if not_found:
             error = VerificationError(
-                f"{record.uri}: the server no longer serves this listed file ({failed.message})",
+                f"{request.uri}: the server no longer serves this listed file ({failed.message})",
                 kind=VerificationKind.CONTENT,
-                uri=record.uri,
+                uri=request.uri,
             )
-            return [failed, *self._skill_md_failed(record.entry, error, FailureSource.SERVER)]
+            return [failed, *self._skill_md_failed(request.entry, error, FailureSource.SERVER)]
         self._move(LoadInput.FAIL)
         return [failed, LoadFailed(origin=self.key[0], uri=self.key[1], message=failed.message)]
 
@@ -472,7 +473,7 @@ class LoadSession:
         if resource is not None and not from_cache:
             self._ctx.cache.put(origin, resource, data)
         self._move(LoadInput.OPEN_WINDOW)
-        self.window = ActingWindow(self._ctx, self.origin, entry, delivered=len(data))
+        self.window = ActingWindow(self._ctx, self.server, entry, delivered=len(data))
         self.loading = None
         self.proposed = None
         return [
@@ -494,7 +495,7 @@ class LoadSession:
     ) -> list[Effect]:
         """SKILL.md failed verification: nothing is used; refresh once (VER-08, VER-09)."""
         origin, uri = self.key
-        can_refresh = self.origin.connected and self.origin.features.skills
+        can_refresh = self.server.connected and self.server.features.skills
         effects: list[Effect] = [
             VerificationFailed(
                 origin=origin,
@@ -700,11 +701,11 @@ class LoadSession:
         effects.append(declined_invalid(origin, uri, error))
         return effects
 
-    def refreshed(self, record: GetRefresh, entry: SkillEntry) -> list[Effect]:
+    def refreshed(self, request: GetRefresh, entry: SkillEntry) -> list[Effect]:
         """A refresh answered: while acting, a failure under an unchanged entry stands (VER-16)."""
         if self.state is not LoadState.ACTING:
             return []
-        return self._window().refreshed(record, entry)
+        return self._window().refreshed(request, entry)
 
     # -- closing ----------------------------------------------------------------------------------
 
@@ -751,12 +752,7 @@ class LoadSession:
                 origin=origin,
                 uri=uri,
             )
-        return Refused(
-            code=RefusalCode.NOT_ACTING,
-            message=f"the host is not acting on {uri} from {origin!r}",
-            origin=origin,
-            uri=uri,
-        )
+        return not_acting(origin, uri)
 
     def read(self, ref: str, found_in: str | None) -> list[Effect]:
         """Read the file ``ref`` names (ACTING only; the router checked)."""
@@ -770,19 +766,19 @@ class LoadSession:
         """List a directory of the skill (ACTING only; the router checked)."""
         return self._window().list_dir(ref, self.generation)
 
-    def on_file(self, record: ReadFile, result: object) -> list[Effect]:
+    def on_file(self, request: ReadFile, result: object) -> list[Effect]:
         """A file read answered (the router checked the generation)."""
-        return self._window().on_file(record, result)
+        return self._window().on_file(request, result)
 
     def file_request_failed(
-        self, record: ReadFile, failed: RequestFailed, not_found: bool
+        self, request: ReadFile, failed: RequestFailed, not_found: bool
     ) -> list[Effect]:
         """A file read failed (the router checked the generation)."""
-        return self._window().file_request_failed(record, failed, not_found)
+        return self._window().file_request_failed(request, failed, not_found)
 
-    def on_directory(self, record: ReadDirectory, result: object) -> list[Effect]:
+    def on_directory(self, request: ReadDirectory, result: object) -> list[Effect]:
         """A page of a directory read answered (the router checked the generation)."""
-        return self._window().on_directory(record, result)
+        return self._window().on_directory(request, result)
 
     # -- gates ------------------------------------------------------------------------------------
 
@@ -800,8 +796,8 @@ class LoadSession:
     def _exec_approved(self, held: SkillEntry) -> bool:
         if self.grant is not None:
             return self.grant.allow_exec
-        record = self._ctx.approvals.approved(self.key[0], self.key[1], held.resource_set)
-        return record is not None and record.allow_exec
+        approval = self._ctx.approvals.approved(self.key[0], self.key[1], held.resource_set)
+        return approval is not None and approval.allow_exec
 
     def permissions(self) -> SkillPermissions:
         """Which widening fields take effect: only those granted for the current approval, and
@@ -814,8 +810,8 @@ class LoadSession:
         if self.grant is not None:
             granted = self.grant.fields
         else:
-            record = self._ctx.approvals.approved(origin, uri, held.resource_set)
-            granted = record.granted_fields if record is not None else frozenset()
+            approval = self._ctx.approvals.approved(origin, uri, held.resource_set)
+            granted = approval.granted_fields if approval is not None else frozenset()
         honoured: dict[str, JSONValue] = {
             name: thaw_json(held.frontmatter[name]) for name in present if name in granted
         }

@@ -85,15 +85,15 @@ class ActingWindow:
         bytes_used: Bytes a dynamic skill delivered in this load (ENTRY-22, HELD-08).
     """
 
-    __slots__ = ("_ctx", "_origin", "bytes_used", "held", "key", "settled")
+    __slots__ = ("_ctx", "_server", "bytes_used", "held", "key", "settled")
 
     def __init__(
-        self, ctx: HostContext, origin: OriginRecord, held: SkillEntry, *, delivered: int
+        self, ctx: HostContext, server: OriginRecord, held: SkillEntry, *, delivered: int
     ) -> None:
         """Open a window on ``held``, whose SKILL.md (``delivered`` bytes) was just delivered."""
         self._ctx = ctx
-        self._origin = origin
-        self.key: Key = (origin.label, held.uri)
+        self._server = server
+        self.key: Key = (server.label, held.uri)
         self.held = held
         self.settled: set[str] = set()
         self.bytes_used = delivered if held.is_dynamic else 0
@@ -130,8 +130,8 @@ class ActingWindow:
         if held.is_dynamic:
             if self.bytes_used >= policy.dynamic_total_bytes:
                 return [self._size_limit(uri)]
-            if not self._origin.connected:
-                return [not_connected(self._origin, uri)]
+            if not self._server.connected:
+                return [not_connected(self._server, uri)]
             return [self._send_read(uri, generation)]
         resource = held.resource(uri)
         if resource is None:
@@ -159,18 +159,18 @@ class ActingWindow:
             effects.append(cache_failure(origin, skill_uri, hit.error))
         if hit.data is not None:
             effects.append(self._deliver(resource, hit.data, from_cache=True))
-        elif not self._origin.connected:
-            effects.append(not_connected(self._origin, uri))
-        elif not self._origin.can_fetch(resource.size, policy):
-            effects.append(self._ctx.over_budget(self._origin, uri))
+        elif not self._server.connected:
+            effects.append(not_connected(self._server, uri))
+        elif not self._server.can_fetch(resource.size, policy):
+            effects.append(self._ctx.over_budget(self._server, uri))
         else:
             effects.append(self._send_read(uri, generation))
         return effects
 
     def _send_read(self, uri: str, generation: int) -> SendRequest:
         origin, skill_uri = self.key
-        record = ReadFile(origin=origin, uri=uri, skill_uri=skill_uri, generation=generation)
-        return self._ctx.send(self._origin, {"uri": uri}, record)
+        request = ReadFile(origin=origin, uri=uri, skill_uri=skill_uri, generation=generation)
+        return self._ctx.send(self._server, {"uri": uri}, request)
 
     def _deliver(self, resource: SkillResource, data: bytes, *, from_cache: bool) -> Effect:
         """Deliver a supporting file verified against ``resource``, a row of the held entry."""
@@ -179,30 +179,30 @@ class ActingWindow:
             origin, resource.uri, data, skill_uri, self.held.root, from_cache=from_cache
         )
 
-    def on_file(self, record: ReadFile, result: object) -> list[Effect]:
+    def on_file(self, request: ReadFile, result: object) -> list[Effect]:
         """A file read answered, in the session's current generation: verify and deliver."""
         held = self.held
-        uri = record.uri
+        uri = request.uri
         if held.is_dynamic:
-            return self._on_dynamic_file(record, result)
+            return self._on_dynamic_file(request, result)
         resource = held.resource(uri)
         if resource is None:  # the read was sent for a listed file of this very entry
-            return [discarded(record)]
+            return [discarded(request)]
         try:
             data = decode_read_result(result, uri=uri, max_size=resource.size)
-            self._origin.bytes_fetched += len(data)
+            self._server.bytes_fetched += len(data)
             verify_bytes(data, size=resource.size, digest=resource.digest, uri=uri)
         except VerificationError as exc:
             return self._verification_failed(uri, exc, FailureSource.SERVER)
         except RemoteProtocolError as exc:
-            return [protocol_failed(record, exc)]
+            return [protocol_failed(request, exc)]
         self._ctx.cache.put(self.key[0], resource, data)
         return [self._deliver(resource, data, from_cache=False)]
 
-    def _on_dynamic_file(self, record: ReadFile, result: object) -> list[Effect]:
+    def _on_dynamic_file(self, request: ReadFile, result: object) -> list[Effect]:
         """A dynamic skill's file: nothing to verify against, but capped (ENTRY-22, HELD-08)."""
         origin, skill_uri = self.key
-        uri = record.uri
+        uri = request.uri
         room = self._ctx.policy.dynamic_total_bytes - self.bytes_used
         try:
             data = decode_read_result(result, uri=uri, max_size=room)
@@ -211,11 +211,11 @@ class ActingWindow:
                 return [self._size_limit(uri)]
             return self._verification_failed(uri, exc, FailureSource.SERVER)
         except RemoteProtocolError as exc:
-            return [protocol_failed(record, exc)]
+            return [protocol_failed(request, exc)]
         if len(data) > room:
             return [self._size_limit(uri)]
         self.bytes_used += len(data)
-        self._origin.bytes_fetched += len(data)
+        self._server.bytes_fetched += len(data)
         return [
             DeliverToModel(
                 origin=origin,
@@ -238,11 +238,11 @@ class ActingWindow:
         )
 
     def file_request_failed(
-        self, record: ReadFile, failed: RequestFailed, not_found: bool
+        self, request: ReadFile, failed: RequestFailed, not_found: bool
     ) -> list[Effect]:
         """A file read failed; a listed file the server no longer serves means the skill changed,
         so refresh once (DIR-17)."""
-        refresh = self._start_refresh(record.uri) if not_found else None
+        refresh = self._start_refresh(request.uri) if not_found else None
         return [failed] if refresh is None else [failed, refresh]
 
     # -- failures and refreshes -------------------------------------------------------------------
@@ -279,23 +279,23 @@ class ActingWindow:
         return effects
 
     def _start_refresh(self, failure_uri: str) -> SendRequest | None:
-        origin = self._origin
+        server = self._server
         if (
             self.key in self._ctx.refreshing
             or failure_uri in self.settled
-            or not origin.connected
-            or not origin.features.skills
+            or not server.connected
+            or not server.features.skills
         ):
             return None
         skill_uri = self.key[1]
-        record = GetRefresh(origin=origin.label, uri=skill_uri, failure_uri=failure_uri)
-        send = self._ctx.send(origin, {"uri": skill_uri}, record)
+        request = GetRefresh(origin=server.label, uri=skill_uri, failure_uri=failure_uri)
+        send = self._ctx.send(server, {"uri": skill_uri}, request)
         self._ctx.refreshing[self.key] = send.token
         return send
 
-    def refreshed(self, record: GetRefresh, entry: SkillEntry) -> list[Effect]:
+    def refreshed(self, request: GetRefresh, entry: SkillEntry) -> list[Effect]:
         """A refresh answered with ``entry``: if it is the held entry, the failure stands."""
-        failure = record.failure_uri
+        failure = request.failure_uri
         if failure is None or not same_manifest(self.held, entry):
             return []
         self.settled.add(failure)
@@ -303,9 +303,9 @@ class ActingWindow:
             Notice(
                 level=NoticeLevel.WARNING,
                 code=NoticeCode.FAILURE_STANDS,
-                message=f"{failure}: the refreshed entry of {record.uri} is unchanged, so the "
+                message=f"{failure}: the refreshed entry of {request.uri} is unchanged, so the "
                 "verification failure stands",
-                origin=record.origin,
+                origin=request.origin,
                 uri=failure,
             )
         ]
@@ -329,7 +329,7 @@ class ActingWindow:
                     uri=directory,
                 )
             ]
-        if not (self._origin.features.directory_read and self._origin.connected):
+        if not (self._server.features.directory_read and self._server.connected):
             if held.is_dynamic:
                 return [
                     Refused(
@@ -353,30 +353,30 @@ class ActingWindow:
         walk = ListingWalk(
             max_pages=policy.max_directory_pages, max_entries=policy.max_directory_entries
         )
-        record = ReadDirectory(
+        request = ReadDirectory(
             origin=origin,
             uri=directory,
             skill_uri=skill_uri,
             generation=generation,
             gathered=DirectoryWalk(walk=walk),
         )
-        return [self._ctx.send(self._origin, {"uri": directory}, record)]
+        return [self._ctx.send(self._server, {"uri": directory}, request)]
 
-    def on_directory(self, record: ReadDirectory, result: object) -> list[Effect]:
+    def on_directory(self, request: ReadDirectory, result: object) -> list[Effect]:
         """A page of a directory read answered: ask for the next, or answer.
 
         Children and dropped ones count alike against the walk's cap, and nothing past it is
         looked at (WG-05).
         """
-        gathered = record.gathered
+        gathered = request.gathered
         walk = gathered.walk
         room = walk.remaining
         try:
             children, dropped, cursor = parse_directory_result(
-                result, directory_uri=record.uri, max_items=room + 1
+                result, directory_uri=request.uri, max_items=room + 1
             )
         except RemoteProtocolError as exc:
-            return [protocol_failed(record, exc)]
+            return [protocol_failed(request, exc)]
         kept = children[:room]
         gathered.children.extend(kept)
         gathered.dropped.extend(dropped[: room - len(kept)])
@@ -384,20 +384,20 @@ class ActingWindow:
         step = walk.record_page(min(len(children) + len(dropped), room), cursor)
         partial = truncated or step.stop is not None
         if not partial and step.cursor is not None:
-            params: dict[str, JSONValue] = {"uri": record.uri, "cursor": step.cursor}
-            return [self._ctx.send(self._origin, params, record)]
-        return self._directory_done(record, partial)
+            params: dict[str, JSONValue] = {"uri": request.uri, "cursor": step.cursor}
+            return [self._ctx.send(self._server, params, request)]
+        return self._directory_done(request, partial)
 
-    def _directory_done(self, record: ReadDirectory, partial: bool) -> list[Effect]:
+    def _directory_done(self, request: ReadDirectory, partial: bool) -> list[Effect]:
         origin, skill_uri = self.key
         held = self.held
-        gathered = record.gathered
+        gathered = request.gathered
         listed = {c.uri: c for c in gathered.children}
         if held.is_dynamic:
             listing = DirectoryListing(
                 origin=origin,
                 skill_uri=skill_uri,
-                uri=record.uri,
+                uri=request.uri,
                 children=tuple(listed.values()),
                 from_manifest=False,
                 dropped=tuple(gathered.dropped),
@@ -405,13 +405,13 @@ class ActingWindow:
                 verified=False,
             )
             return [listing]
-        manifest = {c.uri: c for c in manifest_children(held, record.uri)}
+        manifest = {c.uri: c for c in manifest_children(held, request.uri)}
         hidden = tuple(uri for uri in listed if uri not in manifest)
         missing = tuple(uri for uri in manifest if uri not in listed)
         listing = DirectoryListing(
             origin=origin,
             skill_uri=skill_uri,
-            uri=record.uri,
+            uri=request.uri,
             children=tuple(c for uri, c in manifest.items() if uri in listed),
             from_manifest=False,
             hidden=hidden,
@@ -425,7 +425,7 @@ class ActingWindow:
                 Notice(
                     level=NoticeLevel.WARNING,
                     code=NoticeCode.SKILL_MAY_HAVE_CHANGED,
-                    message=f"{record.uri} on {origin!r} differs from the approved skill "
+                    message=f"{request.uri} on {origin!r} differs from the approved skill "
                     f"({len(hidden)} new, {len(missing)} missing); refresh {skill_uri} to see the "
                     "change (it will need approval again)",
                     origin=origin,
