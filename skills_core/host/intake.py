@@ -70,7 +70,7 @@ class EntryIntake:
         """Record an entry from ``skills/list`` or ``skills/get`` (what keeping it costs is
         ``footprint``) and apply what follows from it."""
         effects: list[Effect] = []
-        result, collision = self._registry.put(origin, entry, footprint)
+        result, collision = self._registry.put(origin, entry, footprint.bytes)
         if collision:
             effects.append(NameCollision(name=entry.name, candidates=collision))
         approvals = self._ctx.approvals
@@ -101,7 +101,7 @@ class EntryIntake:
     def reject(self, origin: str, uri: str | None, error: InvalidEntryError) -> EntryRejected:
         """Keep a refused entry out of the registry, with its reason (ENTRY-07, SIL-12)."""
         rejected = RejectedRecord(origin=origin, uri=uri, error=error)
-        self._registry.reject(rejected, rejection_footprint(error))
+        self._registry.reject(rejected, rejection_footprint(error).bytes)
         return EntryRejected(origin=origin, uri=uri, error=error)
 
     # -- skills/get -------------------------------------------------------------------------------

@@ -263,15 +263,19 @@ class Footprint:
 _NOTHING: Final = Footprint()
 
 
+def _rows(entry: SkillEntry) -> int:
+    return 0 if isinstance(entry.resources, str) else len(entry.resources)
+
+
 @final
 class Registry:
     """Skills known to the host, per origin, with name resolution. Pure data; no I/O."""
 
     __slots__ = (
         "_contested",
-        "_costs",
         "_display",
         "_entries",
+        "_listing_bytes",
         "_local",
         "_names",
         "_rejected",
@@ -287,32 +291,35 @@ class Registry:
         self._local: dict[str, str] = {}
         self._contested: set[str] = set()
         self._display: dict[tuple[str, str], dict[str, str]] = {}
-        # What each recorded entry or keyed refusal costs, per origin and in total.
-        self._costs: dict[tuple[str, str], Footprint] = {}
+        # What is kept: listing bytes per recorded entry or keyed refusal (its manifest rows come
+        # from the entry), and the sums per origin and in total.
+        self._listing_bytes: dict[str, dict[str, int]] = {}
         self._usage: dict[str, Footprint] = {}
         self._total = _NOTHING
 
     # -- recording --------------------------------------------------------------------------------
 
     def put(
-        self, origin: str, entry: SkillEntry, footprint: Footprint = _NOTHING
+        self, origin: str, entry: SkillEntry, listing_bytes: int = 0
     ) -> tuple[PutResult, tuple[Candidate, ...]]:
         """Record ``entry`` as the latest observation of ``(origin, entry.uri)``.
 
         Args:
             origin: The server label.
             entry: The entry.
-            footprint: What keeping it costs; it replaces the cost of what it replaces.
+            listing_bytes: What keeping it costs, in listing bytes (``HostPolicy``); with its
+                manifest rows, it replaces the cost of what it replaces.
 
         Returns:
             What changed, and every candidate for the entry's name when this entry makes the name
             newly shared between origins (or with a local skill), else an empty tuple.
         """
+        before = self.cost(origin, entry.uri)
         by_uri = self._entries.setdefault(origin, {})
         old = by_uri.get(entry.uri)
         self._drop_rejection(origin, entry.uri)
         by_uri[entry.uri] = entry
-        self._charge(origin, entry.uri, footprint)
+        self._recharge(origin, entry.uri, before, Footprint(_rows(entry), listing_bytes))
         if old is not None:
             return (PutResult.SAME if old == entry else PutResult.CHANGED), ()
         name = entry.name
@@ -325,36 +332,39 @@ class Registry:
             return PutResult.ADDED, self.candidates_for_name(name)
         return PutResult.ADDED, ()
 
-    def reject(self, record: RejectedRecord, footprint: Footprint = _NOTHING) -> None:
+    def reject(self, record: RejectedRecord, listing_bytes: int = 0) -> None:
         """Record a refused entry; it replaces a valid entry for the same URI (latest wins).
 
         Args:
             record: The refused entry and why.
-            footprint: What keeping the record costs.
+            listing_bytes: What keeping the record costs, in listing bytes.
         """
-        per_origin = self._rejected.setdefault(record.origin, {})
+        origin = record.origin
+        per_origin = self._rejected.setdefault(origin, {})
         if record.uri is not None:
-            self.remove(record.origin, record.uri)
+            self.remove(origin, record.uri)
             per_origin[record.uri] = [record]
-            self._charge(record.origin, record.uri, footprint)
+            before = self.cost(origin, record.uri)
+            self._recharge(origin, record.uri, before, Footprint(0, listing_bytes))
             return
         anonymous = per_origin.setdefault(None, [])
         if len(anonymous) < _MAX_ANONYMOUS_REJECTIONS:
             anonymous.append(record)
-            self._add(record.origin, footprint)
+            self._add(origin, Footprint(0, listing_bytes))
 
     def _drop_rejection(self, origin: str, uri: str) -> None:
         per_origin = self._rejected.get(origin)
-        if per_origin is not None and per_origin.pop(uri, None) is not None:
-            self._charge(origin, uri, _NOTHING)
+        if per_origin is not None:
+            per_origin.pop(uri, None)
 
-    def _charge(self, origin: str, uri: str, footprint: Footprint) -> None:
-        """``(origin, uri)`` now costs ``footprint`` instead of what it cost before."""
-        key = (origin, uri)
-        before = self._costs.pop(key, _NOTHING)
-        if footprint != _NOTHING:
-            self._costs[key] = footprint
-        self._add(origin, footprint - before)
+    def _recharge(self, origin: str, uri: str, before: Footprint, after: Footprint) -> None:
+        """What is recorded for ``(origin, uri)`` now costs ``after`` instead of ``before``."""
+        by_uri = self._listing_bytes.setdefault(origin, {})
+        if after.bytes:
+            by_uri[uri] = after.bytes
+        else:
+            by_uri.pop(uri, None)
+        self._add(origin, after - before)
 
     def _add(self, origin: str, change: Footprint) -> None:
         self._usage[origin] = self._usage.get(origin, _NOTHING) + change
@@ -362,7 +372,9 @@ class Registry:
 
     def cost(self, origin: str, uri: str) -> Footprint:
         """What the entry (or refusal) recorded for ``(origin, uri)`` costs."""
-        return self._costs.get((origin, uri), _NOTHING)
+        entry = self.get(origin, uri)
+        rows = _rows(entry) if entry is not None else 0
+        return Footprint(rows, self._listing_bytes.get(origin, {}).get(uri, 0))
 
     def usage(self, origin: str | None = None) -> Footprint:
         """What the registry holds for ``origin``, or for all origins together."""
@@ -372,11 +384,12 @@ class Registry:
 
     def remove(self, origin: str, uri: str) -> SkillEntry | None:
         """Forget the entry for ``(origin, uri)``; return it, or None when there was none."""
+        before = self.cost(origin, uri)
         by_uri = self._entries.get(origin)
         entry = by_uri.pop(uri, None) if by_uri is not None else None
         if entry is None:
             return None
-        self._charge(origin, uri, _NOTHING)
+        self._recharge(origin, uri, before, _NOTHING)
         origins = self._names[entry.name]
         uris = origins[origin]
         uris.discard(uri)
@@ -393,8 +406,7 @@ class Registry:
             self.remove(origin, uri)
         self._entries.pop(origin, None)
         self._rejected.pop(origin, None)
-        for key in [k for k in self._costs if k[0] == origin]:
-            del self._costs[key]
+        self._listing_bytes.pop(origin, None)
         self._total = self._total - self._usage.pop(origin, _NOTHING)
 
     def register_local(self, name: str, location: str = "") -> tuple[Candidate, ...]:
