@@ -269,8 +269,12 @@ class LoadSession:
     def _awaited(self) -> SkillEntry:
         """The entry the open approval prompt is about."""
         entry = self.loading if self.state is LoadState.AWAITING_APPROVAL else self.proposed
+        return self._require(entry, "a prompt is open without an entry to approve")
+
+    def _require(self, entry: SkillEntry | None, problem: str) -> SkillEntry:
+        """``entry``, which the state says is there; if it is not, that is a bug: ERROR."""
         if entry is None:
-            self._fault(f"{self.key[1]}: a prompt is open without an entry to approve")
+            self._fault(f"{self.key[1]}: {problem}")
         return entry
 
     def _withdraw(self, reason: str) -> list[Effect]:
@@ -299,7 +303,10 @@ class LoadSession:
         origin, uri = self.key
         state = self.state
         if state is LoadState.STALE:
-            return self.begin(self._require(self.proposed), preapproved=True)
+            return self.begin(
+                self._require(self.proposed, "a stale window without its new entry"),
+                preapproved=True,
+            )
         if state is LoadState.ACTING:
             code, text = RefusalCode.ALREADY_ACTING, f"{uri} from {origin!r} is already loaded"
         elif state is LoadState.REAPPROVAL:
@@ -314,11 +321,6 @@ class LoadSession:
                 f"a load of {uri} from {origin!r} is in progress",
             )
         return [Refused(code=code, message=text, origin=origin, uri=uri)]
-
-    def _require(self, entry: SkillEntry | None) -> SkillEntry:
-        if entry is None:
-            self._fault(f"{self.key[1]}: no entry where the state needs one")
-        return entry
 
     def fetch_entry(self) -> list[Effect]:
         """The entry is unknown: ask for it with ``skills/get`` (LIST-06)."""
@@ -668,7 +670,7 @@ class LoadSession:
         return effects
 
     def _changed_while_loading(self, entry: SkillEntry) -> list[Effect]:
-        loading = self._require(self.loading)
+        loading = self._require(self.loading, "a load in progress without its entry")
         if same_manifest(loading, entry):
             return []
         origin, uri = self.key
