@@ -196,3 +196,8 @@ def test_comparison_and_value_helpers_never_recurse_without_bound(value: Any) ->
         freeze_json(value)
     with pytest.raises(ValueError, match="nested too deeply"):
         thaw_json(frozen_nest(DEEP))
+
+
+def test_freezing_refuses_what_is_not_json() -> None:
+    with pytest.raises(ValueError, match="a object is not a JSON value"):
+        freeze_json({"a": [object()]})

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import inspect
 
-from host_helpers import Harness, list_result, of, one, rpc_error, skill_md
+from host_helpers import Harness, example_harness, list_result, of, one, rpc_error, skill_md
 
+from skills_core import SkillEntry
 from skills_core import spec_examples as ex
 from skills_core.host import (
     DeliverToModel,
     Delivery,
+    DirectoryListing,
     Effect,
     Host,
     Notice,
@@ -24,12 +26,15 @@ from skills_core.host import (
     Outcome,
     Problem,
     Prompt,
+    RefusalCode,
+    Refused,
     RequestApproval,
     RequestCrossOriginApproval,
     ResolutionStatus,
     SendRequest,
 )
 from skills_core.host import effects as effects_module
+from skills_core.host.window import manifest_children
 from skills_core.spec import EXTENSION_ID
 
 L = ex.ORIGIN_LABEL
@@ -157,3 +162,44 @@ def test_a_resolution_names_what_load_takes() -> None:
     contested = host.resolve("pdf-processing")
     assert contested.status is ResolutionStatus.AMBIGUOUS
     assert (contested.origin, contested.uri) == (None, None)
+
+
+def test_a_directory_listing_says_what_it_cannot_vouch_for() -> None:
+    listing = DirectoryListing(
+        origin="srv",
+        skill_uri="skill://a/SKILL.md",
+        uri="skill://a/t",
+        children=(),
+        from_manifest=False,
+        hidden=("skill://a/t/new.md",),
+        dropped=("'file:///x' is not inside skill://a/t; dropped (WG-01)",),
+        partial=True,
+        verified=False,
+    )
+    message = listing.message
+    assert "0 entries, from the server" in message
+    assert "1 not approved (hidden), 0 missing" in message
+    assert "1 malformed children dropped" in message
+    assert "the walk stopped early" in message
+    assert "not verified" in message
+
+
+def test_a_dynamic_skill_has_no_manifest_children() -> None:
+    entry = SkillEntry.from_json(
+        {
+            "uri": "skill://gen/SKILL.md",
+            "frontmatter": {"name": "gen", "description": "d"},
+            "resources": "dynamic",
+        }
+    )
+    assert manifest_children(entry, "skill://gen/t") == ()
+
+
+def test_forgetting_an_origin_ends_its_refresh_in_flight() -> None:
+    h = example_harness()
+    assert one(h.host.refresh(L, URI), SendRequest)
+    assert one(h.host.refresh(L, URI), Refused).code is RefusalCode.REFRESH_IN_FLIGHT
+    h.host.forget(L)
+    h.host.connect(L, h.servers[L].capabilities())
+    h.list_all(L)
+    assert one(h.host.refresh(L, URI), SendRequest)

@@ -150,13 +150,46 @@ def test_an_answer_to_a_session_that_failed_is_discarded(monkeypatch: pytest.Mon
 
 
 def test_a_session_faults_on_a_broken_invariant() -> None:
-    """The session's own consistency checks raise the same typed error and leave ERROR."""
+    """The session's own consistency checks raise the same typed error and leave ERROR (these
+    tests reach into the router's sessions to break an invariant on purpose)."""
     h = example_harness()
     prompt = one(h.host.load(L, URI), RequestApproval)
-    session = h.host._sessions[L, URI]  # the one place a test reaches into the router
+    session = h.host._sessions[L, URI]
     assert isinstance(session, LoadSession)
     session.loading = None  # break the invariant "a prompt is about an entry"
     with pytest.raises(LocalProtocolError, match="without an entry to approve"):
         h.host.approve(prompt.prompt_id)
     assert h.host.state(L, URI) is LoadState.ERROR
     assert h.host.pending_requests == 0
+
+
+def test_a_fault_while_a_listing_is_taken_ends_the_walk_and_the_prompt() -> None:
+    """A session that breaks while a listing page is taken raises, and leaves nothing stuck: the
+    walk ends (a new listing is accepted) and its open prompt no longer approves anything."""
+    h = example_harness()
+    prompt = one(h.host.load(L, URI), RequestApproval)
+    h.host._sessions[L, URI].loading = None  # break "a load in progress has its entry"
+    h.servers[L].skills[URI].files["templates/new.md"] = b"new\n"
+    send = one(h.host.list_skills(L), SendRequest)
+    kind, payload = h.servers[L].handle(send.method, dict(send.params))
+    assert kind == "result"
+    with pytest.raises(LocalProtocolError, match="a load in progress without its entry"):
+        h.host.on_response(L, send.token, result=payload)
+    assert h.host.state(L, URI) is LoadState.ERROR
+    assert one(h.host.approve(prompt.prompt_id), Refused).code is RefusalCode.UNKNOWN_PROMPT
+    assert one(h.host.list_skills(L), SendRequest)  # not LISTING_IN_PROGRESS
+    # An ERROR session ignores what later listings say about its skill.
+    assert h.host.registry.get(L, URI) is not None
+    del h.servers[L].skills[URI]
+    h.run(h.host.refresh(L, URI))
+    assert h.host.state(L, URI) is LoadState.ERROR
+
+
+def test_a_window_state_without_a_window_faults() -> None:
+    h = example_harness()
+    h.load(L, URI)
+    h.host._sessions[L, URI].window = None
+    with pytest.raises(LocalProtocolError, match="a window state without a window"):
+        h.host.read(L, URI, "templates/invoice.md")
+    assert h.host.state(L, URI) is LoadState.ERROR
+    assert h.host.windows() == ()

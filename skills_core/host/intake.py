@@ -23,7 +23,12 @@ from dataclasses import dataclass, field
 from typing import final
 
 from skills_core.entry import SkillEntry
-from skills_core.errors import EntryProblem, InvalidEntryError, RemoteProtocolError
+from skills_core.errors import (
+    EntryProblem,
+    InvalidEntryError,
+    LocalProtocolError,
+    RemoteProtocolError,
+)
 from skills_core.host.approvals import approvable_set, manifest_changes
 from skills_core.host.codes import StopReason
 from skills_core.host.context import HostContext, OriginRecord, protocol_failed
@@ -162,32 +167,52 @@ class EntryIntake:
 
     # -- skills/list ------------------------------------------------------------------------------
 
-    def take_page(
-        self, server: OriginRecord, listing: ListingProgress, request: ListPage, result: object
-    ) -> list[Effect]:
+    def take_page(self, server: OriginRecord, request: ListPage, result: object) -> list[Effect]:
         """One ``skills/list`` page: take its entries in order, within the walk's caps and the
         listing budgets, then ask for the next page or report the outcome."""
         origin = server.label
+        listing = request.listing
         walk = listing.walk
         try:
             envelope = parse_list_skills_envelope(result)
         except RemoteProtocolError as exc:
             server.listing = None
+            reason = f"skills/list result is malformed: {exc.message}"
             return [
                 protocol_failed(request, exc),
-                _partial(
-                    origin,
-                    walk,
-                    StopReason.MALFORMED_RESULT,
-                    f"skills/list result is malformed: {exc.message}",
-                ),
+                _partial(origin, walk, StopReason.MALFORMED_RESULT, reason),
             ]
+        try:
+            effects, taken, stop = self._take_items(server, listing, envelope.items)
+        except LocalProtocolError:
+            server.listing = None  # a session broke (a host bug); the walk ends with it
+            raise
+        step = walk.record_page(taken, envelope.next_cursor)
+        if stop is None and step.stop is not None:
+            stop = step.stop, step.message
+        if stop is None and step.cursor is not None:
+            effects.append(self._ctx.send(server, {"cursor": step.cursor}, request))
+            return effects
+        server.listing = None
+        if stop is None:
+            effects.append(ListingComplete(origin=origin, pages=walk.pages, entries=walk.entries))
+        else:
+            effects.append(_partial(origin, walk, *stop))
+        return effects
+
+    def _take_items(
+        self, server: OriginRecord, listing: ListingProgress, items: list[object]
+    ) -> tuple[list[Effect], int, tuple[StopReason, str] | None]:
+        """Take a page's entries up to the cap or a budget: the effects, how many were taken,
+        and why the walk stops, if it does."""
+        origin = server.label
+        walk = listing.walk
         effects: list[Effect] = []
         tally = _Tally()
         room = walk.remaining
         taken = 0
         stop: tuple[StopReason, str] | None = None
-        for item in envelope.items:
+        for item in items:
             if taken >= room:
                 stop = (
                     StopReason.ENTRY_CAP,
@@ -216,25 +241,9 @@ class EntryIntake:
             taken += 1
             effects.extend(self._listed(server, listing, entry, footprint, tally))
         if tally.added or tally.changed:
-            effects.append(
-                RegistryUpdated(
-                    origin=origin, added=tuple(tally.added), changed=tuple(tally.changed)
-                )
-            )
-        step = walk.record_page(taken, envelope.next_cursor)
-        if stop is None and step.stop is not None:
-            stop = step.stop, step.message
-        if stop is None and step.cursor is not None:
-            send = self._ctx.send(server, {"cursor": step.cursor}, request)
-            listing.token = send.token
-            effects.append(send)
-            return effects
-        server.listing = None
-        if stop is None:
-            effects.append(ListingComplete(origin=origin, pages=walk.pages, entries=walk.entries))
-        else:
-            effects.append(_partial(origin, walk, *stop))
-        return effects
+            added, changed = tuple(tally.added), tuple(tally.changed)
+            effects.append(RegistryUpdated(origin=origin, added=added, changed=changed))
+        return effects, taken, stop
 
     def _over_budget(
         self, origin: str, item: object, footprint: Footprint
@@ -287,14 +296,12 @@ class EntryIntake:
         return effects
 
     @staticmethod
-    def list_failed(server: OriginRecord, message: str) -> ListingPartial | None:
+    def list_failed(server: OriginRecord, request: ListPage, message: str) -> ListingPartial:
         """A page request failed: the walk ends; what was registered stays usable (LIST-05)."""
-        listing = server.listing
-        if listing is None:
-            return None
         server.listing = None
+        walk = request.listing.walk
         return _partial(
-            server.label, listing.walk, StopReason.REQUEST_FAILED, f"skills/list failed: {message}"
+            server.label, walk, StopReason.REQUEST_FAILED, f"skills/list failed: {message}"
         )
 
 

@@ -50,16 +50,14 @@ _PROBLEM_BYTES: Final = 150
 @final
 @dataclass(slots=True, eq=False)
 class ListingProgress:
-    """A walk in progress.
+    """A walk in progress (its page requests carry it).
 
     Attributes:
-        token: The token of the page request outstanding.
         walk: Pages and entries counted so far.
         seen: Each skill's entry as this walk first listed it.
         conflicts: Skills this walk listed twice with different entries.
     """
 
-    token: int
     walk: ListingWalk
     seen: dict[str, SkillEntry] = field(default_factory=dict)
     conflicts: set[str] = field(default_factory=set)

@@ -28,6 +28,7 @@ from typing import ClassVar, TypeAlias, final
 from skills_core.entry import SkillEntry, SkillResource
 from skills_core.errors import quote_for_message
 from skills_core.host.framing import one_line
+from skills_core.host.listing import ListingProgress
 from skills_core.host.registry import ListingWalk
 from skills_core.messages import DirectoryChild
 from skills_core.spec import Method
@@ -73,9 +74,10 @@ class PendingRequest:
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ListPage(PendingRequest):
-    """A page of a ``skills/list`` walk; the walk itself is on the origin's record."""
+    """A page of the ``skills/list`` walk ``listing``."""
 
     method: ClassVar[Method] = Method.SKILLS_LIST
+    listing: ListingProgress
 
 
 @final

@@ -381,9 +381,9 @@ class Host:
             ]
         policy = self._ctx.policy
         walk = ListingWalk(max_pages=policy.max_pages, max_entries=policy.max_entries)
-        send = self._ctx.send(server, {}, ListPage(origin=origin, uri=None))
-        server.listing = ListingProgress(token=send.token, walk=walk)
-        return [send]
+        listing = ListingProgress(walk=walk)
+        server.listing = listing
+        return [self._ctx.send(server, {}, ListPage(origin=origin, uri=None, listing=listing))]
 
     def get_skill(self, origin: str, uri: str) -> list[Effect]:
         """Confirm an explicit reference with ``skills/get`` (URI-15, URI-16, GET-10).
@@ -666,10 +666,7 @@ class Host:
     def _cross_origin_read(self, prompt: CrossOriginPrompt) -> list[Effect]:
         """The user allowed one cross-origin read; perform exactly that one (SIL-25)."""
         # Forgetting an origin withdraws every prompt that names it, so the target is known.
-        server = self._ctx.origins.get(prompt.to_origin)
-        if server is None:
-            return [_unknown_origin(prompt.to_origin)]
-        return self._plain_read(server, prompt.uri)
+        return self._plain_read(self._ctx.origins[prompt.to_origin], prompt.uri)
 
     # -- previews -------------------------------------------------------------------------------
 
@@ -807,16 +804,13 @@ class Host:
 
     def _on_list_page(self, token: int, request: ListPage, result: object) -> list[Effect]:
         server = self._ctx.origins[request.origin]  # forgetting an origin drops its requests
-        listing = server.listing
-        if listing is None or listing.token != token:
-            return [discarded(request)]
-        return self._intake.take_page(server, listing, request, result)
+        return self._intake.take_page(server, request, result)
 
     def _list_failed(
         self, token: int, request: ListPage, failed: RequestFailed, not_found: bool
     ) -> list[Effect]:
-        partial = self._intake.list_failed(self._ctx.origins[request.origin], failed.message)
-        return [failed] if partial is None else [failed, partial]
+        server = self._ctx.origins[request.origin]
+        return [failed, self._intake.list_failed(server, request, failed.message)]
 
     # -- answers: skills/get --------------------------------------------------------------------
 
