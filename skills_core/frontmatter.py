@@ -31,12 +31,12 @@ result is a ``dict`` of JSON-compatible values (:data:`JSONValue`) in document o
 **Comparison** (:func:`compare_frontmatter`, SIL-09) works on the JSON data model: objects are
 unordered, arrays ordered, strings compared exactly (no trimming, no Unicode normalisation),
 numbers by exact mathematical value (``1 == 1.0``, ``2**53 + 1 != float(2**53)``), a boolean
-never equals a number, and ``null`` never equals an absent member (:data:`~skills_core.jsonvalue.ABSENT`,
-re-exported here). Values that
-are not JSON (tuples, sets, bytes, NaN and infinities, mappings with non-string keys, other
-objects) never compare equal to anything and are reported as differences, on either side; the
-function never raises for odd input, and stops descending (reporting a difference) past
-:data:`MAX_COMPARE_DEPTH` levels, so cyclic input cannot crash it.
+never equals a number, and ``null`` never equals an absent member (``ABSENT``, the sentinel of
+:mod:`skills_core.jsonvalue`, re-exported here). Values that are not JSON (tuples, sets, bytes,
+NaN and infinities, mappings with non-string keys, other objects) never compare equal to anything
+and are reported as differences, on either side; the function never raises for odd input, and
+stops descending (reporting a difference) past :data:`MAX_COMPARE_DEPTH` levels, so cyclic input
+cannot crash it.
 """
 
 from __future__ import annotations
