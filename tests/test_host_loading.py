@@ -116,7 +116,7 @@ def test_nothing_is_fetched_ahead_of_need_VER_12() -> None:
 def test_tampered_skill_md_is_never_used_VER_06_VER_07_VER_08(data: bytes, kind: str) -> None:
     h = example_harness()
     serve_skill_md(h, data)
-    store = h.host._cache.store  # the in-memory store the host made
+    store = h.host._ctx.cache.store  # the in-memory store the host made
     effects = h.load(L, URI)
     failed = one(effects, VerificationFailed)
     assert failed.error.kind == kind

@@ -147,11 +147,13 @@ class Host:
                 :data:`DEFAULT_MEMORY_CACHE_BYTES` when None.
         """
         self._client_info = client_info
-        self._cache = VerifiedCache(
+        store = (
             cache if cache is not None else MemoryCacheStore(max_bytes=DEFAULT_MEMORY_CACHE_BYTES)
         )
         self._ctx = HostContext(
-            policy, approvals if approvals is not None else ApprovalStore(), self._cache
+            policy,
+            approvals if approvals is not None else ApprovalStore(),
+            VerifiedCache(store),
         )
         self._registry = Registry()
         self._sessions: dict[Key, LoadSession] = {}
@@ -325,7 +327,7 @@ class Host:
             del self._ctx.refreshing[key]
         self._registry.forget_origin(origin)
         self._ctx.approvals.forget_origin(origin)
-        self._cache.forget(origin)
+        self._ctx.cache.forget(origin)
         del self._ctx.origins[origin]
         effects.append(
             Notice(
