@@ -44,7 +44,7 @@ DEFAULT_SERVER_BUDGET: Final = 200 * MIB
 # object and array in it, an estimate of the Python objects it becomes.
 
 #: Resources (manifest rows) one server's listed entries may hold: 10,000 skills of 5 files, about
-#: 13 MB of host memory; a hostile listing of maximal skills stops after about 97 of them.
+#: 14 MB of host memory; a hostile listing of maximal skills stops after 97 of them.
 DEFAULT_LISTED_RESOURCES: Final = 50_000
 #: Listing bytes one server's entries may hold: one maximal JSON-RPC message (32 MiB), so a page
 #: the transport accepted always fits in an otherwise empty registry.
