@@ -54,6 +54,7 @@ from skills_core.errors import URIError as URIError
 from skills_core.errors import URIErrorKind as URIErrorKind
 from skills_core.errors import VerificationError as VerificationError
 from skills_core.errors import VerificationKind as VerificationKind
+from skills_core.jsonvalue import ABSENT as ABSENT
 from skills_core.jsonvalue import JSONValue as JSONValue
 from skills_core.names import is_valid_skill_name as is_valid_skill_name
 from skills_core.spec import EXTENSION_ID as EXTENSION_ID
@@ -78,18 +79,17 @@ if TYPE_CHECKING:
     from skills_core.check import compare_entries as compare_entries
     from skills_core.check import validate_entries as validate_entries
     from skills_core.check import validate_folder as validate_folder
-    from skills_core.frontmatter import ABSENT as ABSENT
     from skills_core.frontmatter import FieldLocation as FieldLocation
     from skills_core.frontmatter import FrontmatterDifference as FrontmatterDifference
     from skills_core.frontmatter import ParsedFrontmatter as ParsedFrontmatter
     from skills_core.frontmatter import compare_frontmatter as compare_frontmatter
     from skills_core.frontmatter import parse_frontmatter as parse_frontmatter
     from skills_core.host.approvals import ApprovalStore as ApprovalStore
-    from skills_core.host.machine import Host as Host
     from skills_core.host.policy import HostPolicy as HostPolicy
     from skills_core.host.pump import TransportFailure as TransportFailure
     from skills_core.host.pump import pump as pump
     from skills_core.host.pump import pump_async as pump_async
+    from skills_core.host.router import Host as Host
     from skills_core.jsonrpc import NEED_DATA as NEED_DATA
     from skills_core.jsonrpc import JsonRpcConnection as JsonRpcConnection
     from skills_core.messages import Era as Era
@@ -117,14 +117,13 @@ _LAZY: dict[str, str] = {
     "compare_entries": "skills_core.check",
     "validate_entries": "skills_core.check",
     "validate_folder": "skills_core.check",
-    "ABSENT": "skills_core.frontmatter",
     "FieldLocation": "skills_core.frontmatter",
     "FrontmatterDifference": "skills_core.frontmatter",
     "ParsedFrontmatter": "skills_core.frontmatter",
     "compare_frontmatter": "skills_core.frontmatter",
     "parse_frontmatter": "skills_core.frontmatter",
     "ApprovalStore": "skills_core.host.approvals",
-    "Host": "skills_core.host.machine",
+    "Host": "skills_core.host.router",
     "HostPolicy": "skills_core.host.policy",
     "TransportFailure": "skills_core.host.pump",
     "pump": "skills_core.host.pump",

@@ -36,8 +36,8 @@ from skills_core.host.effects import (
     SkillChanged,
     VerificationFailed,
 )
-from skills_core.host.machine import Host
 from skills_core.host.policy import HostPolicy
+from skills_core.host.router import Host
 from skills_core.jsonvalue import JSONValue
 
 __all__ = ["run_demo"]

@@ -51,8 +51,15 @@ __all__ = [
 
 
 def quote_for_message(value: object, limit: int = 120) -> str:
-    """Return ``repr(value)`` cut to ``limit`` characters, for embedding peer data in messages."""
-    text = repr(value)
+    """Return ``repr(value)`` cut to ``limit`` characters, for embedding peer data in messages.
+
+    A value nested too deeply for ``repr`` (peer JSON can nest thousands of levels) is named by its
+    type instead, so quoting never raises ``RecursionError``.
+    """
+    try:
+        text = repr(value)
+    except RecursionError:
+        text = f"<{type(value).__name__} nested too deeply to show>"
     if len(text) > limit:
         return text[: limit - 3] + "..."
     return text

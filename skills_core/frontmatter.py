@@ -39,16 +39,16 @@ before the opening ``---``), so the positions are the file's.
 **Comparison** (:func:`compare_frontmatter`, SIL-09) works on the JSON data model: objects are
 unordered, arrays ordered, strings compared exactly (no trimming, no Unicode normalisation),
 numbers by exact mathematical value (``1 == 1.0``, ``2**53 + 1 != float(2**53)``), a boolean
-never equals a number, and ``null`` never equals an absent member (:data:`ABSENT`). Values that
-are not JSON (tuples, sets, bytes, NaN and infinities, mappings with non-string keys, other
-objects) never compare equal to anything and are reported as differences, on either side; the
-function never raises for odd input, and stops descending (reporting a difference) past
-:data:`MAX_COMPARE_DEPTH` levels, so cyclic input cannot crash it.
+never equals a number, and ``null`` never equals an absent member (``ABSENT``, the sentinel of
+:mod:`skills_core.jsonvalue`, re-exported here). Values that are not JSON (tuples, sets, bytes,
+NaN and infinities, mappings with non-string keys, other objects) never compare equal to anything
+and are reported as differences, on either side; the function never raises for odd input, and
+stops descending (reporting a difference) past :data:`MAX_COMPARE_DEPTH` levels, so cyclic input
+cannot crash it.
 """
 
 from __future__ import annotations
 
-import enum
 import json
 import math
 import re
@@ -59,6 +59,7 @@ from typing import AnyStr, ClassVar, Final, TypeAlias, final
 
 from skills_core._yaml import DEFAULT_MAX_BYTES, MAX_DEPTH, Path, Spots, parse_yaml
 from skills_core.errors import FrontmatterError, quote_for_message
+from skills_core.jsonvalue import ABSENT, AbsentType
 
 __all__ = [
     "JSONValue",
@@ -84,18 +85,6 @@ JSONValue: TypeAlias = "dict[str, JSONValue] | list[JSONValue] | str | int | flo
 #: frontmatter nests at most :data:`MAX_DEPTH` levels, so this only stops hostile or cyclic input.
 MAX_COMPARE_DEPTH: Final = 4 * MAX_DEPTH
 
-
-class AbsentType(enum.Enum):
-    """The type of :data:`ABSENT`."""
-
-    ABSENT = "ABSENT"
-
-    def __repr__(self) -> str:
-        return "ABSENT"
-
-
-#: Marks a member that one side of a comparison lacks (distinct from ``None``, JSON ``null``).
-ABSENT: Final = AbsentType.ABSENT
 
 _UTF8_BOM: Final = b"\xef\xbb\xbf"
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")

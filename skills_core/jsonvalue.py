@@ -6,10 +6,15 @@ become tuples) and *thawed* back into fresh ``dict``/``list`` values on the way 
 :func:`json_value_problems` checks that a value really is JSON: string keys, finite numbers, no
 tuples or sets or bytes, no lone surrogates (which no UTF-8 SKILL.md can contain), and a bounded
 depth. The walk is iterative, so hostile depth gives a problem report, never a ``RecursionError``.
+
+:data:`ABSENT` is the library's one "no value here" sentinel, distinct from ``None`` (JSON
+``null``): a member one side of a frontmatter comparison lacks, or the half of a JSON-RPC response
+(``result`` or ``error``) the peer did not send.
 """
 
 from __future__ import annotations
 
+import enum
 import json
 import math
 from collections.abc import Iterator, Mapping
@@ -17,6 +22,8 @@ from types import MappingProxyType
 from typing import Any, Final, TypeAlias
 
 __all__ = [
+    "ABSENT",
+    "AbsentType",
     "JSONValue",
     "FrozenJSON",
     "MAX_JSON_DEPTH",
@@ -27,6 +34,19 @@ __all__ = [
     "json_type_name",
     "loads_strict",
 ]
+
+
+class AbsentType(enum.Enum):
+    """The type of :data:`ABSENT` (an enum, so that ``Literal[ABSENT]`` narrows in type checks)."""
+
+    ABSENT = "ABSENT"
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+#: "No value here", distinct from ``None`` (JSON ``null``).
+ABSENT: Final = AbsentType.ABSENT
 
 #: A JSON value as :func:`json.loads` returns it.
 JSONValue: TypeAlias = "dict[str, JSONValue] | list[JSONValue] | str | int | float | bool | None"
@@ -102,21 +122,45 @@ def json_value_problems(
 
 
 def freeze_json(value: object) -> FrozenJSON:
-    """Return a deep, read-only copy of a JSON value (check it first with json_value_problems)."""
+    """Return a deep, read-only copy of a JSON value (check it first with json_value_problems).
+
+    Raises:
+        ValueError: ``value`` nests too deeply to copy (deeper than the interpreter's recursion
+            limit; :func:`json_value_problems` reports anything past :data:`MAX_JSON_DEPTH`).
+    """
+    try:
+        return _freeze(value)
+    except RecursionError:
+        raise ValueError("JSON value is nested too deeply to freeze") from None
+
+
+def _freeze(value: object) -> FrozenJSON:
     if isinstance(value, dict | MappingProxyType):
-        return MappingProxyType({key: freeze_json(child) for key, child in value.items()})
+        return MappingProxyType({key: _freeze(child) for key, child in value.items()})
     if isinstance(value, list | tuple):
-        return tuple(freeze_json(child) for child in value)
-    assert value is None or isinstance(value, str | int | float)
-    return value
+        return tuple(_freeze(child) for child in value)
+    if value is None or isinstance(value, str | int | float):
+        return value
+    raise ValueError(f"a {type(value).__name__} is not a JSON value")
 
 
 def thaw_json(value: FrozenJSON) -> JSONValue:
-    """Return a fresh, mutable ``dict``/``list`` copy of a frozen JSON value."""
+    """Return a fresh, mutable ``dict``/``list`` copy of a frozen JSON value.
+
+    Raises:
+        ValueError: ``value`` nests too deeply to copy (see :func:`freeze_json`).
+    """
+    try:
+        return _thaw(value)
+    except RecursionError:
+        raise ValueError("JSON value is nested too deeply to thaw") from None
+
+
+def _thaw(value: FrozenJSON) -> JSONValue:
     if isinstance(value, Mapping):
-        return {key: thaw_json(child) for key, child in value.items()}
+        return {key: _thaw(child) for key, child in value.items()}
     if isinstance(value, tuple):
-        return [thaw_json(child) for child in value]
+        return [_thaw(child) for child in value]
     return value
 
 

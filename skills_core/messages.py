@@ -64,6 +64,7 @@ __all__ = [
     "CacheHint",
     "Implementation",
     "ServerFeatures",
+    "ListSkillsEnvelope",
     "ListSkillsPage",
     "RejectedEntry",
     "DirectoryChild",
@@ -74,6 +75,7 @@ __all__ = [
     "complete_result",
     "parse_server_features",
     "parse_cache_hint",
+    "parse_list_skills_envelope",
     "parse_list_skills_result",
     "parse_get_skill_result",
     "encode_resource_contents",
@@ -374,18 +376,37 @@ class ListSkillsPage:
         rejected: The invalid or over-limit entries, with reasons.
         next_cursor: The cursor for the next page, or None at the end.
         cache: The page's cache hint.
+        unread: Entries past ``max_entries``, never looked at.
     """
 
     entries: tuple[SkillEntry, ...]
     rejected: tuple[RejectedEntry, ...]
     next_cursor: str | None
     cache: CacheHint
+    unread: int = 0
 
 
-def parse_list_skills_result(
-    result: object, *, limits: Limits | None = DEFAULT_LIMITS
-) -> ListSkillsPage:
-    """Parse a ``skills/list`` result; each entry is validated on its own (SIL-12).
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ListSkillsEnvelope:
+    """A ``skills/list`` result checked down to its ``skills`` array, entries not yet validated.
+
+    For a caller that validates entries one at a time and may stop before the end (a host within
+    its budgets): nothing past the entries it takes is ever looked at.
+
+    Attributes:
+        items: The ``skills`` array as the server sent it.
+        next_cursor: The cursor for the next page, or None at the end.
+        cache: The page's cache hint.
+    """
+
+    items: list[object]
+    next_cursor: str | None
+    cache: CacheHint
+
+
+def parse_list_skills_envelope(result: object) -> ListSkillsEnvelope:
+    """Check a ``skills/list`` result, but not its entries (see :class:`ListSkillsEnvelope`).
 
     Raises:
         RemoteProtocolError: the result itself is malformed (not an object, ``skills`` not an
@@ -404,9 +425,30 @@ def parse_list_skills_result(
             f"skills/list nextCursor must be a string, not {quote_for_message(cursor)}",
             kind="bad-result",
         )
+    return ListSkillsEnvelope(items=skills, next_cursor=cursor, cache=parse_cache_hint(body))
+
+
+def parse_list_skills_result(
+    result: object, *, limits: Limits | None = DEFAULT_LIMITS, max_entries: int | None = None
+) -> ListSkillsPage:
+    """Parse a ``skills/list`` result; each entry is validated on its own (SIL-12).
+
+    Args:
+        result: The decoded ``result``.
+        limits: Per-skill limits each entry is checked against (None: not checked).
+        max_entries: Validate at most this many entries; the rest are counted in ``unread`` and
+            never looked at (a page of 200,000 entries costs no more than ``max_entries`` of them).
+
+    Raises:
+        RemoteProtocolError: the result itself is malformed (not an object, ``skills`` not an
+            array, a non-string ``nextCursor``, a resultType other than ``complete``).
+    """
+    envelope = parse_list_skills_envelope(result)
+    items = envelope.items
+    taken = items if max_entries is None else items[: max(0, max_entries)]
     entries: list[SkillEntry] = []
     rejected: list[RejectedEntry] = []
-    for index, obj in enumerate(skills):
+    for index, obj in enumerate(taken):
         try:
             entries.append(SkillEntry.from_json(obj, limits=limits))
         except InvalidEntryError as exc:
@@ -414,8 +456,9 @@ def parse_list_skills_result(
     return ListSkillsPage(
         entries=tuple(entries),
         rejected=tuple(rejected),
-        next_cursor=cursor,
-        cache=parse_cache_hint(body),
+        next_cursor=envelope.next_cursor,
+        cache=envelope.cache,
+        unread=len(items) - len(taken),
     )
 
 
@@ -540,12 +583,19 @@ class DirectoryChild:
 
 
 def parse_directory_result(
-    result: object, *, directory_uri: str
+    result: object, *, directory_uri: str, max_items: int | None = None
 ) -> tuple[tuple[DirectoryChild, ...], tuple[str, ...], str | None]:
     """Parse a ``resources/directory/read`` result for ``directory_uri``.
 
     Children that are not exactly one clean segment below the directory are dropped (WG-01,
     SIL-29); the display name comes from the URI, not the server's ``name``.
+
+    Args:
+        result: The decoded ``result``.
+        directory_uri: The directory that was read.
+        max_items: Look at no more than this many items of ``resources``; each becomes a child
+            or a reason it was dropped, so fewer than ``max_items`` of those together means the
+            page was read to its end.
 
     Returns:
         ``(children, dropped, next_cursor)`` where ``dropped`` holds a reason per refused child.
@@ -568,7 +618,7 @@ def parse_directory_result(
     children: list[DirectoryChild] = []
     dropped: list[str] = []
     seen: set[str] = set()
-    for item in resources:
+    for item in resources if max_items is None else resources[: max(0, max_items)]:
         child_uri = item.get("uri") if isinstance(item, Mapping) else None
         if not isinstance(child_uri, str) or not child_uri.startswith(prefix):
             dropped.append(

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from skills_core import spec_examples as ex
 from skills_core.digest import compute_digest
 from skills_core.frontmatter import parse_frontmatter
 from skills_core.host import (
@@ -295,3 +296,11 @@ class Harness:
 
     def read(self, label: str, uri: str, ref: str, **kw: Any) -> list[Effect]:
         return self.run(self.host.read(label, uri, ref), **kw)
+
+
+def example_harness(**policy: Any) -> Harness:
+    """The spec's example server (``pdf-processing``) under its example label, listed."""
+    h = Harness(**policy)
+    h.add_server(ex.ORIGIN_LABEL).add("pdf-processing", ex.FILES)
+    h.list_all(ex.ORIGIN_LABEL)
+    return h

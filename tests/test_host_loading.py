@@ -10,6 +10,7 @@ import pytest
 from host_helpers import (
     FakeServer,
     Harness,
+    example_harness,
     get_result,
     kinds,
     list_result,
@@ -60,13 +61,6 @@ L = ex.ORIGIN_LABEL
 URI = ex.SKILL_MD_URI
 
 
-def example(**policy: Any) -> Harness:
-    h = Harness(**policy)
-    h.add_server(L).add("pdf-processing", ex.FILES)
-    h.list_all(L)
-    return h
-
-
 def serve_skill_md(h: Harness, data: bytes, *, label: str = L) -> None:
     """Make the server answer reads of SKILL.md with ``data`` (entry unchanged)."""
     h.servers[label].overrides.append(
@@ -80,7 +74,7 @@ def serve_skill_md(h: Harness, data: bytes, *, label: str = L) -> None:
 
 # Requirement rows: VER-04, SIL-34
 def test_load_effect_order_VER_04_SIL_34() -> None:
-    h = example()
+    h = example_harness()
     effects = h.load(L, URI)
     assert kinds(effects) == [
         "RequestApproval",
@@ -99,7 +93,7 @@ def test_load_effect_order_VER_04_SIL_34() -> None:
 
 # Requirement rows: VER-12
 def test_nothing_is_fetched_ahead_of_need_VER_12() -> None:
-    h = example()
+    h = example_harness()
     assert h.methods() == ["skills/list"]
     prompt = one(h.host.load(L, URI), RequestApproval)
     assert h.host.pending_requests == 0
@@ -120,9 +114,9 @@ def test_nothing_is_fetched_ahead_of_need_VER_12() -> None:
 )
 # Requirement rows: VER-06, VER-07, VER-08
 def test_tampered_skill_md_is_never_used_VER_06_VER_07_VER_08(data: bytes, kind: str) -> None:
-    h = example()
+    h = example_harness()
     serve_skill_md(h, data)
-    store = h.host._cache.store  # the in-memory store the host made
+    store = h.host._ctx.cache.store  # the in-memory store the host made
     effects = h.load(L, URI)
     failed = one(effects, VerificationFailed)
     assert failed.error.kind == kind
@@ -138,7 +132,7 @@ def test_tampered_skill_md_is_never_used_VER_06_VER_07_VER_08(data: bytes, kind:
 
 # Requirement rows: VER-07
 def test_size_mismatch_is_decided_before_hashing_VER_07() -> None:
-    h = example()
+    h = example_harness()
     big = "x" * 10_000
     h.servers[L].overrides.append(
         lambda m, p: (
@@ -243,7 +237,7 @@ def test_blob_content_is_hashed_after_strict_decoding_VER_17() -> None:
 def test_malformed_read_results_are_verification_failures_VER_17_SIL_11(
     result: dict[str, Any],
 ) -> None:
-    h = example()
+    h = example_harness()
     h.servers[L].overrides.append(
         lambda m, p: ("result", result) if m == "resources/read" else None
     )
@@ -253,7 +247,7 @@ def test_malformed_read_results_are_verification_failures_VER_17_SIL_11(
 
 
 def test_a_refreshed_entry_that_differs_leads_to_reapproval_not_an_error() -> None:
-    h = example()
+    h = example_harness()
     server = h.servers[L]
     # The server rotated SKILL.md after the listing.
     new_md = ex.SKILL_MD.replace(b"Choose", b"Pick")
@@ -272,7 +266,7 @@ def test_a_refreshed_entry_that_differs_leads_to_reapproval_not_an_error() -> No
 
 # Requirement rows: DIR-17
 def test_server_no_longer_serving_skill_md_triggers_a_refresh_DIR_17() -> None:
-    h = example()
+    h = example_harness()
     h.servers[L].overrides.append(
         lambda m, p: ("error", rpc_error(-32602, "gone")) if m == "resources/read" else None
     )
@@ -283,7 +277,7 @@ def test_server_no_longer_serving_skill_md_triggers_a_refresh_DIR_17() -> None:
 
 
 def test_other_errors_and_malformed_results_end_the_load() -> None:
-    h = example()
+    h = example_harness()
     server = h.servers[L]
     server.overrides.append(
         lambda m, p: ("error", rpc_error(-32603, "internal")) if m == "resources/read" else None
@@ -333,21 +327,21 @@ def test_modern_requests_carry_meta_legacy_ones_do_not_CAP_10() -> None:
 
 # Requirement rows: WG-03
 def test_per_file_cap_declines_before_reading_WG_03() -> None:
-    h = example(max_file_bytes=100)
+    h = example_harness(max_file_bytes=100)
     declined = one(h.host.load(L, URI), LoadDeclined)
     assert declined.reason is DeclineReason.FILE_TOO_LARGE
     assert h.methods() == ["skills/list"]
-    h2 = example(max_file_bytes=151)
+    h2 = example_harness(max_file_bytes=151)
     h2.load(L, URI)
     assert one(h2.read(L, URI, "templates/invoice.md"), DeliverToModel)
-    h3 = example(max_file_bytes=30)
+    h3 = example_harness(max_file_bytes=30)
     assert one(h3.host.load(L, URI), LoadDeclined).reason is DeclineReason.FILE_TOO_LARGE
     h3.host.approvals.grant(L, URI, SkillEntry.from_json(ex.entry_json()).resource_set)
 
 
 # Requirement rows: WG-04
 def test_per_server_budget_WG_04() -> None:
-    h = example(per_server_budget_bytes=151 + 29)
+    h = example_harness(per_server_budget_bytes=151 + 29)
     h.load(L, URI)
     assert one(h.read(L, URI, "templates/invoice.md"), DeliverToModel)
     refused = one(h.read(L, URI, "templates/purchase-order.md"), Refused)
@@ -358,7 +352,7 @@ def test_per_server_budget_WG_04() -> None:
     h.add_server("other").add("pdf-processing", ex.FILES)
     h.list_all("other")
     assert one(h.load("other", URI), DeliverToModel)
-    h2 = example(per_server_budget_bytes=100)
+    h2 = example_harness(per_server_budget_bytes=100)
     assert one(h2.host.load(L, URI), LoadDeclined).reason is DeclineReason.SERVER_BUDGET
 
 
@@ -415,7 +409,7 @@ def test_dynamic_skill_md_over_the_cap_is_a_failure() -> None:
 
 
 def test_loads_in_progress_and_acting_are_refused() -> None:
-    h = example()
+    h = example_harness()
     prompt = one(h.host.load(L, URI), RequestApproval)
     assert one(h.host.load(L, URI), Refused).code is RefusalCode.LOAD_IN_PROGRESS
     h.run(h.host.approve(prompt.prompt_id))
@@ -424,7 +418,7 @@ def test_loads_in_progress_and_acting_are_refused() -> None:
 
 
 def test_entry_change_while_the_prompt_is_open_replaces_the_prompt() -> None:
-    h = example()
+    h = example_harness()
     first = one(h.host.load(L, URI), RequestApproval)
     h.servers[L].skills[URI].files["templates/credit-note.md"] = ex.CREDIT_NOTE
     effects = h.list_all(L)
@@ -444,7 +438,7 @@ def test_entry_change_while_the_prompt_is_open_replaces_the_prompt() -> None:
 
 
 def test_entry_change_while_reading_skill_md_discards_the_answer() -> None:
-    h = example()
+    h = example_harness()
     prompt = one(h.host.load(L, URI), RequestApproval)
     send = one(h.host.approve(prompt.prompt_id), SendRequest)
     h.servers[L].skills[URI].files["templates/credit-note.md"] = ex.CREDIT_NOTE
@@ -459,7 +453,7 @@ def test_entry_change_while_reading_skill_md_discards_the_answer() -> None:
 
 # Requirement rows: SEC-06
 def test_entry_change_while_reading_under_a_no_prompt_policy_reads_again_SEC_06() -> None:
-    h = example(require_approval=False)
+    h = example_harness(require_approval=False)
     send = one(h.host.load(L, URI), SendRequest)
     p_prime = ex.entry_json(with_credit_note=True)
     listing = one(h.host.list_skills(L), SendRequest)
@@ -474,7 +468,7 @@ def test_entry_change_while_reading_under_a_no_prompt_policy_reads_again_SEC_06(
 
 
 def test_entry_becoming_invalid_or_dynamic_during_a_load_declines_it() -> None:
-    h = example()
+    h = example_harness()
     one(h.host.load(L, URI), RequestApproval)
     bad = {"uri": URI, "frontmatter": {"name": "pdf-processing", "description": "d"}}
     h.servers[L].overrides.append(
@@ -483,7 +477,7 @@ def test_entry_becoming_invalid_or_dynamic_during_a_load_declines_it() -> None:
     effects = h.list_all(L)
     assert one(effects, LoadDeclined).reason is DeclineReason.INVALID_ENTRY
     assert one(effects, ApprovalWithdrawn)
-    h2 = example()
+    h2 = example_harness()
     one(h2.host.load(L, URI), RequestApproval)
     dynamic = {**ex.entry_json(), "resources": "dynamic"}
     h2.servers[L].overrides.append(
@@ -494,7 +488,7 @@ def test_entry_becoming_invalid_or_dynamic_during_a_load_declines_it() -> None:
 
 # Requirement rows: HELD-07
 def test_stale_window_after_skill_md_changed_HELD_07() -> None:
-    h = example()
+    h = example_harness()
     h.load(L, URI)
     new_md = ex.SKILL_MD.replace(b"Choose", b"Pick")
     h.servers[L].skills[URI].files["SKILL.md"] = new_md
@@ -514,7 +508,7 @@ def test_stale_window_after_skill_md_changed_HELD_07() -> None:
 
 
 def test_stale_window_can_change_again_or_close() -> None:
-    h = example()
+    h = example_harness()
     h.load(L, URI)
     h.servers[L].skills[URI].files["SKILL.md"] = ex.SKILL_MD.replace(b"Choose", b"Pick")
     effects = h.run(h.host.refresh(L, URI), approve=True)
@@ -530,7 +524,7 @@ def test_stale_window_can_change_again_or_close() -> None:
 
 
 def test_stale_reload_declines_when_over_budget() -> None:
-    h = example(per_server_budget_bytes=151 + 160)
+    h = example_harness(per_server_budget_bytes=151 + 160)
     h.load(L, URI)
     h.servers[L].skills[URI].files["SKILL.md"] = ex.SKILL_MD + b"x" * 200
     h.run(h.host.refresh(L, URI), approve=True)
@@ -558,7 +552,7 @@ def test_load_from_cache_when_disconnected_and_failure_without_cache_CACHE_05() 
 
 
 def test_disconnect_fails_requests_in_flight() -> None:
-    h = example()
+    h = example_harness()
     send_list = one(h.host.list_skills(L), SendRequest)
     prompt = one(h.host.load(L, URI), RequestApproval)
     read = one(h.host.approve(prompt.prompt_id), SendRequest)
@@ -580,7 +574,7 @@ def test_disconnect_during_a_get_for_load() -> None:
 
 
 def test_responses_with_bad_tokens_or_shapes_never_crash() -> None:
-    h = example()
+    h = example_harness()
     prompt = one(h.host.load(L, URI), RequestApproval)
     send = one(h.host.approve(prompt.prompt_id), SendRequest)
     assert one(h.host.on_response(L, 9999, result={}), UnexpectedResponse)
@@ -600,7 +594,7 @@ def test_responses_with_bad_tokens_or_shapes_never_crash() -> None:
     ],
 )
 def test_malformed_error_objects_are_tolerated(error: object, code: int | None, text: str) -> None:
-    h = example()
+    h = example_harness()
     prompt = one(h.host.load(L, URI), RequestApproval)
     send = one(h.host.approve(prompt.prompt_id), SendRequest)
     failed = one(h.host.on_response(L, send.token, error=error), RequestFailed)
@@ -645,7 +639,7 @@ def test_stale_get_for_load_is_discarded_after_a_new_load() -> None:
 
 # Requirement rows: ERR-07
 def test_not_a_skill_removes_a_registered_entry_on_refresh_ERR_07() -> None:
-    h = example()
+    h = example_harness()
     h.load(L, URI)
     del h.servers[L].skills[URI]
     effects = h.run(h.host.refresh(L, URI))
@@ -687,7 +681,7 @@ def test_tampered_cached_skill_md_is_refetched_CACHE_02() -> None:
 def test_frontmatter_failure_from_the_cache_while_disconnected() -> None:
     """An entry with the same set but other frontmatter keeps the approval (it binds the set),
     but the SKILL.md, even served from the verified cache, is checked against it and refused."""
-    h = example()
+    h = example_harness()
     h.load(L, URI)
     h.host.close(L, URI)
     forged = ex.entry_json()
@@ -709,7 +703,7 @@ def test_frontmatter_failure_from_the_cache_while_disconnected() -> None:
 
 # Requirement rows: SEC-06
 def test_no_prompt_policy_with_a_stored_approval_of_the_new_set_SEC_06() -> None:
-    h = example(require_approval=False)
+    h = example_harness(require_approval=False)
     p_prime = SkillEntry.from_json(ex.entry_json(with_credit_note=True))
     h.load(L, URI, approve=False)
     h.host.approvals.grant(L, URI, p_prime.resource_set, allow_exec=True)
@@ -720,7 +714,7 @@ def test_no_prompt_policy_with_a_stored_approval_of_the_new_set_SEC_06() -> None
 
 
 def test_late_error_for_a_superseded_skill_md_read_is_discarded() -> None:
-    h = example()
+    h = example_harness()
     prompt = one(h.host.load(L, URI), RequestApproval)
     send = one(h.host.approve(prompt.prompt_id), SendRequest)
     h.servers[L].skills[URI].files["templates/credit-note.md"] = ex.CREDIT_NOTE
@@ -729,7 +723,7 @@ def test_late_error_for_a_superseded_skill_md_read_is_discarded() -> None:
 
 
 def test_forget_keeps_other_origins_prompts() -> None:
-    h = example()
+    h = example_harness()
     h.add_server("other").add("pdf-processing", ex.FILES)
     h.list_all("other")
     mine = one(h.host.load(L, URI), RequestApproval)
@@ -750,7 +744,7 @@ def test_prompt_message_lists_requested_grants() -> None:
 
 # Requirement rows: WG-04
 def test_previews_count_against_the_server_budget_WG_04() -> None:
-    h = example(per_server_budget_bytes=160)
+    h = example_harness(per_server_budget_bytes=160)
     assert one(h.run(h.host.preview(L, URI)), PreviewReady).verified
     refused = one(h.host.preview(L, URI, "templates/invoice.md"), Refused)
     assert refused.code is RefusalCode.SERVER_BUDGET

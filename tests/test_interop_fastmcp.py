@@ -63,7 +63,7 @@ from skills_core.host.effects import (
     SkillLoaded,
     VerificationFailed,
 )
-from skills_core.host.machine import Host
+from skills_core.host.router import Host
 
 _T = TypeVar("_T")
 

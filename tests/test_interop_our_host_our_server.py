@@ -54,7 +54,7 @@ from skills_core.host.effects import (
     SkillLoaded,
     VerificationFailed,
 )
-from skills_core.host.machine import Host
+from skills_core.host.router import Host
 from skills_core.jsonvalue import JSONValue
 from skills_core.messages import Era, client_capabilities
 from skills_core.spec import LEGACY_PROTOCOL_VERSION

@@ -27,8 +27,8 @@ from typing import Protocol, final, runtime_checkable
 from skills_core._version import __version__
 from skills_core.errors import JsonRpcError, SkillsError, TransportError
 from skills_core.host.effects import Effect
-from skills_core.host.machine import Host
 from skills_core.host.pump import AsyncSend, Pumped, TransportFailure, pump_async
+from skills_core.host.router import Host
 from skills_core.jsonvalue import JSONValue
 from skills_core.messages import Era, Implementation, client_capabilities, request_meta
 from skills_core.spec import LEGACY_PROTOCOL_VERSION, SUPPORTED_MODERN_VERSIONS, Method

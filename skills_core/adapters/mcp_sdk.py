@@ -53,7 +53,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess witho
 
 from skills_core.errors import JsonRpcError, LocalProtocolError, TransportError
 from skills_core.host.effects import Effect
-from skills_core.host.machine import Host
+from skills_core.host.router import Host
 from skills_core.jsonvalue import JSONValue
 from skills_core.messages import Era
 from skills_core.spec import EXTENSION_ID, SUPPORTED_MODERN_VERSIONS

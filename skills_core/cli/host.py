@@ -84,6 +84,7 @@ from skills_core.errors import (
 )
 from skills_core.host.approvals import ApprovalsFileError, ApprovalStore
 from skills_core.host.cache import CacheStore
+from skills_core.host.codes import NoticeCode, StopReason
 from skills_core.host.effects import (
     ApprovalGranted,
     ApprovalRevoked,
@@ -108,9 +109,9 @@ from skills_core.host.effects import (
     SkillChanged,
     VerificationFailed,
 )
-from skills_core.host.machine import Host
 from skills_core.host.policy import HostPolicy
-from skills_core.host.registry import ResolutionStatus, StopReason
+from skills_core.host.registry import ResolutionStatus
+from skills_core.host.router import Host
 from skills_core.host.states import LoadState
 from skills_core.jsonvalue import thaw_json
 from skills_core.messages import Era
@@ -143,7 +144,6 @@ _DECLINE_EXIT: Final = {
     DeclineReason.FILE_TOO_LARGE: EXIT_INVALID_ENTRY,
     DeclineReason.SERVER_BUDGET: EXIT_INVALID_ENTRY,
     DeclineReason.NOT_A_SKILL: EXIT_USAGE,
-    DeclineReason.NOT_CONNECTED: EXIT_CONNECTION,
 }
 
 
@@ -535,7 +535,7 @@ class _Session:
     def _absorb(self, effects: list[Effect]) -> None:
         for effect in effects:
             if isinstance(effect, Notice) and effect.level is not NoticeLevel.INFO:
-                if effect.code == "failure-stands" and self.outcome.failures:
+                if effect.code is NoticeCode.FAILURE_STANDS and self.outcome.failures:
                     continue  # the failure it refers to is reported already
                 self.warnings.append(f"{effect.origin or 'host'}: {effect.message}")
 

@@ -61,7 +61,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Final, final
 
 from skills_core.digest import is_valid_digest
-from skills_core.entry import ResourceKey
+from skills_core.entry import ResourceKey, SkillEntry
 from skills_core.errors import SkillsError, URIError, quote_for_message
 from skills_core.jsonvalue import JSONValue, loads_strict
 from skills_core.spec import MAX_SAFE_INTEGER
@@ -72,6 +72,9 @@ __all__ = [
     "ApprovalsFileError",
     "ManifestChanges",
     "manifest_changes",
+    "approvable_set",
+    "same_manifest",
+    "entry_changes",
     "ApprovalRecord",
     "ApprovalStore",
 ]
@@ -184,6 +187,36 @@ def manifest_changes(
     added = tuple(sorted(k for u, k in new_by_uri.items() if u not in old_by_uri))
     removed = tuple(sorted(k for u, k in old_by_uri.items() if u not in new_by_uri))
     return ManifestChanges(added=added, removed=removed, changed=changed, root=root)
+
+
+def approvable_set(entry: SkillEntry) -> frozenset[ResourceKey] | None:
+    """The set an approval of ``entry`` binds to, or None for a dynamic skill (APR-04)."""
+    return None if entry.is_dynamic else entry.resource_set
+
+
+def same_manifest(a: SkillEntry, b: SkillEntry) -> bool:
+    """True when ``b`` is the same manifest as ``a``, so an approval of one covers the other
+    (APR-02, SIL-19: the set of ``(uri, digest, size)``, in any order; two dynamic entries match).
+    """
+    if a.is_dynamic or b.is_dynamic:
+        return a.is_dynamic == b.is_dynamic
+    return a.resource_set == b.resource_set
+
+
+def entry_changes(old: SkillEntry, new: SkillEntry) -> tuple[bool, ManifestChanges]:
+    """``(skill_md_changed, changes)`` between two entries of one skill: whether SKILL.md itself
+    (its row or the frontmatter) changed, so a copy in context is stale (HELD-07), and the files
+    added, removed and changed."""
+    changes = manifest_changes(approvable_set(old), approvable_set(new), root=new.root)
+    old_md = old.resource(old.uri)
+    new_md = new.resource(new.uri)
+    same_md = (
+        old_md is not None
+        and new_md is not None
+        and old_md.key == new_md.key
+        and old.frontmatter == new.frontmatter
+    )
+    return not same_md, changes
 
 
 @final

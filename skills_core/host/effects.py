@@ -1,33 +1,39 @@
-"""Effects: everything the host state machine asks its caller to do or to know.
+"""Effects: everything the host asks its caller to do or to know.
 
 Theory of operation
 -------------------
-:class:`~skills_core.host.machine.Host` never does I/O. Each call returns a list of effects, in the
-order the caller should carry them out:
+:class:`~skills_core.host.Host` never does I/O. Each call returns a list of effects, in the order
+the caller should carry them out. Every effect is an :class:`Effect` (a frozen, slotted value
+object; do not subclass them) with a one-sentence :attr:`~Effect.message` for a person, and
+belongs to exactly one family, so a consumer can match by family and look closer only where it
+cares:
 
-* **Outbound traffic** is only ever a :class:`SendRequest` (the caller sends it to the named origin
-  and hands the answer back with ``Host.on_response(origin, token, ...)``). Nothing is sent unless a
-  call asked for it: no prefetch on connect, listing or approval (VER-12).
-* **Questions for the user**: :class:`RequestApproval` (bound to a manifest) and
-  :class:`RequestCrossOriginApproval` (one read, naming both servers); answered with
-  ``Host.approve(prompt_id)`` / ``Host.deny(prompt_id)``. :class:`ApprovalWithdrawn` retracts a
+* :class:`OutboundRequest`: traffic, only ever a :class:`SendRequest` (the caller sends it to the
+  named origin and hands the answer back with ``Host.on_response(origin, token, ...)``). Nothing is
+  sent unless a call asked for it: no prefetch on connect, listing or approval (VER-12).
+* :class:`Prompt`: questions for the user. :class:`RequestApproval` (bound to a manifest) and
+  :class:`RequestCrossOriginApproval` (one read, naming both servers) are answered with
+  ``Host.approve(prompt_id)`` / ``Host.deny(prompt_id)``; :class:`ApprovalWithdrawn` retracts a
   prompt that became moot.
-* **Content for the model**: :class:`DeliverToModel` and :class:`DirectoryListing`. Their
-  ``model_text`` frames the content with its origin label and marks it untrusted (ORG-06, SEC-01,
-  SEC-03); see :mod:`skills_core.host.framing`. :class:`PreviewReady` is for the user only.
-* **Facts for the user or the caller's bookkeeping**: registry updates, rejected entries, listing
-  outcomes, name collisions, load outcomes, changes, revocations, verification failures, refusals
-  and notices.
+* :class:`Delivery`: content. :class:`DeliverToModel` and :class:`DirectoryListing` are for the
+  model; their ``model_text`` frames the content with its origin label and marks it untrusted
+  (ORG-06, SEC-01, SEC-03; see :mod:`skills_core.host.framing`). :class:`PreviewReady` is for the
+  user only.
+* :class:`Outcome`: facts for the user or the caller's bookkeeping: connections, registry updates,
+  a finished listing, loads, windows, changes, approvals recorded or revoked, notices.
+* :class:`Problem`: something was refused or failed: rejected entries, a listing stopped early,
+  declined or failed loads, verification failures, refused references and calls, failed requests,
+  responses the host was not waiting for.
 
-Every effect is a frozen, slotted value object; do not subclass them. :data:`Effect` is their union.
-Effects carry the host-assigned origin label wherever a skill or resource is named (ORG-02).
+Each fact is reported once: a declined load is one :class:`LoadDeclined`, a listing stopped early
+one :class:`ListingPartial`, never also a :class:`Notice` with the same text. Effects carry the
+host-assigned origin label wherever a skill or resource is named (ORG-02).
 """
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
-from typing import Literal, TypeAlias, final
+from typing import Literal, final
 
 from skills_core.entry import SkillEntry, SkillResource
 from skills_core.errors import (
@@ -37,20 +43,40 @@ from skills_core.errors import (
     VerificationError,
 )
 from skills_core.host.approvals import ManifestChanges
+from skills_core.host.codes import (
+    ApprovalReason,
+    CloseReason,
+    DeclineReason,
+    DeliveryKind,
+    FailureSource,
+    NoticeCode,
+    NoticeLevel,
+    RefusalCode,
+    StopReason,
+)
 from skills_core.host.framing import frame_content, frame_listing
-from skills_core.host.registry import Candidate, StopReason
+from skills_core.host.registry import Candidate
 from skills_core.jsonvalue import JSONValue
 from skills_core.messages import DirectoryChild, ServerFeatures
 
 __all__ = [
+    "Effect",
+    "OutboundRequest",
+    "Prompt",
+    "Delivery",
+    "Outcome",
+    "Problem",
+    # the codes effects carry, defined in skills_core.host.codes
     "DeliveryKind",
     "NoticeLevel",
+    "NoticeCode",
     "RefusalCode",
     "DeclineReason",
     "FailureSource",
     "StopReason",
     "CloseReason",
     "ApprovalReason",
+    # the effects
     "SendRequest",
     "RequestApproval",
     "RequestCrossOriginApproval",
@@ -82,123 +108,51 @@ __all__ = [
     "UnexpectedResponse",
     "ResponseDiscarded",
     "Notice",
-    "Effect",
 ]
 
 
-class DeliveryKind(enum.StrEnum):
-    """What a :class:`DeliverToModel` carries."""
-
-    #: A loaded skill's SKILL.md, verified against its held entry (VER-04).
-    SKILL = "skill"
-    #: A supporting file read while acting on a skill; a nested SKILL.md read this way is ordinary
-    #: markdown whose frontmatter is not acted on (APR-05).
-    SKILL_FILE = "skill-file"
-    #: An ordinary resource read outside any skill (VER-02, VER-03); never a load.
-    RESOURCE = "resource"
+# --- the base and the families -------------------------------------------------------------------
 
 
-class NoticeLevel(enum.StrEnum):
-    """How prominent a :class:`Notice` is."""
+class Effect:
+    """Base of every effect; see the module docstring for the families."""
 
-    INFO = "info"
-    WARNING = "warning"
-    ERROR = "error"
+    __slots__ = ()
 
-
-class RefusalCode(enum.StrEnum):
-    """Why a call was refused without any other effect (see :class:`Refused`)."""
-
-    UNKNOWN_ORIGIN = "unknown-origin"
-    NOT_CONNECTED = "not-connected"
-    #: The origin has not declared the extension (CAP-08).
-    EXTENSION_NOT_DECLARED = "extension-not-declared"
-    #: The origin has not declared ``directoryRead`` and no manifest can answer (CAP-06).
-    DIRECTORY_READ_NOT_DECLARED = "directory-read-not-declared"
-    #: ``skills/get`` needs a SKILL.md URI (GET-02).
-    NOT_SKILL_MD_URI = "not-skill-md-uri"
-    LISTING_IN_PROGRESS = "listing-in-progress"
-    LOAD_IN_PROGRESS = "load-in-progress"
-    ALREADY_ACTING = "already-acting"
-    #: The call needs an open acting window on the skill.
-    NOT_ACTING = "not-acting"
-    #: The skill changed and its approval was revoked; reads and execution wait (HELD-09).
-    REAPPROVAL_REQUIRED = "reapproval-required"
-    #: The skill's SKILL.md changed; the window is stale until the skill is loaded again (HELD-07).
-    RELOAD_REQUIRED = "reload-required"
-    #: An absolute URI that is not inside the acting skill: another skill or an ordinary resource,
-    #: reached through its own load or a generic read (URI-21, SIL-26).
-    NOT_IN_SKILL = "not-in-skill"
-    NOT_A_DIRECTORY = "not-a-directory"
-    UNKNOWN_PROMPT = "unknown-prompt"
-    REFRESH_IN_FLIGHT = "refresh-in-flight"
-    #: A dynamic skill reached the cumulative 16 MiB it may deliver (ENTRY-22, HELD-08).
-    SKILL_SIZE_LIMIT = "skill-size-limit"
-    #: The per-server budget of fetched skill bytes is spent (WG-04).
-    SERVER_BUDGET = "server-budget"
-    #: The file is larger than the host's per-file cap (WG-03).
-    FILE_TOO_LARGE = "file-too-large"
-    #: Host policy forbids reads from one origin driven by another's skill (ORG-08).
-    CROSS_ORIGIN_DENIED = "cross-origin-denied"
-    #: A read of an ordinary resource was larger than the host accepts (WG-03).
-    RESOURCE_TOO_LARGE = "resource-too-large"
+    @property
+    def message(self) -> str:
+        """One sentence for a person (server text in it is untrusted: display it escaped)."""
+        raise NotImplementedError
 
 
-class DeclineReason(enum.StrEnum):
-    """Why a skill will not be loaded (see :class:`LoadDeclined`)."""
+class OutboundRequest(Effect):
+    """Family: a request for the caller to send."""
 
-    #: ``resources`` is ``"dynamic"`` and policy does not allow such skills (ENTRY-16).
-    DYNAMIC = "dynamic"
-    #: The user refused the approval prompt.
-    DENIED = "denied"
-    #: Explicit host policy forbids this origin or skill (SEC-04).
-    POLICY = "policy"
-    #: The entry is malformed (ENTRY-07, SIL-12, SIL-13).
-    INVALID_ENTRY = "invalid-entry"
-    #: The entry exceeds the per-skill limits (ENTRY-20, ENTRY-21).
-    OVER_LIMIT = "over-limit"
-    #: The server answered ``skills/get`` with -32602 (ERR-07).
-    NOT_A_SKILL = "not-a-skill"
-    #: SKILL.md is larger than the host's per-file cap (WG-03).
-    FILE_TOO_LARGE = "file-too-large"
-    #: The per-server budget of fetched skill bytes is spent (WG-04).
-    SERVER_BUDGET = "server-budget"
-    #: The origin is not connected and nothing could be served from the cache.
-    NOT_CONNECTED = "not-connected"
+    __slots__ = ()
 
 
-class FailureSource(enum.StrEnum):
-    """Where bytes that failed verification came from."""
+class Prompt(Effect):
+    """Family: a question for the user, or the retraction of one."""
 
-    SERVER = "server"
-    #: A cached copy no longer matches the entry; it was discarded and is fetched again (CACHE-02).
-    CACHE = "cache"
-    #: No bytes at all: a read of a file the held entry does not list (HELD-03, HELD-04).
-    MANIFEST = "manifest"
+    __slots__ = ()
 
 
-class CloseReason(enum.StrEnum):
-    """Why an acting window closed (see :class:`WindowClosed`)."""
+class Delivery(Effect):
+    """Family: content, for the model (framed, origin-tagged) or for the user (a preview)."""
 
-    #: The caller closed it (the SKILL.md left the model's context; HELD-01, SIL-32).
-    CLOSED = "closed"
-    #: The user refused to re-approve the changed skill.
-    DENIED = "denied"
-    #: The refreshed entry is invalid, over the limits, dynamic against policy, or gone.
-    ENTRY_UNUSABLE = "entry-unusable"
-    #: The origin was forgotten (CACHE-07).
-    FORGOTTEN = "forgotten"
+    __slots__ = ()
 
 
-class ApprovalReason(enum.StrEnum):
-    """Why an approval prompt is shown."""
+class Outcome(Effect):
+    """Family: a fact for the user or for the caller's bookkeeping."""
 
-    #: No approval exists for this skill yet.
-    NEW = "new"
-    #: An earlier approval was revoked because the manifest changed (APR-02, DIR-15).
-    CHANGED = "changed"
-    #: The skill is dynamic: approval covers this one load only and is never persisted (APR-04).
-    DYNAMIC = "dynamic"
+    __slots__ = ()
+
+
+class Problem(Effect):
+    """Family: something was refused or failed; :attr:`message` says what and why."""
+
+    __slots__ = ()
 
 
 # --- outbound -----------------------------------------------------------------------------------
@@ -206,7 +160,7 @@ class ApprovalReason(enum.StrEnum):
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SendRequest:
+class SendRequest(OutboundRequest):
     """Send one JSON-RPC request to an origin and pass its answer to ``Host.on_response``.
 
     Attributes:
@@ -221,13 +175,20 @@ class SendRequest:
     method: str
     params: dict[str, JSONValue]
 
+    @property
+    def message(self) -> str:
+        """What to send, and to whom."""
+        uri = self.params.get("uri")
+        about = f" for {uri}" if isinstance(uri, str) else ""
+        return f"send {self.method}{about} to {self.origin!r}"
+
 
 # --- prompts ------------------------------------------------------------------------------------
 
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
-class RequestApproval:
+class RequestApproval(Prompt):
     """Ask the user to approve loading a skill, bound to the manifest shown (APR-01).
 
     Answer with ``Host.approve(prompt_id, grant_fields=..., allow_exec=...)`` or
@@ -281,7 +242,7 @@ class RequestApproval:
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
-class RequestCrossOriginApproval:
+class RequestCrossOriginApproval(Prompt):
     """Ask the user to allow one read from another server, driven by a skill (ORG-08, ORG-09).
 
     The approval is single-use and never persisted (SIL-25).
@@ -311,16 +272,21 @@ class RequestCrossOriginApproval:
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ApprovalWithdrawn:
+class ApprovalWithdrawn(Prompt):
     """A prompt no longer applies (the entry changed again, or the origin was forgotten)."""
 
     prompt_id: int
     reason: str
 
+    @property
+    def message(self) -> str:
+        """Which prompt, and why it no longer applies."""
+        return f"approval prompt {self.prompt_id} withdrawn: {self.reason}"
+
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ApprovalGranted:
+class ApprovalGranted(Outcome):
     """An approval was recorded.
 
     Attributes:
@@ -338,10 +304,18 @@ class ApprovalGranted:
     granted_fields: tuple[str, ...]
     allow_exec: bool
 
+    @property
+    def message(self) -> str:
+        """What was approved, and for how long."""
+        scope = "recorded" if self.persisted else "for this load only"
+        grants = f"; granted: {', '.join(self.granted_fields)}" if self.granted_fields else ""
+        run = "; code execution allowed" if self.allow_exec else ""
+        return f"approval of {self.uri} from {self.origin!r} {scope}{grants}{run}"
+
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ApprovalRevoked:
+class ApprovalRevoked(Outcome):
     """A stored approval no longer applies because the skill's manifest changed (APR-02).
 
     Attributes:
@@ -365,7 +339,7 @@ class ApprovalRevoked:
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DeliverToModel:
+class DeliverToModel(Delivery):
     """Place content in the model's context, tagged with its origin.
 
     ``verified=True`` is only ever produced for bytes that passed size and digest verification
@@ -415,6 +389,16 @@ class DeliverToModel:
             skill_root=self.skill_root,
         )
 
+    @property
+    def message(self) -> str:
+        """What was delivered, from where, and whether it was verified."""
+        integrity = "verified" if self.verified else "NOT verified"
+        cached = ", from the verified cache" if self.from_cache else ""
+        return (
+            f"{self.kind.value} {self.uri} from {self.origin!r} delivered to the model: "
+            f"{len(self.content)} bytes, {integrity}{cached}"
+        )
+
 
 # A frozen dataclass's __init__ sets each field through object.__setattr__ after parsing keyword
 # arguments; setting the slots through their descriptors builds the same object several times
@@ -436,7 +420,7 @@ def _skill_file_delivery(
     """``DeliverToModel(kind=SKILL_FILE, verified=True, ...)``, built faster (package-private).
 
     Only for a supporting file verified against the held entry (see the invariant in
-    :mod:`skills_core.host.machine`).
+    :mod:`skills_core.host.session`).
     """
     effect = object.__new__(DeliverToModel)
     _set_deliver_origin(effect, origin)
@@ -453,7 +437,7 @@ def _skill_file_delivery(
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DirectoryListing:
+class DirectoryListing(Delivery):
     """What a directory of an acting skill contains, as far as the model may know.
 
     For a skill with a manifest, ``children`` holds only files (and folders holding files) that the
@@ -489,6 +473,24 @@ class DirectoryListing:
         return bool(self.hidden or self.missing)
 
     @property
+    def message(self) -> str:
+        """What the listing holds, and whether it can be trusted to be complete."""
+        source = "from the approved manifest" if self.from_manifest else "from the server"
+        text = (
+            f"directory {self.uri} of {self.skill_uri} on {self.origin!r}: "
+            f"{len(self.children)} entries, {source}"
+        )
+        if self.looks_changed:
+            text += f"; {len(self.hidden)} not approved (hidden), {len(self.missing)} missing"
+        if self.dropped:
+            text += f"; {len(self.dropped)} malformed children dropped"
+        if self.partial:
+            text += "; the walk stopped early"
+        if not self.verified:
+            text += "; not verified (dynamic skill)"
+        return text
+
+    @property
     def model_text(self) -> str:
         """The listing framed for the model, tagged with its origin."""
         note = None
@@ -510,7 +512,7 @@ class DirectoryListing:
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
-class PreviewReady:
+class PreviewReady(Delivery):
     """Content fetched and verified for the user to inspect; nothing reaches the model (SEC-05).
 
     Attributes:
@@ -529,22 +531,40 @@ class PreviewReady:
     verified: bool
     warnings: tuple[str, ...]
 
+    @property
+    def message(self) -> str:
+        """What is ready to inspect, and what to look out for."""
+        integrity = "verified" if self.verified else "NOT verified"
+        notes = f"; {'; '.join(self.warnings)}" if self.warnings else ""
+        return (
+            f"preview of {self.uri} from {self.origin!r}: {len(self.content)} bytes, "
+            f"{integrity}{notes}"
+        )
+
 
 # --- registry and listing -----------------------------------------------------------------------
 
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Connected:
+class Connected(Outcome):
     """An origin was connected (or its capabilities updated)."""
 
     origin: str
     features: ServerFeatures
 
+    @property
+    def message(self) -> str:
+        """What the server declared."""
+        if not self.features.skills:
+            return f"{self.origin!r} connected; its skills are not used (extension not usable)"
+        directory = " with directoryRead" if self.features.directory_read else ""
+        return f"{self.origin!r} connected: skills extension{directory}"
+
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
-class RegistryUpdated:
+class RegistryUpdated(Outcome):
     """Entries were recorded under ``(origin, uri)``; nothing was fetched (LIST-13).
 
     Attributes:
@@ -559,10 +579,18 @@ class RegistryUpdated:
     changed: tuple[str, ...]
     removed: tuple[str, ...] = ()
 
+    @property
+    def message(self) -> str:
+        """How many skills were added, changed and removed."""
+        return (
+            f"{self.origin!r}: {len(self.added)} skills added, {len(self.changed)} changed, "
+            f"{len(self.removed)} removed"
+        )
+
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
-class EntryRejected:
+class EntryRejected(Problem):
     """An entry was kept out of the registry, with why (ENTRY-07, ENTRY-21, SIL-12, SIL-13).
 
     Attributes:
@@ -580,20 +608,30 @@ class EntryRejected:
         """True when the entry is well-formed but over the limits."""
         return not self.error.malformed
 
+    @property
+    def message(self) -> str:
+        """The server, and every problem."""
+        return f"{self.origin!r}: {self.error.message}"
+
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ListingComplete:
+class ListingComplete(Outcome):
     """A ``skills/list`` walk reached its end."""
 
     origin: str
     pages: int
     entries: int
 
+    @property
+    def message(self) -> str:
+        """How far the walk went."""
+        return f"{self.origin!r}: listing complete ({self.pages} pages, {self.entries} entries)"
+
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ListingPartial:
+class ListingPartial(Problem):
     """A ``skills/list`` walk stopped early; what was registered stays usable (LIST-05, WG-05)."""
 
     origin: str
@@ -605,7 +643,7 @@ class ListingPartial:
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
-class NameCollision:
+class NameCollision(Outcome):
     """A skill name is served by more than one origin (or also by a local skill) (ORG-15).
 
     Bare-name resolution of ``name`` is never silent from now on: every candidate is named.
@@ -614,20 +652,33 @@ class NameCollision:
     name: str
     candidates: tuple[Candidate, ...]
 
+    @property
+    def message(self) -> str:
+        """Every candidate, so the user can say which."""
+        listed = ", ".join(
+            c.qualified + (" (local)" if c.is_local else "") for c in self.candidates
+        )
+        return f"the skill name {self.name!r} is served by more than one origin: {listed}"
+
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SkillConfirmed:
+class SkillConfirmed(Outcome):
     """``skills/get`` confirmed an explicit reference as a skill (URI-16)."""
 
     origin: str
     uri: str
     entry: SkillEntry
 
+    @property
+    def message(self) -> str:
+        """What was confirmed."""
+        return f"{self.uri} is a skill served by {self.origin!r}"
+
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
-class NotASkill:
+class NotASkill(Outcome):
     """The server says the URI is not a skill it serves (-32602 to ``skills/get``; ERR-07).
 
     The URI stays readable as an ordinary resource; nothing was registered.
@@ -643,7 +694,7 @@ class NotASkill:
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
-class LoadDeclined:
+class LoadDeclined(Problem):
     """The skill will not be loaded, before or instead of any read."""
 
     origin: str
@@ -655,7 +706,7 @@ class LoadDeclined:
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
-class LoadFailed:
+class LoadFailed(Problem):
     """A load was attempted and did not complete (verification failure that stands, or an error)."""
 
     origin: str
@@ -666,27 +717,37 @@ class LoadFailed:
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SkillLoaded:
+class SkillLoaded(Outcome):
     """The skill was delivered and the acting window opened on the held entry (VER-04, HELD-01)."""
 
     origin: str
     uri: str
     entry: SkillEntry
 
+    @property
+    def message(self) -> str:
+        """What was loaded."""
+        return f"loaded {self.uri} from {self.origin!r}; its acting window is open"
+
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
-class HeldEntryReplaced:
+class HeldEntryReplaced(Outcome):
     """After re-approval, reads continue under the refreshed entry (HELD-05)."""
 
     origin: str
     uri: str
     entry: SkillEntry
 
+    @property
+    def message(self) -> str:
+        """What continues."""
+        return f"{self.uri} from {self.origin!r} re-approved; reads continue under the new entry"
+
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ReloadRequired:
+class ReloadRequired(Outcome):
     """The re-approved skill's SKILL.md changed: the copy in context is stale (HELD-07).
 
     Reads are refused until ``Host.load`` delivers the new SKILL.md.
@@ -699,17 +760,22 @@ class ReloadRequired:
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
-class WindowClosed:
+class WindowClosed(Outcome):
     """The acting window on a skill closed."""
 
     origin: str
     uri: str
     reason: CloseReason
 
+    @property
+    def message(self) -> str:
+        """Which window closed, and why."""
+        return f"the acting window on {self.uri} from {self.origin!r} closed ({self.reason.value})"
+
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SkillChanged:
+class SkillChanged(Outcome):
     """The skill changed since the entry the host holds or is loading (DIR-15, DIR-16).
 
     Presented as "this skill changed and needs approval again", not as a read error.
@@ -737,7 +803,7 @@ class SkillChanged:
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
-class VerificationFailed:
+class VerificationFailed(Problem):
     """Content did not match the entry; it was not used (VER-06..VER-11, HELD-04).
 
     Attributes:
@@ -756,10 +822,17 @@ class VerificationFailed:
     source: FailureSource
     refreshing: bool
 
+    @property
+    def message(self) -> str:
+        """The failure, and what the host does about it."""
+        cached = " (the cached copy was discarded)" if self.source is FailureSource.CACHE else ""
+        refresh = "; refreshing the entry" if self.refreshing else ""
+        return f"{self.origin!r}: {self.error.message}{cached}{refresh}"
+
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ReferenceRejected:
+class ReferenceRejected(Problem):
     """A reference was refused before anything was sent (URI-19..URI-24)."""
 
     origin: str
@@ -767,10 +840,15 @@ class ReferenceRejected:
     ref: str
     error: URIError
 
+    @property
+    def message(self) -> str:
+        """The reference, and why it was refused."""
+        return f"reference {self.ref!r} of {self.skill_uri} refused: {self.error.message}"
+
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
-class RequestFailed:
+class RequestFailed(Problem):
     """A request got an error response, a malformed result, or failed in transport.
 
     Attributes:
@@ -779,7 +857,9 @@ class RequestFailed:
         uri: The URI the request was about, if any.
         code: The JSON-RPC error code, when the server answered with one.
         message: What happened.
-        error: The protocol error, when the result was malformed.
+        error: Why the result was refused, when it was malformed: a protocol error, or for a
+            ``resources/read`` a verification error (wrong content URI, several items, text and
+            blob together).
     """
 
     origin: str
@@ -787,12 +867,12 @@ class RequestFailed:
     uri: str | None
     code: int | None
     message: str
-    error: RemoteProtocolError | None = None
+    error: RemoteProtocolError | VerificationError | None = None
 
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Refused:
+class Refused(Problem):
     """The call was not allowed now; nothing else happened and no state changed."""
 
     code: RefusalCode
@@ -803,7 +883,7 @@ class Refused:
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
-class UnexpectedResponse:
+class UnexpectedResponse(Problem):
     """``on_response`` got a token the host is not waiting for (unknown, duplicate, wrong origin)."""
 
     origin: str
@@ -813,7 +893,7 @@ class UnexpectedResponse:
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ResponseDiscarded:
+class ResponseDiscarded(Outcome):
     """A response arrived for a request whose purpose lapsed (the skill changed or closed)."""
 
     origin: str
@@ -823,55 +903,19 @@ class ResponseDiscarded:
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Notice:
+class Notice(Outcome):
     """Something to tell the user.
 
     Attributes:
         level: How prominent.
-        code: Stable machine-readable code.
+        code: What the notice is about.
         message: The text.
         origin: Server label, when about one.
         uri: URI, when about one.
     """
 
     level: NoticeLevel
-    code: str
+    code: NoticeCode
     message: str
     origin: str | None = None
     uri: str | None = None
-
-
-#: Every effect the host returns.
-Effect: TypeAlias = (
-    SendRequest
-    | RequestApproval
-    | RequestCrossOriginApproval
-    | ApprovalWithdrawn
-    | ApprovalGranted
-    | ApprovalRevoked
-    | DeliverToModel
-    | DirectoryListing
-    | PreviewReady
-    | Connected
-    | RegistryUpdated
-    | EntryRejected
-    | ListingComplete
-    | ListingPartial
-    | NameCollision
-    | SkillConfirmed
-    | NotASkill
-    | LoadDeclined
-    | LoadFailed
-    | SkillLoaded
-    | HeldEntryReplaced
-    | ReloadRequired
-    | WindowClosed
-    | SkillChanged
-    | VerificationFailed
-    | ReferenceRejected
-    | RequestFailed
-    | Refused
-    | UnexpectedResponse
-    | ResponseDiscarded
-    | Notice
-)

@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-One frozen value object configures a :class:`~skills_core.host.machine.Host`. The defaults are the
+One frozen value object configures a :class:`~skills_core.host.Host`. The defaults are the
 secure choices of DESIGN.md decision 8 and requirements.md §13-§14; each field cites its row. A host
 may loosen them (allow dynamic skills, raise limits) but the library never does so by itself.
 """
@@ -21,6 +21,10 @@ from skills_core.spec import MAX_TOTAL_BYTES
 __all__ = [
     "MIB",
     "DEFAULT_SERVER_BUDGET",
+    "DEFAULT_LISTED_RESOURCES",
+    "DEFAULT_LISTING_BYTES",
+    "DEFAULT_TOTAL_LISTED_RESOURCES",
+    "DEFAULT_TOTAL_LISTING_BYTES",
     "CrossOriginPolicy",
     "HostPolicy",
     "DEFAULT_POLICY",
@@ -30,6 +34,26 @@ MIB: Final = 1024 * 1024
 #: Cumulative skill-file bytes fetched from one server (WG-04; the threat model's fixtures use
 #: 200 MiB, about twelve maximal skills).
 DEFAULT_SERVER_BUDGET: Final = 200 * MIB
+
+# What listings may make the host keep. The registry holds every entry a server lists until the
+# server is forgotten (an entry missing from a later listing is not removed; LIST-05), so these
+# bound what it holds, per server and for all servers together, not just one walk: without them,
+# pages of 300 entries of 512 files each reach 1.5 GB before the 10,000-entry cap stops the walk.
+# A listed resource costs the registry about 270 bytes (measured: the ``SkillResource`` and its
+# URI and digest strings); "listing bytes" are an entry's compact JSON plus 100 bytes for each
+# object and array in it, an estimate of the Python objects it becomes.
+
+#: Resources (manifest rows) one server's listed entries may hold: 10,000 skills of 5 files, about
+#: 14 MB of host memory; a hostile listing of maximal skills stops after 97 of them.
+DEFAULT_LISTED_RESOURCES: Final = 50_000
+#: Listing bytes one server's entries may hold: one maximal JSON-RPC message (32 MiB), so a page
+#: the transport accepted always fits in an otherwise empty registry.
+DEFAULT_LISTING_BYTES: Final = 32 * MIB
+#: Resources all servers' listed entries may hold together: four servers at their budget.
+DEFAULT_TOTAL_LISTED_RESOURCES: Final = 4 * DEFAULT_LISTED_RESOURCES
+#: Listing bytes all servers' entries may hold together: four servers at their budget, so several
+#: hostile servers cannot multiply the worst case past about 128 MiB of listings.
+DEFAULT_TOTAL_LISTING_BYTES: Final = 4 * DEFAULT_LISTING_BYTES
 
 
 class CrossOriginPolicy(enum.StrEnum):
@@ -58,6 +82,12 @@ class HostPolicy:
         max_directory_pages: Pages followed in one directory read (WG-05).
         max_directory_entries: Children accepted in one directory read (WG-05).
         per_server_budget_bytes: Cumulative skill-file bytes fetched from one server (WG-04).
+        max_listed_resources: Manifest rows one server's registered entries may hold; a listing
+            that would pass it stops with ``ListingPartial`` (reason ``resource-budget``).
+        max_listing_bytes: Listing bytes (compact JSON, plus 100 per object and array) one
+            server's registered entries and refused entries may hold (``byte-budget``).
+        max_total_listed_resources: The same for all servers together.
+        max_total_listing_bytes: The same for all servers together.
         max_file_bytes: Optional per-file cap, checked from the entry before fetching (WG-03).
         max_resource_bytes: Cap on an ordinary resource read (no entry bounds it; WG-03).
         cross_origin: Reads of another server driven by a skill (ORG-08, ORG-09).
@@ -75,6 +105,10 @@ class HostPolicy:
     max_directory_pages: int = 50
     max_directory_entries: int = 10_000
     per_server_budget_bytes: int = DEFAULT_SERVER_BUDGET
+    max_listed_resources: int = DEFAULT_LISTED_RESOURCES
+    max_listing_bytes: int = DEFAULT_LISTING_BYTES
+    max_total_listed_resources: int = DEFAULT_TOTAL_LISTED_RESOURCES
+    max_total_listing_bytes: int = DEFAULT_TOTAL_LISTING_BYTES
     max_file_bytes: int | None = None
     max_resource_bytes: int = MAX_TOTAL_BYTES
     cross_origin: CrossOriginPolicy = CrossOriginPolicy.PROMPT
@@ -90,6 +124,10 @@ class HostPolicy:
             "max_directory_pages",
             "max_directory_entries",
             "per_server_budget_bytes",
+            "max_listed_resources",
+            "max_listing_bytes",
+            "max_total_listed_resources",
+            "max_total_listing_bytes",
             "max_resource_bytes",
             "max_frontmatter_bytes",
         ):

@@ -1,4 +1,4 @@
-"""The effect pump: carry out a :class:`~skills_core.host.machine.Host`'s requests over any transport.
+"""The effect pump: carry out a :class:`~skills_core.host.router.Host`'s requests over any transport.
 
 Theory of operation
 -------------------
@@ -45,7 +45,7 @@ from typing import TypeAlias, final
 
 from skills_core.errors import JsonRpcError, LocalProtocolError, TransportError
 from skills_core.host.effects import Effect, SendRequest
-from skills_core.host.machine import Host
+from skills_core.host.router import Host
 from skills_core.jsonvalue import JSONValue
 
 __all__ = [

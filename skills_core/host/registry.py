@@ -29,6 +29,7 @@ The same walk serves directory reads.
 from __future__ import annotations
 
 import enum
+import hashlib
 import json
 import re
 import unicodedata
@@ -39,18 +40,19 @@ from typing import Final, final
 
 from skills_core.entry import SkillEntry
 from skills_core.errors import InvalidEntryError, LocalProtocolError, quote_for_message
+from skills_core.host.codes import StopReason
 from skills_core.host.framing import one_line
 
 __all__ = [
     "MAX_LABEL_BYTES",
     "check_label",
-    "StopReason",
     "PutResult",
     "Candidate",
     "ResolutionStatus",
     "Resolution",
     "RejectedRecord",
     "CatalogItem",
+    "Footprint",
     "Registry",
     "WalkStep",
     "ListingWalk",
@@ -99,16 +101,6 @@ def check_label(label: object) -> str:
             kind="bad-label",
         )
     return label
-
-
-class StopReason(enum.StrEnum):
-    """Why a listing or directory walk stopped early (SIL-17, WG-05)."""
-
-    REPEATED_CURSOR = "repeated-cursor"
-    PAGE_CAP = "page-cap"
-    ENTRY_CAP = "entry-cap"
-    MALFORMED_RESULT = "malformed-result"
-    REQUEST_FAILED = "request-failed"
 
 
 class PutResult(enum.Enum):
@@ -179,6 +171,19 @@ class Resolution:
         """The candidate when the query resolved to exactly one skill, else None."""
         return self.candidates[0] if self.status is ResolutionStatus.UNIQUE else None
 
+    @property
+    def origin(self) -> str | None:
+        """The server label the query resolved to, when it resolved to one MCP-served skill."""
+        unique = self.unique
+        return unique.origin if unique is not None else None
+
+    @property
+    def uri(self) -> str | None:
+        """The SKILL.md URI the query resolved to, when it resolved to one MCP-served skill:
+        with :attr:`origin`, what ``Host.load`` takes."""
+        unique = self.unique
+        return unique.uri if unique is not None else None
+
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -236,10 +241,47 @@ _MAX_ANONYMOUS_REJECTIONS: Final = 1000
 
 
 @final
+@dataclass(frozen=True, slots=True)
+class Footprint:
+    """What registering an entry (or keeping a refused one) costs the host.
+
+    Attributes:
+        resources: Manifest rows kept.
+        bytes: Listing bytes kept (see ``HostPolicy.max_listing_bytes``).
+    """
+
+    resources: int = 0
+    bytes: int = 0
+
+    def __add__(self, other: Footprint) -> Footprint:
+        return Footprint(self.resources + other.resources, self.bytes + other.bytes)
+
+    def __sub__(self, other: Footprint) -> Footprint:
+        return Footprint(self.resources - other.resources, self.bytes - other.bytes)
+
+
+_NOTHING: Final = Footprint()
+
+
+def _rows(entry: SkillEntry) -> int:
+    return 0 if isinstance(entry.resources, str) else len(entry.resources)
+
+
+@final
 class Registry:
     """Skills known to the host, per origin, with name resolution. Pure data; no I/O."""
 
-    __slots__ = ("_contested", "_display", "_entries", "_local", "_names", "_rejected")
+    __slots__ = (
+        "_contested",
+        "_display",
+        "_entries",
+        "_listing_bytes",
+        "_local",
+        "_names",
+        "_rejected",
+        "_total",
+        "_usage",
+    )
 
     def __init__(self) -> None:
         """Create an empty registry."""
@@ -249,20 +291,35 @@ class Registry:
         self._local: dict[str, str] = {}
         self._contested: set[str] = set()
         self._display: dict[tuple[str, str], dict[str, str]] = {}
+        # What is kept: listing bytes per recorded entry or keyed refusal (its manifest rows come
+        # from the entry), and the sums per origin and in total.
+        self._listing_bytes: dict[str, dict[str, int]] = {}
+        self._usage: dict[str, Footprint] = {}
+        self._total = _NOTHING
 
     # -- recording --------------------------------------------------------------------------------
 
-    def put(self, origin: str, entry: SkillEntry) -> tuple[PutResult, tuple[Candidate, ...]]:
+    def put(
+        self, origin: str, entry: SkillEntry, listing_bytes: int = 0
+    ) -> tuple[PutResult, tuple[Candidate, ...]]:
         """Record ``entry`` as the latest observation of ``(origin, entry.uri)``.
+
+        Args:
+            origin: The server label.
+            entry: The entry.
+            listing_bytes: What keeping it costs, in listing bytes (``HostPolicy``); with its
+                manifest rows, it replaces the cost of what it replaces.
 
         Returns:
             What changed, and every candidate for the entry's name when this entry makes the name
             newly shared between origins (or with a local skill), else an empty tuple.
         """
+        before = self.cost(origin, entry.uri)
         by_uri = self._entries.setdefault(origin, {})
         old = by_uri.get(entry.uri)
         self._drop_rejection(origin, entry.uri)
         by_uri[entry.uri] = entry
+        self._recharge(origin, entry.uri, before, Footprint(_rows(entry), listing_bytes))
         if old is not None:
             return (PutResult.SAME if old == entry else PutResult.CHANGED), ()
         name = entry.name
@@ -275,28 +332,64 @@ class Registry:
             return PutResult.ADDED, self.candidates_for_name(name)
         return PutResult.ADDED, ()
 
-    def reject(self, record: RejectedRecord) -> None:
-        """Record a refused entry; it replaces a valid entry for the same URI (latest wins)."""
-        per_origin = self._rejected.setdefault(record.origin, {})
+    def reject(self, record: RejectedRecord, listing_bytes: int = 0) -> None:
+        """Record a refused entry; it replaces a valid entry for the same URI (latest wins).
+
+        Args:
+            record: The refused entry and why.
+            listing_bytes: What keeping the record costs, in listing bytes.
+        """
+        origin = record.origin
+        per_origin = self._rejected.setdefault(origin, {})
         if record.uri is not None:
-            self.remove(record.origin, record.uri)
+            self.remove(origin, record.uri)
             per_origin[record.uri] = [record]
+            before = self.cost(origin, record.uri)
+            self._recharge(origin, record.uri, before, Footprint(0, listing_bytes))
             return
         anonymous = per_origin.setdefault(None, [])
         if len(anonymous) < _MAX_ANONYMOUS_REJECTIONS:
             anonymous.append(record)
+            self._add(origin, Footprint(0, listing_bytes))
 
     def _drop_rejection(self, origin: str, uri: str) -> None:
         per_origin = self._rejected.get(origin)
         if per_origin is not None:
             per_origin.pop(uri, None)
 
+    def _recharge(self, origin: str, uri: str, before: Footprint, after: Footprint) -> None:
+        """What is recorded for ``(origin, uri)`` now costs ``after`` instead of ``before``."""
+        by_uri = self._listing_bytes.setdefault(origin, {})
+        if after.bytes:
+            by_uri[uri] = after.bytes
+        else:
+            by_uri.pop(uri, None)
+        self._add(origin, after - before)
+
+    def _add(self, origin: str, change: Footprint) -> None:
+        self._usage[origin] = self._usage.get(origin, _NOTHING) + change
+        self._total = self._total + change
+
+    def cost(self, origin: str, uri: str) -> Footprint:
+        """What the entry (or refusal) recorded for ``(origin, uri)`` costs."""
+        entry = self.get(origin, uri)
+        rows = _rows(entry) if entry is not None else 0
+        return Footprint(rows, self._listing_bytes.get(origin, {}).get(uri, 0))
+
+    def usage(self, origin: str | None = None) -> Footprint:
+        """What the registry holds for ``origin``, or for all origins together."""
+        if origin is None:
+            return self._total
+        return self._usage.get(origin, _NOTHING)
+
     def remove(self, origin: str, uri: str) -> SkillEntry | None:
         """Forget the entry for ``(origin, uri)``; return it, or None when there was none."""
+        before = self.cost(origin, uri)
         by_uri = self._entries.get(origin)
         entry = by_uri.pop(uri, None) if by_uri is not None else None
         if entry is None:
             return None
+        self._recharge(origin, uri, before, _NOTHING)
         origins = self._names[entry.name]
         uris = origins[origin]
         uris.discard(uri)
@@ -313,6 +406,8 @@ class Registry:
             self.remove(origin, uri)
         self._entries.pop(origin, None)
         self._rejected.pop(origin, None)
+        self._listing_bytes.pop(origin, None)
+        self._total = self._total - self._usage.pop(origin, _NOTHING)
 
     def register_local(self, name: str, location: str = "") -> tuple[Candidate, ...]:
         """Register a local filesystem skill of the host, for collision checks (ORG-14).
@@ -573,7 +668,8 @@ class ListingWalk:
 
     Call :meth:`record_page` after each page; it returns the cursor to request next, or why to
     stop. A cursor the server already returned stops the walk at once; so does reaching the page or
-    entry cap. Stopping is not failure: the pages already read stay usable (LIST-05).
+    entry cap. Stopping is not failure: the pages already read stay usable (LIST-05). The walk
+    remembers a SHA-256 of each cursor, not the cursor, so huge cursors cost 32 bytes a page.
     """
 
     __slots__ = ("_cursors", "entries", "max_entries", "max_pages", "pages")
@@ -584,7 +680,7 @@ class ListingWalk:
         self.max_entries = max_entries
         self.pages = 0
         self.entries = 0
-        self._cursors: set[str] = set()
+        self._cursors: set[bytes] = set()
 
     @property
     def remaining(self) -> int:
@@ -597,7 +693,8 @@ class ListingWalk:
         self.entries += count
         if next_cursor is None:
             return WalkStep()
-        if next_cursor in self._cursors:
+        seen = hashlib.sha256(next_cursor.encode("utf-8", "surrogatepass")).digest()
+        if seen in self._cursors:
             return WalkStep(
                 stop=StopReason.REPEATED_CURSOR,
                 message=f"the server repeated the cursor {quote_for_message(next_cursor, 60)}; "
@@ -615,5 +712,5 @@ class ListingWalk:
                 message=f"stopped after {self.entries} entries (the cap); the listing may be "
                 "incomplete",
             )
-        self._cursors.add(next_cursor)
+        self._cursors.add(seen)
         return WalkStep(cursor=next_cursor)

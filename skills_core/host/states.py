@@ -1,14 +1,19 @@
-"""The load-session state machine of the host: states, inputs, and every allowed transition.
+"""The load-session state machine: states, inputs, the transition table, and the machine itself.
 
 Theory of operation
 -------------------
-Each skill the host loads or acts on, identified by ``(origin label, uri)``, has one session whose
-state is a :class:`LoadState`. The **only** way a session changes state is a lookup in
-:data:`TRANSITIONS` with a ``(state, input)`` pair; a pair that is not in the table is not allowed
-(the host refuses the call that would need it, and leaves the state alone). The table knows nothing
-about messages, approvals or caches: :class:`~skills_core.host.machine.Host` decides which input
-happened, this module decides where that leads. :func:`transition_diagram` renders the table as a
-Mermaid state diagram for the documentation.
+Each skill the host loads or acts on, identified by ``(origin label, uri)``, has one load session
+(:class:`~skills_core.host.session.LoadSession`) whose state is a :class:`LoadState`. Everything
+that changes that state lives in this file: :data:`TRANSITIONS` maps each allowed
+``(state, input)`` pair to the next state, and :class:`LoadStateMachine` is the only code that
+applies it. The table knows nothing about messages, approvals or caches: the load session decides
+*which* input happened, this module decides *where that leads*.
+
+A pair that is not in the table is a bug in the host, not something a server, model or user can
+cause: :meth:`LoadStateMachine.process_input` then moves the machine to :attr:`LoadState.ERROR`
+and raises :class:`~skills_core.errors.LocalProtocolError`. A session in ERROR holds no window,
+serves no read and refuses every load until it is closed (or its origin forgotten), the only two
+inputs ERROR accepts. :func:`transition_diagram` renders the table as a Mermaid state diagram.
 
 Inputs, in the order a load meets them:
 
@@ -20,8 +25,10 @@ Inputs, in the order a load meets them:
 * ``DECLINE`` / ``FAIL``: the load ends (policy, user, invalid entry / error, verification);
 * ``SUSPEND``: an entry with another set arrived while acting; reads and execution wait (HELD-09);
 * ``RESUME`` / ``MARK_STALE``: re-approved; SKILL.md unchanged (HELD-05) or changed (HELD-07);
-* ``CLOSE``: the window closes (SKILL.md left context, re-approval refused, entry unusable);
-* ``ABANDON``: the origin was removed or disconnected mid-load.
+* ``CLOSE``: the window closes (SKILL.md left context, re-approval refused, entry unusable), or a
+  session in ERROR is cleared;
+* ``ABANDON``: the origin was forgotten (``Host.forget``) while the session was open. A
+  disconnect abandons nothing: requests in flight fail, and open windows stay (CACHE-05).
 """
 
 from __future__ import annotations
@@ -29,9 +36,18 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Final
+from typing import Final, final
 
-__all__ = ["LoadState", "LoadInput", "TRANSITIONS", "WINDOW_STATES", "transition_diagram"]
+from skills_core.errors import LocalProtocolError
+
+__all__ = [
+    "LoadState",
+    "LoadInput",
+    "TRANSITIONS",
+    "WINDOW_STATES",
+    "LoadStateMachine",
+    "transition_diagram",
+]
 
 
 class LoadState(enum.Enum):
@@ -51,6 +67,9 @@ class LoadState(enum.Enum):
     REAPPROVAL = "reapproval"
     #: Re-approved, but SKILL.md changed: the copy in context is stale until reloaded (HELD-07).
     STALE = "stale"
+    #: The host asked for a move the table does not allow (a bug); nothing is served until the
+    #: session is closed or its origin forgotten.
+    ERROR = "error"
 
 
 class LoadInput(enum.Enum):
@@ -72,7 +91,7 @@ class LoadInput(enum.Enum):
 _S = LoadState
 _I = LoadInput
 
-#: Every allowed move, ``(state, input) -> next state``. A pair not listed is not allowed.
+#: Every allowed move, ``(state, input) -> next state``. A pair not listed leads to ERROR.
 TRANSITIONS: Final[Mapping[tuple[LoadState, LoadInput], LoadState]] = MappingProxyType(
     {
         (_S.IDLE, _I.FETCH_ENTRY): _S.AWAITING_ENTRY,
@@ -108,11 +127,56 @@ TRANSITIONS: Final[Mapping[tuple[LoadState, LoadInput], LoadState]] = MappingPro
         (_S.STALE, _I.DECLINE): _S.IDLE,
         (_S.STALE, _I.CLOSE): _S.IDLE,
         (_S.STALE, _I.ABANDON): _S.IDLE,
+        (_S.ERROR, _I.CLOSE): _S.IDLE,
+        (_S.ERROR, _I.ABANDON): _S.IDLE,
     }
 )
 
 #: States in which an acting window is open (the entry is held), suspended or not.
 WINDOW_STATES: Final = frozenset({_S.ACTING, _S.REAPPROVAL, _S.STALE})
+
+
+@final
+class LoadStateMachine:
+    """One load session's state, moved only through :data:`TRANSITIONS`.
+
+    Attributes:
+        state: The current state (IDLE when new).
+    """
+
+    __slots__ = ("state",)
+
+    def __init__(self, state: LoadState = LoadState.IDLE) -> None:
+        """Start in ``state``."""
+        self.state = state
+
+    def process_input(self, event: LoadInput) -> LoadState:
+        """Apply one input and return the new state.
+
+        Raises:
+            LocalProtocolError: ``(state, event)`` is not in the table (kind
+                ``"invalid-transition"``); the machine is now in ERROR.
+            TypeError: ``event`` is not a :class:`LoadInput`.
+        """
+        if not isinstance(event, LoadInput):
+            raise TypeError(f"a load session moves on a LoadInput, not {event!r}")
+        target = TRANSITIONS.get((self.state, event))
+        if target is None:
+            raise self.fault(f"a load session in state {self.state.name} cannot take {event.name}")
+        self.state = target
+        return target
+
+    def fault(self, problem: str) -> LocalProtocolError:
+        """Move to ERROR and return the error to raise for ``problem`` (a bug in the host).
+
+        Returns:
+            A :class:`~skills_core.errors.LocalProtocolError` of kind ``"invalid-transition"``.
+        """
+        self.state = LoadState.ERROR
+        return LocalProtocolError(
+            f"{problem}; the session is now in ERROR and refuses everything until closed",
+            kind="invalid-transition",
+        )
 
 
 def transition_diagram() -> str:

@@ -1,0 +1,218 @@
+"""The host's outstanding requests and prompts: one small frozen record per kind.
+
+Theory of operation
+-------------------
+Every ``SendRequest`` the host returns is remembered, under its token, as one of the records below
+until its answer (or failure) comes back; the router (:mod:`skills_core.host.router`) dispatches the
+answer through a table keyed by the record's type, so each kind has exactly one handler for a
+result and one for a failure. A record holds only what its handler needs that the host does not
+already know: a request made for a load session names the session's **generation** at the time it
+was sent, and its answer is used only while the session is still in that generation (anything that
+moves the session bumps it), so an answer to a request made under an entry that has since changed
+is discarded, never delivered.
+
+Open prompts are records too: :class:`SkillPrompt` (an approval bound to the entry a session is
+loading or proposing, in the session's generation when it was shown) and
+:class:`CrossOriginPrompt` (one read from another server). Approving a prompt whose session has
+moved on is refused, so an approval always binds to the manifest the prompt showed.
+
+Private: the names may change at any time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import ClassVar, TypeAlias, final
+
+from skills_core.entry import SkillEntry, SkillResource
+from skills_core.errors import quote_for_message
+from skills_core.host.framing import one_line
+from skills_core.host.listing import ListingProgress
+from skills_core.host.registry import ListingWalk
+from skills_core.messages import DirectoryChild
+from skills_core.spec import Method
+
+__all__ = [
+    "Key",
+    "PendingRequest",
+    "ListPage",
+    "GetForLoad",
+    "GetRefresh",
+    "GetConfirm",
+    "GetPreview",
+    "ReadSkillMd",
+    "ReadFile",
+    "ReadPreview",
+    "ReadResource",
+    "ReadDirectory",
+    "DirectoryWalk",
+    "SkillPrompt",
+    "CrossOriginPrompt",
+    "OpenPrompt",
+    "error_fields",
+]
+
+#: ``(origin label, skill uri)``: the identity of a skill (ORG-01).
+Key: TypeAlias = tuple[str, str]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PendingRequest:
+    """What every outstanding request records.
+
+    Attributes:
+        origin: The label of the server it was sent to.
+        uri: The URI it is about (``None`` for ``skills/list``).
+    """
+
+    method: ClassVar[Method]
+    origin: str
+    uri: str | None
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ListPage(PendingRequest):
+    """A page of the ``skills/list`` walk ``listing``."""
+
+    method: ClassVar[Method] = Method.SKILLS_LIST
+    listing: ListingProgress
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GetForLoad(PendingRequest):
+    """``skills/get`` for a load session: the entry is unknown, or SKILL.md failed (VER-09)."""
+
+    method: ClassVar[Method] = Method.SKILLS_GET
+    uri: str
+    generation: int
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GetRefresh(PendingRequest):
+    """``skills/get`` to refresh an entry (GET-07), after ``failure_uri`` failed, if it did."""
+
+    method: ClassVar[Method] = Method.SKILLS_GET
+    uri: str
+    failure_uri: str | None = None
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GetConfirm(PendingRequest):
+    """``skills/get`` confirming an explicit reference (URI-16)."""
+
+    method: ClassVar[Method] = Method.SKILLS_GET
+    uri: str
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GetPreview(PendingRequest):
+    """``skills/get`` for a preview of a skill not in the registry; ``ref`` is the file."""
+
+    method: ClassVar[Method] = Method.SKILLS_GET
+    uri: str
+    ref: str | None
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReadSkillMd(PendingRequest):
+    """``resources/read`` of the SKILL.md of ``entry``, which the session is loading."""
+
+    method: ClassVar[Method] = Method.RESOURCES_READ
+    uri: str
+    generation: int
+    entry: SkillEntry
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReadFile(PendingRequest):
+    """``resources/read`` of a file of the held entry of ``skill_uri`` (HELD-03)."""
+
+    method: ClassVar[Method] = Method.RESOURCES_READ
+    uri: str
+    skill_uri: str
+    generation: int
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReadPreview(PendingRequest):
+    """``resources/read`` for a preview (SEC-05): verified against ``entry``, shown to the user."""
+
+    method: ClassVar[Method] = Method.RESOURCES_READ
+    uri: str
+    entry: SkillEntry
+    resource: SkillResource | None
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReadResource(PendingRequest):
+    """An ordinary ``resources/read`` outside any skill (VER-02)."""
+
+    method: ClassVar[Method] = Method.RESOURCES_READ
+    uri: str
+
+
+@final
+@dataclass(slots=True, eq=False)
+class DirectoryWalk:
+    """What a paginated directory read has gathered so far (mutable, owned by one request)."""
+
+    walk: ListingWalk
+    children: list[DirectoryChild] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReadDirectory(PendingRequest):
+    """A page of ``resources/directory/read`` of a directory of the held entry of ``skill_uri``."""
+
+    method: ClassVar[Method] = Method.RESOURCES_DIRECTORY_READ
+    uri: str
+    skill_uri: str
+    generation: int
+    gathered: DirectoryWalk
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SkillPrompt:
+    """An approval prompt for the session ``key``, shown in its ``generation``."""
+
+    key: Key
+    generation: int
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CrossOriginPrompt:
+    """A prompt for one read of ``uri`` from ``to_origin``, driven by the skill ``key`` (ORG-09)."""
+
+    key: Key
+    to_origin: str
+    uri: str
+
+
+#: An open prompt.
+OpenPrompt: TypeAlias = SkillPrompt | CrossOriginPrompt
+
+
+def error_fields(error: object) -> tuple[int | None, str]:
+    """``(code, message)`` of a JSON-RPC error object; tolerant of malformed ones."""
+    if not isinstance(error, Mapping):
+        return None, f"malformed error response {quote_for_message(error)}"
+    code = error.get("code")
+    message = error.get("message")
+    code_value = code if isinstance(code, int) and not isinstance(code, bool) else None
+    text = message if isinstance(message, str) else "error without a message"
+    prefix = f"error {code_value}: " if code_value is not None else "error: "
+    return code_value, prefix + one_line(text, 300)

@@ -1,0 +1,982 @@
+"""The host: a sans-IO router of calls, answers and prompts to per-skill load sessions.
+
+Theory of operation
+-------------------
+:class:`Host` holds, per host-assigned origin label, what that server declared (an
+:class:`~skills_core.host.context.OriginRecord`), the registry of its skills, the approvals bound to
+their manifests, the verified cache, the outstanding requests by token and the open prompts by
+id. Each skill being loaded or acted on has one
+:class:`~skills_core.host.session.LoadSession`, which owns that skill's state and decides every
+move of it (the h2 split: the connection routes, each stream keeps its own state machine). The
+host itself decides only what is origin-wide: connecting and forgetting origins, listing walks,
+resolving names, ordinary resource reads, cross-origin prompts, previews, and which session an
+answer or a prompt belongs to.
+
+Its methods are the things a host does ("connect", "list", "load", "read", "approve", "the server
+answered"); each returns a list of :mod:`effects <skills_core.host.effects>` for the caller to
+carry out, in order. It never does I/O and never sends a request that no call asked for: nothing
+is fetched on connect, on listing or at approval (VER-12, APR-03); every ``SendRequest`` traces
+back to the call that returned it, or to the response (passed back in by the caller) of a
+request that call made.
+
+**Answers** are dispatched by the kind of request they answer: :data:`_ON_RESULT` and
+:data:`_ON_FAILURE` map each record type of :mod:`skills_core.host.requests` to its one handler. An
+answer for a load session is used only while the session is in the generation the request was
+made in; otherwise it is discarded (``ResponseDiscarded``), never delivered.
+
+**Refusals.** A call that the current state does not allow returns ``[Refused(code, ...)]`` and
+changes nothing. Methods never raise for anything a model, user or server can cause; two
+exceptions, both :class:`~skills_core.errors.LocalProtocolError`: :meth:`Host.connect` with an
+invalid label (a configuration error), and a load session asked for a move its transition table
+lacks (a bug in the host; the session is left in ERROR, refuses everything, and
+:meth:`Host.close` clears it). Responses with unknown, duplicate or foreign tokens give
+:class:`~skills_core.host.effects.UnexpectedResponse`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any, Final, final
+
+from skills_core._version import __version__
+from skills_core.errors import (
+    quote_for_message,
+)
+from skills_core.host.approvals import ApprovalStore
+from skills_core.host.cache import CacheStore, MemoryCacheStore, VerifiedCache
+from skills_core.host.codes import (
+    DeclineReason,
+    NoticeCode,
+    NoticeLevel,
+    RefusalCode,
+)
+from skills_core.host.context import (
+    HostContext,
+    OriginRecord,
+    discarded,
+    not_acting,
+    not_connected,
+)
+from skills_core.host.effects import (
+    ApprovalWithdrawn,
+    Connected,
+    Effect,
+    LoadDeclined,
+    NameCollision,
+    NotASkill,
+    Notice,
+    Refused,
+    RequestCrossOriginApproval,
+    RequestFailed,
+    SkillConfirmed,
+    UnexpectedResponse,
+)
+from skills_core.host.gates import ExecGateResult, SkillPermissions, exec_decision
+from skills_core.host.intake import EntryIntake
+from skills_core.host.listing import ListingProgress
+from skills_core.host.policy import DEFAULT_POLICY, CrossOriginPolicy, HostPolicy
+from skills_core.host.reads import preview_read, take_preview, take_resource
+from skills_core.host.registry import (
+    CatalogItem,
+    ListingWalk,
+    Registry,
+    Resolution,
+    check_label,
+)
+from skills_core.host.requests import (
+    CrossOriginPrompt,
+    GetConfirm,
+    GetForLoad,
+    GetPreview,
+    GetRefresh,
+    Key,
+    ListPage,
+    OpenPrompt,
+    PendingRequest,
+    ReadDirectory,
+    ReadFile,
+    ReadPreview,
+    ReadResource,
+    ReadSkillMd,
+    SkillPrompt,
+    error_fields,
+)
+from skills_core.host.session import LoadSession, WindowView, declined_invalid
+from skills_core.host.states import LoadState
+from skills_core.jsonvalue import ABSENT
+from skills_core.messages import (
+    Era,
+    Implementation,
+    ServerFeatures,
+    parse_server_features,
+    request_meta,
+)
+from skills_core.spec import MODERN_PROTOCOL_VERSION, ErrorCode
+from skills_core.uri import is_skill_md_uri
+
+__all__ = ["DEFAULT_CLIENT_INFO", "DEFAULT_MEMORY_CACHE_BYTES", "Host"]
+
+#: ``clientInfo`` sent in modern requests unless the host gives its own.
+DEFAULT_CLIENT_INFO: Final = Implementation(name="skills-core", version=__version__)
+#: Bound of the in-memory cache a :class:`Host` makes when given none: four maximal skills.
+DEFAULT_MEMORY_CACHE_BYTES: Final = 64 * 1024 * 1024
+
+#: Error codes meaning "no such resource": -32602 now, -32002 in 2025-11-25 (base-protocol §1.1).
+_NOT_FOUND_CODES: Final = frozenset({ErrorCode.INVALID_PARAMS, ErrorCode.LEGACY_RESOURCE_NOT_FOUND})
+
+
+@final
+class Host:
+    """The sans-IO host: a router of calls and answers to load sessions; see the module docstring."""
+
+    def __init__(
+        self,
+        *,
+        policy: HostPolicy = DEFAULT_POLICY,
+        client_info: Implementation = DEFAULT_CLIENT_INFO,
+        approvals: ApprovalStore | None = None,
+        cache: CacheStore | None = None,
+    ) -> None:
+        """Create a host.
+
+        Args:
+            policy: How skills are treated; the defaults fail closed.
+            client_info: The ``clientInfo`` sent in modern requests' ``_meta``.
+            approvals: Persisted approvals to start from (see :class:`ApprovalStore`).
+            cache: Where verified files are kept; an in-memory store of
+                :data:`DEFAULT_MEMORY_CACHE_BYTES` when None.
+        """
+        self._client_info = client_info
+        store = (
+            cache if cache is not None else MemoryCacheStore(max_bytes=DEFAULT_MEMORY_CACHE_BYTES)
+        )
+        self._ctx = HostContext(
+            policy,
+            approvals if approvals is not None else ApprovalStore(),
+            VerifiedCache(store),
+        )
+        self._registry = Registry()
+        self._sessions: dict[Key, LoadSession] = {}
+        self._intake = EntryIntake(self._ctx, self._registry, self._sessions)
+
+    # -- read-only views ------------------------------------------------------------------------
+
+    @property
+    def policy(self) -> HostPolicy:
+        """The policy in force."""
+        return self._ctx.policy
+
+    @property
+    def registry(self) -> Registry:
+        """The per-origin registry (read it; the host writes it)."""
+        return self._registry
+
+    @property
+    def approvals(self) -> ApprovalStore:
+        """The approval store; persist it with ``host.approvals.dumps()``."""
+        return self._ctx.approvals
+
+    @property
+    def pending_requests(self) -> int:
+        """How many requests await a response."""
+        return len(self._ctx.pending)
+
+    def features(self, origin: str) -> ServerFeatures | None:
+        """What ``origin`` declared at connect, or None for an unknown label."""
+        server = self._ctx.origins.get(origin)
+        return server.features if server is not None else None
+
+    def state(self, origin: str, uri: str) -> LoadState:
+        """Where the skill ``(origin, uri)`` stands."""
+        session = self._sessions.get((origin, uri))
+        return session.state if session is not None else LoadState.IDLE
+
+    def window(self, origin: str, uri: str) -> WindowView | None:
+        """The skill's session, or None when it is idle."""
+        session = self._sessions.get((origin, uri))
+        return session.view() if session is not None else None
+
+    def windows(self) -> tuple[WindowView, ...]:
+        """Every session with an open window (acting, suspended or stale)."""
+        return tuple(s.view() for s in self._sessions.values() if s.has_window)
+
+    def resolve(self, query: str) -> Resolution:
+        """Resolve a skill URI, ``label:name`` or bare name; never silently (ORG-12..ORG-14)."""
+        return self._registry.resolve(query)
+
+    def catalog(self, origin: str | None = None) -> tuple[CatalogItem, ...]:
+        """The registered skills as presented to the model, each tagged with its origin."""
+        return self._registry.catalog(origin)
+
+    # -- plumbing -------------------------------------------------------------------------------
+
+    def _track(self, session: LoadSession) -> None:
+        """Every move of a session ends here: the host keeps the sessions that are not IDLE."""
+        if session.state is LoadState.IDLE:
+            if self._sessions.get(session.key) is session:
+                del self._sessions[session.key]
+        else:
+            self._sessions[session.key] = session
+
+    def _server(self, origin: str, *, skills: bool = True) -> OriginRecord | Refused:
+        """The record of a known server (that declared the extension, unless ``skills=False``)."""
+        server = self._ctx.origins.get(origin)
+        if server is None:
+            return _unknown_origin(origin)
+        if skills and not server.features.skills:
+            return Refused(
+                code=RefusalCode.EXTENSION_NOT_DECLARED,
+                message=f"{origin!r} has not declared the skills extension; its skills are not "
+                "used (CAP-08)",
+                origin=origin,
+            )
+        return server
+
+    def _current(self, origin: str, skill_uri: str, generation: int) -> LoadSession | None:
+        """The session a request was made for, if it has not moved since."""
+        session = self._sessions.get((origin, skill_uri))
+        if session is None or session.generation != generation:
+            return None
+        return session
+
+    # -- origins --------------------------------------------------------------------------------
+
+    def connect(
+        self,
+        origin: str,
+        capabilities: object,
+        *,
+        era: Era = Era.MODERN,
+        protocol_version: str = MODERN_PROTOCOL_VERSION,
+    ) -> list[Effect]:
+        """Record a server under a host-assigned label, with its declared capabilities.
+
+        Nothing is fetched (VER-12, GET-10). The label is the identity; the server's self-reported
+        name is never used (ORG-05). Connecting an existing label again updates its capabilities
+        and marks it connected.
+
+        Args:
+            origin: The host-assigned label.
+            capabilities: The ``capabilities`` object from ``server/discover`` or ``initialize``.
+            era: Modern requests carry ``_meta``; legacy ones do not (CAP-10).
+            protocol_version: The modern revision to declare in ``_meta``.
+
+        Raises:
+            LocalProtocolError: ``origin`` is not a valid label (see ``check_label``).
+        """
+        check_label(origin)
+        features = parse_server_features(capabilities)
+        meta = (
+            request_meta(self._client_info, protocol_version=protocol_version)
+            if era is Era.MODERN
+            else None
+        )
+        server = self._ctx.origins.get(origin)
+        if server is None:
+            self._ctx.origins[origin] = OriginRecord(label=origin, features=features, meta=meta)
+        else:
+            server.features = features
+            server.meta = meta
+            server.connected = True
+        effects: list[Effect] = [Connected(origin=origin, features=features)]
+        effects.extend(
+            Notice(
+                level=NoticeLevel.WARNING,
+                code=NoticeCode.CAPABILITIES,
+                message=text,
+                origin=origin,
+            )
+            for text in features.notices
+        )
+        return effects
+
+    def disconnect(self, origin: str) -> list[Effect]:
+        """Mark ``origin`` disconnected: requests in flight fail; open windows stay (served from
+        the verified cache, still as MCP content; CACHE-05).
+        """
+        server = self._ctx.origins.get(origin)
+        if server is None:
+            return [_unknown_origin(origin)]
+        server.connected = False
+        effects: list[Effect] = []
+        for token in [t for t, r in self._ctx.pending.items() if r.origin == origin]:
+            effects.extend(self._request_failed(token, None, f"{origin!r} disconnected"))
+        return effects
+
+    def forget(self, origin: str) -> list[Effect]:
+        """Remove a server: its windows, prompts, registry entries, approvals and cached content
+        (CACHE-07). Other servers' same-URI content is untouched.
+        """
+        if origin not in self._ctx.origins:
+            return [_unknown_origin(origin)]
+        reason = f"{origin!r} was removed"
+        effects: list[Effect] = []
+        for session in [s for k, s in self._sessions.items() if k[0] == origin]:
+            effects.extend(session.abandon(reason))
+        prompts = self._ctx.prompts
+        for prompt_id, prompt in list(prompts.items()):
+            if origin == prompt.key[0] or (
+                isinstance(prompt, CrossOriginPrompt) and origin == prompt.to_origin
+            ):
+                del prompts[prompt_id]
+                effects.append(ApprovalWithdrawn(prompt_id=prompt_id, reason=reason))
+        pending = self._ctx.pending
+        for token in [t for t, r in pending.items() if r.origin == origin]:
+            del pending[token]
+        for key in [k for k in self._ctx.refreshing if k[0] == origin]:
+            del self._ctx.refreshing[key]
+        self._registry.forget_origin(origin)
+        self._ctx.approvals.forget_origin(origin)
+        self._ctx.cache.forget(origin)
+        del self._ctx.origins[origin]
+        effects.append(
+            Notice(
+                level=NoticeLevel.INFO,
+                code=NoticeCode.ORIGIN_FORGOTTEN,
+                message=f"{origin!r}: registry, approvals and cached content removed",
+                origin=origin,
+            )
+        )
+        return effects
+
+    def register_local_skill(self, name: str, location: str = "") -> list[Effect]:
+        """Register one of the host's own filesystem skills, so that an MCP-served skill of the
+        same name never shadows it or is substituted for it (ORG-14, ORG-15).
+        """
+        candidates = self._registry.register_local(name, location)
+        if candidates:
+            return [NameCollision(name=name, candidates=candidates)]
+        return []
+
+    def unregister_local_skill(self, name: str) -> list[Effect]:
+        """Forget a local skill; its name stays contested, so it never silently retargets."""
+        self._registry.unregister_local(name)
+        return []
+
+    # -- listing and entries --------------------------------------------------------------------
+
+    def list_skills(self, origin: str) -> list[Effect]:
+        """Walk ``skills/list`` (following cursors up to the policy caps) into the registry.
+
+        Records each valid entry under ``(origin, uri)`` and keeps invalid and over-limit ones out
+        with their reasons; fetches nothing else (LIST-13, VER-12).
+
+        Args:
+            origin: The server's label.
+
+        Returns:
+            ``[SendRequest(skills/list)]``; the answers lead to ``RegistryUpdated``,
+            ``EntryRejected`` and finally ``ListingComplete`` or ``ListingPartial``.
+        """
+        server = self._server(origin)
+        if isinstance(server, Refused):
+            return [server]
+        if not server.connected:
+            return [not_connected(server)]
+        if server.listing is not None:
+            return [
+                Refused(
+                    code=RefusalCode.LISTING_IN_PROGRESS,
+                    message=f"a listing of {origin!r} is already in progress",
+                    origin=origin,
+                )
+            ]
+        policy = self._ctx.policy
+        walk = ListingWalk(max_pages=policy.max_pages, max_entries=policy.max_entries)
+        listing = ListingProgress(walk=walk)
+        server.listing = listing
+        return [self._ctx.send(server, {}, ListPage(origin=origin, uri=None, listing=listing))]
+
+    def get_skill(self, origin: str, uri: str) -> list[Effect]:
+        """Confirm an explicit reference with ``skills/get`` (URI-15, URI-16, GET-10).
+
+        Only a SKILL.md URI may be asked about (GET-02). A -32602 answer means "not a skill here"
+        and registers nothing (ERR-07).
+
+        Args:
+            origin: The server's label.
+            uri: The SKILL.md URI named by the reference.
+
+        Returns:
+            ``[SendRequest(skills/get)]``; the answer leads to ``SkillConfirmed`` or ``NotASkill``.
+        """
+        server = self._server(origin)
+        if isinstance(server, Refused):
+            return [server]
+        refused = _refuse_get(server, uri)
+        if refused is not None:
+            return [refused]
+        return [self._ctx.send(server, {"uri": uri}, GetConfirm(origin=origin, uri=uri))]
+
+    def refresh(self, origin: str, uri: str) -> list[Effect]:
+        """Fetch the current entry of one skill with exactly one ``skills/get`` (GET-07, DIR-15).
+
+        A different set revokes the approval and, for an acting skill, suspends it until
+        re-approved (APR-02, HELD-09).
+
+        Args:
+            origin: The server's label.
+            uri: The skill's SKILL.md URI.
+        """
+        server = self._server(origin)
+        if isinstance(server, Refused):
+            return [server]
+        refused = _refuse_get(server, uri)
+        if refused is not None:
+            return [refused]
+        if (origin, uri) in self._ctx.refreshing:
+            return [
+                Refused(
+                    code=RefusalCode.REFRESH_IN_FLIGHT,
+                    message=f"a refresh of {uri} is already in flight",
+                    origin=origin,
+                    uri=uri,
+                )
+            ]
+        send = self._ctx.send(server, {"uri": uri}, GetRefresh(origin=origin, uri=uri))
+        self._ctx.refreshing[origin, uri] = send.token
+        return [send]
+
+    # -- loading and prompts --------------------------------------------------------------------
+
+    def load(self, origin: str, uri: str) -> list[Effect]:
+        """Load a skill: entry (``skills/get`` if unknown), limits, policy, approval, SKILL.md.
+
+        Args:
+            origin: The server's label.
+            uri: The skill's SKILL.md URI. For a skill in the STALE state, loads it again.
+
+        Returns:
+            Effects ending, possibly after later calls, in ``SkillLoaded`` (window open) or
+            ``LoadDeclined``/``LoadFailed``.
+        """
+        server = self._server(origin)
+        if isinstance(server, Refused):
+            return [server]
+        if self._ctx.policy.denies(origin, uri):
+            return [
+                LoadDeclined(
+                    origin=origin,
+                    uri=uri,
+                    reason=DeclineReason.POLICY,
+                    message=f"host policy does not allow loading {uri} from {origin!r} (SEC-04)",
+                )
+            ]
+        session = self._sessions.get((origin, uri))
+        if session is not None:
+            return session.load_again()
+        entry = self._registry.get(origin, uri)
+        if entry is not None:
+            return self._new_session(server, uri).begin(entry)
+        rejected = self._registry.rejection(origin, uri)
+        if rejected is not None:
+            return [declined_invalid(origin, uri, rejected.error)]
+        refused = _refuse_get(server, uri)
+        if refused is not None:
+            return [refused]
+        return self._new_session(server, uri).fetch_entry()
+
+    def _new_session(self, server: OriginRecord, uri: str) -> LoadSession:
+        return LoadSession(self._ctx, server, uri, self._track)
+
+    def approve(
+        self, prompt_id: int, *, grant_fields: Iterable[str] = (), allow_exec: bool = False
+    ) -> list[Effect]:
+        """Answer a prompt with yes.
+
+        For a skill, the approval is bound to the manifest the prompt showed (APR-01); it is
+        recorded in the approval store unless the skill is dynamic (per load, never persisted;
+        APR-04). ``grant_fields`` names the widening frontmatter fields the user grants (only
+        those the prompt listed count; APR-09); ``allow_exec`` approves code execution while acting
+        (APR-13). For a cross-origin prompt, the one read is performed (ORG-09).
+        """
+        prompt = self._ctx.prompts.pop(prompt_id, None)
+        if isinstance(prompt, CrossOriginPrompt):
+            return self._cross_origin_read(prompt)
+        session = self._prompted(prompt_id, prompt)
+        if session is None:
+            return [_unknown_prompt(prompt_id)]
+        return session.approve(grant_fields, allow_exec)
+
+    def deny(self, prompt_id: int) -> list[Effect]:
+        """Answer a prompt with no: the load is declined, or the changed skill's window closes."""
+        prompt = self._ctx.prompts.pop(prompt_id, None)
+        if isinstance(prompt, CrossOriginPrompt):
+            return [
+                Notice(
+                    level=NoticeLevel.INFO,
+                    code=NoticeCode.CROSS_ORIGIN_DENIED,
+                    message=f"the read of {prompt.uri} from {prompt.to_origin!r} was refused",
+                    origin=prompt.to_origin,
+                    uri=prompt.uri,
+                )
+            ]
+        session = self._prompted(prompt_id, prompt)
+        if session is None:
+            return [_unknown_prompt(prompt_id)]
+        return session.deny()
+
+    def _prompted(self, prompt_id: int, prompt: OpenPrompt | None) -> LoadSession | None:
+        """The session an answered skill prompt belongs to, if the prompt is still its own."""
+        if not isinstance(prompt, SkillPrompt):
+            return None
+        session = self._sessions.get(prompt.key)
+        if (
+            session is None
+            or session.prompt_id != prompt_id
+            or session.generation != prompt.generation
+        ):
+            return None
+        return session
+
+    def close(self, origin: str, uri: str) -> list[Effect]:
+        """Close the acting window: the SKILL.md left the model's context (HELD-01, SIL-32).
+
+        The host decides when that is; it may keep windows open until the session ends. A
+        session in ERROR is cleared the same way.
+
+        Args:
+            origin: The server's label.
+            uri: The skill's SKILL.md URI.
+        """
+        session = self._sessions.get((origin, uri))
+        if session is None or not (session.has_window or session.state is LoadState.ERROR):
+            return [not_acting(origin, uri)]
+        return session.close()
+
+    # -- the acting window ----------------------------------------------------------------------
+
+    def _acting(self, origin: str, skill_uri: str) -> LoadSession | Refused:
+        session = self._sessions.get((origin, skill_uri))
+        if session is None:
+            return not_acting(origin, skill_uri)
+        refused = session.refusal_for_reads()
+        return refused if refused is not None else session
+
+    def read(
+        self, origin: str, skill_uri: str, ref: str, *, found_in: str | None = None
+    ) -> list[Effect]:
+        """Read a file of the skill being acted on.
+
+        ``ref`` resolves against the skill root (also for references found in supporting files;
+        SIL-21), or against a nested skill's root when ``found_in`` is that nested SKILL.md
+        (URI-18). Only URIs listed in the held entry are read (HELD-03); anything else is a
+        verification failure with no request for it (HELD-04, URI-25).
+
+        Args:
+            origin: Server label of the acting skill (reads are routed there; HELD-06, ORG-08).
+            skill_uri: The acting skill.
+            ref: The reference as written (relative, or an absolute URI inside the skill).
+            found_in: The URI of the file where the reference was found, if known.
+        """
+        session = self._acting(origin, skill_uri)
+        if isinstance(session, Refused):
+            return [session]
+        return session.read(ref, found_in)
+
+    def list_dir(self, origin: str, skill_uri: str, ref: str = "") -> list[Effect]:
+        """List a directory of the skill being acted on.
+
+        Without ``directoryRead`` the answer comes from the held entry and nothing is sent
+        (DIR-12, CAP-06). With it, ``resources/directory/read`` is sent to the skill's origin
+        (HELD-06) and the result is filtered by the held manifest: children it lacks are never
+        shown as files of the skill, and a disagreement is reported as a probable change (DIR-13,
+        DIR-14, DIR-16, DIR-17). The held entry never changes (DIR-18). No recursion (DIR-07).
+
+        Args:
+            origin: The acting skill's server label.
+            skill_uri: The acting skill.
+            ref: The directory, relative to the skill root (``""`` or ``"."`` for the root).
+        """
+        session = self._acting(origin, skill_uri)
+        if isinstance(session, Refused):
+            return [session]
+        return session.list_dir(ref)
+
+    def read_resource(
+        self, origin: str, uri: str, *, acting_on: tuple[str, str] | None = None
+    ) -> list[Effect]:
+        """An ordinary ``resources/read``, e.g. from a generic read tool (VER-02, VER-03).
+
+        It is never a load: no approval, no window, and the content is delivered as
+        ``kind="resource"``, unverified. But a URI inside a skill the host is acting on goes
+        through the window (only listed files; HELD-03), and when ``acting_on`` names the skill
+        driving the read and ``origin`` is another server, the read needs a per-call approval
+        naming both (ORG-08, ORG-09).
+
+        Args:
+            origin: The label of the server to read from.
+            uri: The resource URI.
+            acting_on: ``(label, skill_uri)`` of the skill driving the read, when one is.
+        """
+        server = self._server(origin, skills=False)
+        if isinstance(server, Refused):
+            return [server]
+        if acting_on is not None:
+            driver = self._acting(*acting_on)
+            if isinstance(driver, Refused):
+                return [driver]
+            if acting_on[0] != origin:
+                return [self._cross_origin_prompt(acting_on, origin, uri)]
+        return self._plain_read(server, uri)
+
+    def _plain_read(self, server: OriginRecord, uri: str) -> list[Effect]:
+        window = self._window_containing(server.label, uri)
+        if window is not None:
+            refused = window.refusal_for_reads()
+            return [refused] if refused is not None else window.read_uri(uri)
+        if not server.connected:
+            return [not_connected(server, uri)]
+        return [self._ctx.send(server, {"uri": uri}, ReadResource(origin=server.label, uri=uri))]
+
+    def _window_containing(self, origin: str, uri: str) -> LoadSession | None:
+        """The innermost open window on ``origin`` whose skill contains ``uri`` (HELD-03)."""
+        best: LoadSession | None = None
+        best_depth = -1
+        for (label, _), session in self._sessions.items():
+            held = session.held
+            if (
+                label != origin
+                or not session.has_window
+                or held is None
+                or not (uri == held.uri or held.skill.contains(uri))
+            ):
+                continue
+            if len(held.root) > best_depth:
+                best, best_depth = session, len(held.root)
+        return best
+
+    def _cross_origin_prompt(self, acting_on: Key, to_origin: str, uri: str) -> Effect:
+        from_origin, skill_uri = acting_on
+        if self._ctx.policy.cross_origin is CrossOriginPolicy.DENY:
+            return Refused(
+                code=RefusalCode.CROSS_ORIGIN_DENIED,
+                message=f"skill {skill_uri} from {from_origin!r} may not read from "
+                f"{to_origin!r} (host policy; ORG-08)",
+                origin=to_origin,
+                uri=uri,
+            )
+        prompt = CrossOriginPrompt(key=acting_on, to_origin=to_origin, uri=uri)
+        return RequestCrossOriginApproval(
+            prompt_id=self._ctx.open_prompt(prompt),
+            from_origin=from_origin,
+            skill_uri=skill_uri,
+            to_origin=to_origin,
+            uri=uri,
+        )
+
+    def _cross_origin_read(self, prompt: CrossOriginPrompt) -> list[Effect]:
+        """The user allowed one cross-origin read; perform exactly that one (SIL-25)."""
+        # Forgetting an origin withdraws every prompt that names it, so the target is known.
+        return self._plain_read(self._ctx.origins[prompt.to_origin], prompt.uri)
+
+    # -- previews -------------------------------------------------------------------------------
+
+    def preview(self, origin: str, skill_uri: str, ref: str | None = None) -> list[Effect]:
+        """Let the user inspect a skill file before loading it (SEC-05, SIL-33, WG-10).
+
+        A user-initiated, verified fetch (``skills/get`` first when the entry is unknown); the
+        result is :class:`PreviewReady`, never delivered to the model, and opens no window.
+
+        Args:
+            origin: The server's label.
+            skill_uri: The skill's SKILL.md URI.
+            ref: A file of the skill, relative to its root; SKILL.md when None.
+        """
+        server = self._server(origin)
+        if isinstance(server, Refused):
+            return [server]
+        entry = self._registry.get(origin, skill_uri)
+        if entry is not None:
+            return preview_read(self._ctx, server, entry, ref)
+        refused = _refuse_get(server, skill_uri)
+        if refused is not None:
+            return [refused]
+        request = GetPreview(origin=origin, uri=skill_uri, ref=ref)
+        return [self._ctx.send(server, {"uri": skill_uri}, request)]
+
+    # -- gates ----------------------------------------------------------------------------------
+
+    def exec_gate(self, origin: str | None = None, skill_uri: str | None = None) -> ExecGateResult:
+        """May host-side code execution happen now (APR-11, APR-13, WG-08)?
+
+        Considers every open window (or only those of ``origin`` / ``skill_uri`` when given).
+        The host calls it before any code-execution tool call, and before any write to agent
+        configuration (WG-11), while the model may be acting on MCP-served skills.
+
+        Args:
+            origin: Only windows of this server, when given.
+            skill_uri: Only this skill's window, when given.
+        """
+        return exec_decision(
+            session.exec_state()
+            for (label, uri), session in self._sessions.items()
+            if session.has_window
+            and (origin is None or label == origin)
+            and (skill_uri is None or uri == skill_uri)
+        )
+
+    def permissions(self, origin: str, skill_uri: str) -> SkillPermissions:
+        """Which permission-widening fields of an acting skill take effect (APR-08..APR-10).
+
+        Only fields the user granted for this skill's current approval; nothing outside an open,
+        non-suspended window.
+
+        Args:
+            origin: The server's label.
+            skill_uri: The skill.
+        """
+        session = self._sessions.get((origin, skill_uri))
+        if session is None:
+            return SkillPermissions(origin=origin, uri=skill_uri)
+        return session.permissions()
+
+    # -- answers --------------------------------------------------------------------------------
+
+    def on_response(
+        self,
+        origin: str,
+        token: int,
+        *,
+        result: object = ABSENT,
+        error: object = ABSENT,
+    ) -> list[Effect]:
+        """Hand the host a response to one of its requests.
+
+        Args:
+            origin: The label of the server that answered.
+            token: The ``SendRequest.token`` of the request.
+            result: The JSON-RPC ``result`` (decoded JSON), when the server answered with one.
+            error: The JSON-RPC ``error`` object, when the server answered with an error.
+        """
+        request = self._ctx.pending.get(token)
+        if request is None:
+            return [
+                UnexpectedResponse(
+                    origin=origin,
+                    token=token,
+                    message=f"no request with token {token} is waiting (unknown or already "
+                    "answered); ignored",
+                )
+            ]
+        if request.origin != origin:
+            return [
+                UnexpectedResponse(
+                    origin=origin,
+                    token=token,
+                    message=f"token {token} belongs to a request sent to {request.origin!r}, not "
+                    f"{origin!r}; ignored",
+                )
+            ]
+        if (result is ABSENT) == (error is ABSENT):
+            return self._request_failed(
+                token, None, "the response must carry exactly one of result and error"
+            )
+        if error is not ABSENT:
+            code, message = error_fields(error)
+            return self._request_failed(token, code, message)
+        del self._ctx.pending[token]
+        return _ON_RESULT[type(request)](self, token, request, result)
+
+    def on_request_failed(self, origin: str, token: int, message: str) -> list[Effect]:
+        """The request could not complete (timeout, transport failure, the server died)."""
+        request = self._ctx.pending.get(token)
+        if request is None or request.origin != origin:
+            return [
+                UnexpectedResponse(
+                    origin=origin,
+                    token=token,
+                    message=f"no request with token {token} to {origin!r} is waiting; ignored",
+                )
+            ]
+        return self._request_failed(token, None, message)
+
+    def _request_failed(self, token: int, code: int | None, message: str) -> list[Effect]:
+        request = self._ctx.pending.pop(token)
+        failed = RequestFailed(
+            origin=request.origin,
+            method=request.method.value,
+            uri=request.uri,
+            code=code,
+            message=message,
+        )
+        return _ON_FAILURE[type(request)](self, token, request, failed, code in _NOT_FOUND_CODES)
+
+    # -- answers: skills/list -------------------------------------------------------------------
+
+    def _on_list_page(self, token: int, request: ListPage, result: object) -> list[Effect]:
+        server = self._ctx.origins[request.origin]  # forgetting an origin drops its requests
+        return self._intake.take_page(server, request, result)
+
+    def _list_failed(
+        self, token: int, request: ListPage, failed: RequestFailed, not_found: bool
+    ) -> list[Effect]:
+        server = self._ctx.origins[request.origin]
+        return [failed, self._intake.list_failed(server, request, failed.message)]
+
+    # -- answers: skills/get --------------------------------------------------------------------
+
+    def _on_get_for_load(self, token: int, request: GetForLoad, result: object) -> list[Effect]:
+        load = self._current(request.origin, request.uri, request.generation)
+        effects, entry = self._intake.take_entry(token, request, result, load)
+        if load is None:
+            effects.append(discarded(request))
+        elif entry is not None:
+            effects.extend(load.on_entry(entry))
+        return effects
+
+    def _on_get_refresh(self, token: int, request: GetRefresh, result: object) -> list[Effect]:
+        effects, entry = self._intake.take_entry(token, request, result)
+        session = self._sessions.get((request.origin, request.uri))
+        if entry is not None and session is not None:
+            effects.extend(session.refreshed(request, entry))
+        return effects
+
+    def _on_get_confirm(self, token: int, request: GetConfirm, result: object) -> list[Effect]:
+        effects, entry = self._intake.take_entry(token, request, result)
+        if entry is not None:
+            effects.append(SkillConfirmed(origin=request.origin, uri=request.uri, entry=entry))
+        return effects
+
+    def _on_get_preview(self, token: int, request: GetPreview, result: object) -> list[Effect]:
+        effects, entry = self._intake.take_entry(token, request, result)
+        if entry is not None:
+            server = self._ctx.origins[request.origin]
+            effects.extend(preview_read(self._ctx, server, entry, request.ref))
+        return effects
+
+    def _get_failed(
+        self,
+        token: int,
+        request: GetForLoad | GetRefresh | GetConfirm | GetPreview,
+        failed: RequestFailed,
+        not_found: bool,
+    ) -> list[Effect]:
+        origin, uri = request.origin, request.uri
+        self._intake.refresh_answered(token, (origin, uri))
+        load = (
+            self._current(origin, uri, request.generation)
+            if isinstance(request, GetForLoad)
+            else None
+        )
+        if not not_found:
+            effects: list[Effect] = [failed]
+            if load is not None:
+                effects.extend(load.entry_failed(failed.message))
+            return effects
+        effects = [NotASkill(origin=origin, uri=uri, message=failed.message)]
+        effects.extend(self._intake.not_a_skill(origin, uri))
+        if isinstance(request, GetForLoad):
+            if load is not None:
+                effects.extend(load.entry_refused(None))
+        else:
+            effects.extend(self._intake.unusable(origin, uri, None))
+        return effects
+
+    # -- answers: resources/read and resources/directory/read -----------------------------------
+
+    def _on_skill_md(self, token: int, request: ReadSkillMd, result: object) -> list[Effect]:
+        session = self._current(request.origin, request.uri, request.generation)
+        if session is None:
+            return [discarded(request)]
+        return session.on_skill_md(request, result)
+
+    def _on_file(self, token: int, request: ReadFile, result: object) -> list[Effect]:
+        session = self._current(request.origin, request.skill_uri, request.generation)
+        if session is None:
+            return [discarded(request)]
+        return session.on_file(request, result)
+
+    def _on_directory(self, token: int, request: ReadDirectory, result: object) -> list[Effect]:
+        session = self._current(request.origin, request.skill_uri, request.generation)
+        if session is None:
+            return [discarded(request)]
+        return session.on_directory(request, result)
+
+    def _skill_md_failed(
+        self, token: int, request: ReadSkillMd, failed: RequestFailed, not_found: bool
+    ) -> list[Effect]:
+        session = self._current(request.origin, request.uri, request.generation)
+        if session is None:
+            return [discarded(request)]
+        return session.skill_md_request_failed(request, failed, not_found)
+
+    def _file_failed(
+        self, token: int, request: ReadFile, failed: RequestFailed, not_found: bool
+    ) -> list[Effect]:
+        session = self._current(request.origin, request.skill_uri, request.generation)
+        if session is None:
+            return [discarded(request)]
+        return session.file_request_failed(request, failed, not_found)
+
+    def _on_preview(self, token: int, request: ReadPreview, result: object) -> list[Effect]:
+        return take_preview(self._ctx, request, result)
+
+    def _on_resource(self, token: int, request: ReadResource, result: object) -> list[Effect]:
+        return take_resource(self._ctx, request, result)
+
+    def _only_failed(
+        self, token: int, request: PendingRequest, failed: RequestFailed, not_found: bool
+    ) -> list[Effect]:
+        return [failed]
+
+
+#: The handler of a result, by the kind of request it answers.
+_ON_RESULT: Final[dict[type[PendingRequest], Callable[[Host, int, Any, object], list[Effect]]]] = {
+    ReadFile: Host._on_file,
+    ListPage: Host._on_list_page,
+    GetForLoad: Host._on_get_for_load,
+    GetRefresh: Host._on_get_refresh,
+    GetConfirm: Host._on_get_confirm,
+    GetPreview: Host._on_get_preview,
+    ReadSkillMd: Host._on_skill_md,
+    ReadPreview: Host._on_preview,
+    ReadResource: Host._on_resource,
+    ReadDirectory: Host._on_directory,
+}
+
+#: The handler of a failure (error response, transport failure), by the kind of request.
+_ON_FAILURE: Final[
+    dict[type[PendingRequest], Callable[[Host, int, Any, RequestFailed, bool], list[Effect]]]
+] = {
+    ReadFile: Host._file_failed,
+    ListPage: Host._list_failed,
+    GetForLoad: Host._get_failed,
+    GetRefresh: Host._get_failed,
+    GetConfirm: Host._get_failed,
+    GetPreview: Host._get_failed,
+    ReadSkillMd: Host._skill_md_failed,
+    ReadPreview: Host._only_failed,
+    ReadResource: Host._only_failed,
+    ReadDirectory: Host._only_failed,
+}
+
+
+def _unknown_origin(origin: str) -> Refused:
+    return Refused(
+        code=RefusalCode.UNKNOWN_ORIGIN,
+        message=f"no server is connected under the label {origin!r}",
+        origin=origin,
+    )
+
+
+def _unknown_prompt(prompt_id: int) -> Refused:
+    return Refused(
+        code=RefusalCode.UNKNOWN_PROMPT,
+        message=f"no prompt {prompt_id} is open (already answered or withdrawn)",
+    )
+
+
+def _refuse_get(server: OriginRecord, uri: str) -> Refused | None:
+    """Why ``skills/get`` of ``uri`` cannot be sent to ``server``'s origin, or None."""
+    if not is_skill_md_uri(uri):
+        return Refused(
+            code=RefusalCode.NOT_SKILL_MD_URI,
+            message=f"{quote_for_message(uri)} is not a SKILL.md URI; skills/get takes the URI "
+            "of a skill's SKILL.md (GET-02)",
+            origin=server.label,
+            uri=uri if isinstance(uri, str) else None,
+        )
+    if not server.connected:
+        return not_connected(server, uri)
+    return None
