@@ -331,6 +331,21 @@ def test_on_effect_sees_every_output_item_in_order_and_its_answers_run_next() ->
     assert host.state(A, f"skill://{A}-one/SKILL.md") is LoadState.ACTING
 
 
+def test_on_effect_is_handed_transport_failures_before_what_the_host_made_of_them() -> None:
+    """A caller that reacts as items come (the command line) must see a dead connection too."""
+    fakes = servers()
+    host = new_host(fakes)
+    seen: list[Pumped] = []
+
+    def react(item: Pumped) -> None:
+        seen.append(item)
+
+    out = pump(host, host.list_skills(A), Script(fakes, ["timeout"]).senders(), on_effect=react)
+    assert seen == out
+    assert isinstance(seen[0], TransportFailure)
+    assert isinstance(seen[1], RequestFailed)
+
+
 def test_without_a_callback_prompts_are_returned_unanswered() -> None:
     fakes = servers()
     host = new_host(fakes)

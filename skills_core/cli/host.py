@@ -6,7 +6,7 @@ URL (Streamable HTTP, the ``http-client`` extra; ``--header`` adds headers for o
 handshakes with each (``server/discover``, falling back to ``initialize``, unless
 ``--protocol-era`` pins one), lists their skills to resolve the SKILL argument, then performs the
 action through a :class:`~skills_core.host.Host`, carrying out its effects with
-:func:`~skills_core.adapters.host_driver.carry_out`. Approval prompts are answered by ``--yes``
+:func:`~skills_core.host.pump.pump_async`. Approval prompts are answered by ``--yes``
 (the manifest only: never a dynamic skill without ``--allow-dynamic``, never an ``allowed-tools``
 grant, never a cross-origin read), interactively on a terminal, or refused (exit 4). Approvals
 persist in ``--approvals FILE``, bound to the manifest. Content is printed framed with its origin
@@ -38,6 +38,7 @@ import argparse
 import asyncio
 import base64
 import contextlib
+import functools
 import json
 import os
 import shlex
@@ -51,13 +52,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final, TextIO
 
 from skills_core.adapters.asyncio_stdio import StdioClient, open_stdio_client
-from skills_core.adapters.host_driver import (
-    CLIENT_INFO,
-    Requester,
-    TransportFailure,
-    carry_out,
-    handshake,
-)
+from skills_core.adapters.host_driver import CLIENT_INFO, Requester, handshake
 from skills_core.cli._common import (
     EXIT_APPROVAL,
     EXIT_CONNECTION,
@@ -110,6 +105,7 @@ from skills_core.host.effects import (
     VerificationFailed,
 )
 from skills_core.host.policy import HostPolicy
+from skills_core.host.pump import AsyncSend, Pumped, TransportFailure, pump_async
 from skills_core.host.registry import ResolutionStatus
 from skills_core.host.router import Host
 from skills_core.host.states import LoadState
@@ -426,17 +422,13 @@ class _Session:
             _write(stream, fit(prefix, display_line(line, 500), width=width, indent="  |   "))
         stream.flush()
 
-    async def _pump(self, effects: list[Effect]) -> list[Effect | TransportFailure]:
+    async def _pump(self, effects: list[Effect]) -> list[Pumped]:
         """Carry out effects until nothing is left to send; answer prompts on the way."""
-        done: list[Effect | TransportFailure] = []
-        pending = effects
-        while pending:
-            produced = await carry_out(self.host, pending, self.connections, timeout=self.timeout)
-            pending = []
-            for effect in produced:
-                done.append(effect)
-                pending.extend(await self._react(effect))
-        return done
+        senders: dict[str, AsyncSend] = {
+            label: functools.partial(connection.request, timeout=self.timeout)
+            for label, connection in self.connections.items()
+        }
+        return await pump_async(self.host, effects, senders, on_effect=self._react)
 
     async def _react(self, effect: Effect | TransportFailure) -> list[Effect]:
         """Map one effect to output, a failure (with its exit code), or a reply to a prompt."""

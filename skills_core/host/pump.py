@@ -130,7 +130,7 @@ class EffectRun:
         """
         self._host = host
         self._origins = origins
-        self._queue: deque[Effect] = deque(effects)
+        self._queue: deque[Pumped] = deque(effects)
         self._in_flight: SendRequest | None = None
         self.output: list[Pumped] = []
 
@@ -183,10 +183,11 @@ class EffectRun:
                 error["data"] = answer.data
             produced = host.on_response(request.origin, request.token, error=error)
         elif isinstance(answer, TransportError):
-            self.output.append(
-                TransportFailure(origin=request.origin, method=request.method, error=answer)
-            )
+            failure = TransportFailure(origin=request.origin, method=request.method, error=answer)
             produced = host.on_request_failed(request.origin, request.token, str(answer))
+            # Output (and handed to a callback) first, then what the host made of it.
+            self._queue.extendleft(reversed([failure, *produced]))
+            return
         else:
             produced = host.on_response(request.origin, request.token, result=answer)
         self._queue.extendleft(reversed(produced))
