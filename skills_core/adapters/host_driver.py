@@ -21,17 +21,15 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Protocol, final, runtime_checkable
+from typing import Final, Protocol, runtime_checkable
 
-from skills_core._version import __version__
-from skills_core.errors import JsonRpcError, SkillsError, TransportError
+from skills_core.errors import JsonRpcError, RemoteProtocolError, SkillsError, TransportError
 from skills_core.host.effects import Effect
+from skills_core.host.handshake import INITIALIZED_NOTIFICATION, Negotiated
 from skills_core.host.pump import AsyncSend, Pumped, TransportFailure, pump_async
-from skills_core.host.router import Host
+from skills_core.host.router import DEFAULT_CLIENT_INFO, Host
 from skills_core.jsonvalue import JSONValue
-from skills_core.messages import Era, Implementation, client_capabilities, request_meta
-from skills_core.spec import LEGACY_PROTOCOL_VERSION, SUPPORTED_MODERN_VERSIONS, Method
+from skills_core.messages import Era, Implementation
 
 __all__ = [
     "Requester",
@@ -43,8 +41,8 @@ __all__ = [
     "CLIENT_INFO",
 ]
 
-#: How this library introduces itself in ``clientInfo``.
-CLIENT_INFO = Implementation(name="skills-core", version=__version__)
+#: How this library introduces itself in ``clientInfo`` (the host's default).
+CLIENT_INFO: Final = DEFAULT_CLIENT_INFO
 
 
 class Requester(Protocol):
@@ -57,22 +55,6 @@ class Requester(Protocol):
 
     async def notify(self, method: str, params: Mapping[str, object] | None = None) -> None:
         """Send a notification."""
-
-
-@final
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Negotiated:
-    """The outcome of a handshake: what :meth:`Host.connect` needs.
-
-    Attributes:
-        era: The era the server speaks.
-        protocol_version: The protocol version agreed on.
-        capabilities: The server's ``capabilities`` (from ``server/discover`` or ``initialize``).
-    """
-
-    era: Era
-    protocol_version: str
-    capabilities: JSONValue
 
 
 @runtime_checkable
@@ -124,23 +106,33 @@ async def handshake(
     connection: Requester,
     *,
     timeout: float | None,
-    client_info: Implementation = CLIENT_INFO,
+    client_info: Implementation | None = None,
     era: Era | None = None,
 ) -> list[Effect]:
     """Discover a server's capabilities and connect it to ``host`` under ``origin``.
 
+    The requests and the reading of their answers are the host's
+    (:meth:`~skills_core.host.router.Host.handshake_request`,
+    :meth:`~skills_core.host.router.Host.on_handshake`); this is the stdio policy around them.
     With ``era`` unset, tries ``server/discover`` first (modern, stateless); on an error answer, a
     result that names no modern version we speak, or a timeout, falls back to ``initialize``
     followed by ``notifications/initialized`` (legacy). With ``era`` set, speaks only that era.
     Nothing else is sent (VER-12). A :class:`Negotiator` connection negotiates by its own rules.
 
+    Args:
+        client_info: Only for a :class:`Negotiator`: how to introduce ourselves (default: the
+            host's own client info).
+
     Raises:
         TransportError: the server failed during both attempts (or the pinned one), or does not
             speak the pinned era.
         JsonRpcError: the server refused ``initialize`` (or, pinned modern, ``server/discover``).
+        RemoteProtocolError: the server answered the handshake with something unusable.
     """
     if isinstance(connection, Negotiator):
-        outcome = await connection.negotiate(client_info=client_info, timeout=timeout, era=era)
+        outcome = await connection.negotiate(
+            client_info=client_info or host.client_info, timeout=timeout, era=era
+        )
         return host.connect(
             origin,
             outcome.capabilities,
@@ -148,48 +140,16 @@ async def handshake(
             protocol_version=outcome.protocol_version,
         )
     if era is not Era.LEGACY:
-        modern = await _discover(connection, client_info, timeout, pinned=era is Era.MODERN)
-        if modern is not None:
-            return host.connect(
-                origin,
-                modern.capabilities,
-                era=Era.MODERN,
-                protocol_version=modern.protocol_version,
-            )
-    params: dict[str, JSONValue] = {
-        "protocolVersion": LEGACY_PROTOCOL_VERSION,
-        "capabilities": client_capabilities(),
-        "clientInfo": client_info.to_json(),
-    }
-    result = await connection.request(Method.INITIALIZE, params, timeout=timeout)
+        method, params = host.handshake_request(Era.MODERN)
+        try:
+            result = await connection.request(method, params, timeout=timeout)
+            return host.on_handshake(origin, Era.MODERN, result)
+        except (JsonRpcError, TransportError, RemoteProtocolError) as exc:
+            unanswered = isinstance(exc, TransportError) and exc.kind != "timeout"
+            if era is Era.MODERN or unanswered:
+                raise
+    method, params = host.handshake_request(Era.LEGACY)
+    result = await connection.request(method, params, timeout=timeout)
     with contextlib.suppress(SkillsError):  # the next request reports a dead connection
-        await connection.notify(Method.NOTIFICATIONS_INITIALIZED)
-    return host.connect(origin, result.get("capabilities"), era=Era.LEGACY)
-
-
-async def _discover(
-    connection: Requester, client_info: Implementation, timeout: float | None, *, pinned: bool
-) -> Negotiated | None:
-    """``server/discover``: the outcome when the server speaks a modern version we speak.
-
-    Unpinned, an error answer or a timeout means "try initialize" (``None``); pinned, they raise.
-    """
-    meta = request_meta(client_info)
-    try:
-        result = await connection.request(Method.SERVER_DISCOVER, {"_meta": meta}, timeout=timeout)
-    except (JsonRpcError, TransportError) as exc:
-        if pinned or (isinstance(exc, TransportError) and exc.kind != "timeout"):
-            raise
-        return None
-    versions = result.get("supportedVersions")
-    spoken = [v for v in SUPPORTED_MODERN_VERSIONS if isinstance(versions, list) and v in versions]
-    if spoken:
-        return Negotiated(
-            era=Era.MODERN, protocol_version=spoken[0], capabilities=result.get("capabilities")
-        )
-    if pinned:
-        raise TransportError(
-            f"server speaks none of the modern versions {list(SUPPORTED_MODERN_VERSIONS)}",
-            kind="protocol",
-        )
-    return None
+        await connection.notify(INITIALIZED_NOTIFICATION)
+    return host.on_handshake(origin, Era.LEGACY, result)

@@ -52,8 +52,9 @@ except ImportError as exc:  # pragma: no cover - exercised by a subprocess test
 
 from skills_core._version import __version__
 from skills_core.adapters._io import report_to_stderr
-from skills_core.adapters.host_driver import CLIENT_INFO, Negotiated
+from skills_core.adapters.host_driver import CLIENT_INFO
 from skills_core.errors import JsonRpcError, SkillsError, TransportError
+from skills_core.host.handshake import Negotiated, handshake_request, outcome_of
 from skills_core.http_wire import (
     MAX_ERROR_BODY,
     Answered,
@@ -87,9 +88,8 @@ from skills_core.jsonrpc import (
     RequestId,
 )
 from skills_core.jsonvalue import JSONValue
-from skills_core.messages import Era, Implementation, client_capabilities, request_meta
+from skills_core.messages import Era, Implementation
 from skills_core.spec import (
-    LEGACY_PROTOCOL_VERSION,
     META_PROTOCOL_VERSION,
     SUPPORTED_LEGACY_VERSIONS,
     SUPPORTED_MODERN_VERSIONS,
@@ -248,27 +248,19 @@ class HttpClient:
         if era is None and self._cache is not None:
             era = self._cache.get(self._url)
         if era is not Era.LEGACY:
-            params = {"_meta": request_meta(client_info)}
-            method = Method.SERVER_DISCOVER
+            method, params = handshake_request(client_info, Era.MODERN)
             exchange = await self._bounded(method, timeout, self._exchange(method, params))
             verdict = classify_probe(exchange.status, result=exchange.result, error=exchange.error)
             if verdict is ProbeVerdict.MODERN:
-                assert exchange.result is not None
-                versions = exchange.result.get("supportedVersions")
-                assert isinstance(versions, list)
-                version = next(v for v in SUPPORTED_MODERN_VERSIONS if v in versions)
-                return self._settled(Era.MODERN, version, exchange.result.get("capabilities"))
+                outcome = outcome_of(Era.MODERN, exchange.result)
+                return self._settled(Era.MODERN, outcome.protocol_version, outcome.capabilities)
             if verdict is ProbeVerdict.ERROR or era is Era.MODERN:
                 raise exchange.error or TransportError(
                     f"server {self.label!r} speaks none of the modern versions "
                     f"{list(SUPPORTED_MODERN_VERSIONS)}",
                     kind="protocol",
                 )
-        self._init_params = {
-            "protocolVersion": LEGACY_PROTOCOL_VERSION,
-            "capabilities": client_capabilities(),
-            "clientInfo": client_info.to_json(),
-        }
+        self._init_params = handshake_request(client_info, Era.LEGACY)[1]
         result = await self._bounded(Method.INITIALIZE, timeout, self._initialize())
         assert self._session is not None
         version = self._session.protocol_version

@@ -72,6 +72,7 @@ from skills_core.host.effects import (
     UnexpectedResponse,
 )
 from skills_core.host.gates import ExecGateResult, SkillPermissions, exec_decision
+from skills_core.host.handshake import handshake_request, outcome_of
 from skills_core.host.intake import EntryIntake
 from skills_core.host.listing import ListingProgress
 from skills_core.host.policy import DEFAULT_POLICY, CrossOriginPolicy, HostPolicy
@@ -103,7 +104,7 @@ from skills_core.host.requests import (
 )
 from skills_core.host.session import LoadSession, WindowView, declined_invalid
 from skills_core.host.states import LoadState
-from skills_core.jsonvalue import ABSENT
+from skills_core.jsonvalue import ABSENT, JSONValue
 from skills_core.messages import (
     Era,
     Implementation,
@@ -165,6 +166,11 @@ class Host:
     def policy(self) -> HostPolicy:
         """The policy in force."""
         return self._ctx.policy
+
+    @property
+    def client_info(self) -> Implementation:
+        """How this host introduces itself (``clientInfo`` in the handshake and in ``_meta``)."""
+        return self._client_info
 
     @property
     def registry(self) -> Registry:
@@ -240,6 +246,32 @@ class Host:
         return session
 
     # -- origins --------------------------------------------------------------------------------
+
+    def handshake_request(self, era: Era = Era.MODERN) -> tuple[str, dict[str, JSONValue]]:
+        """The ``(method, params)`` that opens a connection in ``era``; send it, then
+        :meth:`on_handshake` with the answer.
+
+        Modern: ``server/discover`` with this host's request ``_meta``. Legacy: ``initialize``;
+        once answered, send ``notifications/initialized``
+        (:data:`~skills_core.host.handshake.INITIALIZED_NOTIFICATION`). Which era to try first is
+        the transport's choice (stdio probes ``server/discover`` and falls back on an error or a
+        timeout; HTTP decides by status, http-transport.md §5.6).
+        """
+        return handshake_request(self._client_info, era)
+
+    def on_handshake(self, origin: str, era: Era, result: object) -> list[Effect]:
+        """Connect ``origin`` with the answer to :meth:`handshake_request` of ``era``.
+
+        Raises:
+            RemoteProtocolError: the answer is not an object, or a ``server/discover`` result
+                names no modern version this library speaks (``kind="no-common-version"``: a
+                transport that probes falls back to ``initialize``); nothing is connected.
+            LocalProtocolError: ``origin`` is not a valid label.
+        """
+        outcome = outcome_of(era, result)
+        return self.connect(
+            origin, outcome.capabilities, era=outcome.era, protocol_version=outcome.protocol_version
+        )
 
     def connect(
         self,
