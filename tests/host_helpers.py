@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 from skills_core import spec_examples as ex
 from skills_core.digest import compute_digest
+from skills_core.errors import JsonRpcError
 from skills_core.frontmatter import parse_frontmatter
 from skills_core.host import (
     Effect,
@@ -28,6 +29,7 @@ from skills_core.host import (
     RequestCrossOriginApproval,
     SendRequest,
 )
+from skills_core.host.pump import EffectRun, TransportFailure
 from skills_core.jsonvalue import JSONValue
 from skills_core.messages import Era, encode_resource_contents, server_capabilities
 
@@ -247,40 +249,54 @@ class Harness:
         cross_origin: bool | None = None,
         answer: bool = True,
     ) -> list[Effect]:
-        """Carry out ``effects``: answer requests (when ``answer``) and prompts (when asked)."""
+        """Carry out ``effects``: answer requests (when ``answer``) and prompts (when asked).
+
+        Runs the library's own pump loop (:class:`~skills_core.host.pump.EffectRun`), with the
+        fake servers as requesters; unlike the pump's output, the list returned keeps every
+        ``SendRequest`` in its place, so tests can see what was sent when. With ``answer=False``
+        the first request is left unanswered and the run stops there.
+        """
         out: list[Effect] = []
-        queue = list(effects)
-        while queue:
-            effect = queue.pop(0)
-            out.append(effect)
-            self.log.append(effect)
-            more: list[Effect] = []
-            if isinstance(effect, SendRequest):
-                self.sent.append(effect)
+        run = EffectRun(self.host, effects, self.servers.keys())
+        while (step := run.next()) is not None:
+            assert not isinstance(step, TransportFailure)  # fake servers always answer
+            out.append(step)
+            self.log.append(step)
+            if isinstance(step, SendRequest):
+                self.sent.append(step)
                 if not answer:
-                    continue
-                server = self.servers[effect.origin]
-                kind, payload = server.handle(effect.method, strip_meta(effect.params))
+                    break
+                server = self.servers[step.origin]
+                kind, payload = server.handle(step.method, strip_meta(step.params))
                 if kind == "result":
-                    more = self.host.on_response(effect.origin, effect.token, result=payload)
+                    run.settle(step, payload)
                 else:
-                    more = self.host.on_response(effect.origin, effect.token, error=payload)
-            elif isinstance(effect, RequestApproval) and approve:
-                decision = approve(effect) if callable(approve) else True
+                    run.settle(
+                        step,
+                        JsonRpcError(
+                            str(payload.get("message")),
+                            rpc_code=payload["code"],
+                            method=step.method,
+                            data=payload.get("data"),
+                        ),
+                    )
+            elif isinstance(step, RequestApproval) and approve:
+                decision = approve(step) if callable(approve) else True
                 if decision is None:
                     continue
                 if decision:
-                    more = self.host.approve(
-                        effect.prompt_id, grant_fields=grant_fields, allow_exec=allow_exec
+                    run.react(
+                        self.host.approve(
+                            step.prompt_id, grant_fields=grant_fields, allow_exec=allow_exec
+                        )
                     )
                 else:
-                    more = self.host.deny(effect.prompt_id)
-            elif isinstance(effect, RequestCrossOriginApproval) and cross_origin is not None:
+                    run.react(self.host.deny(step.prompt_id))
+            elif isinstance(step, RequestCrossOriginApproval) and cross_origin is not None:
                 if cross_origin:
-                    more = self.host.approve(effect.prompt_id)
+                    run.react(self.host.approve(step.prompt_id))
                 else:
-                    more = self.host.deny(effect.prompt_id)
-            queue[0:0] = more
+                    run.react(self.host.deny(step.prompt_id))
         return out
 
     def methods(self) -> list[str]:
