@@ -90,15 +90,15 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
 from skills_core.errors import FrontmatterError
+from skills_core.spec import MAX_SAFE_INTEGER  # SIL-09: integers past it fail verification
 
 if TYPE_CHECKING:
-    from skills_core.frontmatter import JSONValue
+    from skills_core.jsonvalue import JSONValue
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
     "MAX_DEPTH",
     "MAX_KEY_LENGTH",
-    "MAX_SAFE_INTEGER",
     "Path",
     "PlainHook",
     "Spots",
@@ -116,9 +116,6 @@ MAX_DEPTH: Final = 64
 #: Longest key, in characters. YAML 1.2 (section 7.4) limits implicit keys to 1,024 characters;
 #: we apply the same cap to every key, quoted and flow keys included.
 MAX_KEY_LENGTH: Final = 1024
-#: Largest integer magnitude accepted: 2**53 - 1, the largest every JSON peer holds exactly
-#: (SIL-09 fails verification on integers beyond it).
-MAX_SAFE_INTEGER: Final = 2**53 - 1
 
 #: A location inside the parsed value: mapping keys and sequence indexes, outermost first.
 Path = tuple[str | int, ...]

@@ -55,14 +55,13 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import AnyStr, ClassVar, Final, TypeAlias, final
+from typing import AnyStr, ClassVar, Final, final
 
 from skills_core._yaml import DEFAULT_MAX_BYTES, MAX_DEPTH, Path, Spots, parse_yaml
 from skills_core.errors import FrontmatterError, quote_for_message
-from skills_core.jsonvalue import ABSENT, AbsentType
+from skills_core.jsonvalue import ABSENT, AbsentType, JSONValue, escape_pointer_token
 
 __all__ = [
-    "JSONValue",
     "ABSENT",
     "AbsentType",
     "DEFAULT_MAX_BYTES",
@@ -76,10 +75,6 @@ __all__ = [
     "parse_frontmatter",
     "compare_frontmatter",
 ]
-
-#: A JSON value as Python builds it: ``dict`` (str keys), ``list``, ``str``, ``int``, ``float``
-#: (finite), ``bool`` or ``None``.
-JSONValue: TypeAlias = "dict[str, JSONValue] | list[JSONValue] | str | int | float | bool | None"
 
 #: How deep :func:`compare_frontmatter` descends before reporting "too deep" instead. Parsed
 #: frontmatter nests at most :data:`MAX_DEPTH` levels, so this only stops hostile or cyclic input.
@@ -413,7 +408,7 @@ def field_locations(keys: Spots, values: Spots) -> Mapping[str, FieldLocation]:
 
 def json_pointer(path: Path) -> str:
     """The RFC 6901 JSON pointer of a parser path: ``("metadata", "a/b")`` -> ``"/metadata/a~1b"``."""
-    return "".join("/" + _escape_pointer(str(part)) for part in path)
+    return "".join("/" + escape_pointer_token(str(part)) for part in path)
 
 
 def _frontmatter_data(
@@ -481,10 +476,6 @@ def _display(value: object) -> str:
     except (TypeError, ValueError, RecursionError):
         return quote_for_message(value, 80)
     return text if len(text) <= 80 else text[:77] + "..."
-
-
-def _escape_pointer(key: str) -> str:
-    return key.replace("~", "~0").replace("/", "~1")
 
 
 def _kind(value: object) -> str:
@@ -556,7 +547,7 @@ def _compare(
         return
     if isinstance(a, Mapping) and isinstance(b, Mapping):
         for key, value in a.items():
-            child = f"{pointer}/{_escape_pointer(key)}"
+            child = f"{pointer}/{escape_pointer_token(key)}"
             if key in b:
                 _compare(value, b[key], child, out, depth + 1)
             else:
@@ -569,7 +560,7 @@ def _compare(
             if key not in a:
                 out.append(
                     FrontmatterDifference(
-                        pointer=f"{pointer}/{_escape_pointer(key)}",
+                        pointer=f"{pointer}/{escape_pointer_token(key)}",
                         parsed=ABSENT,
                         published=value,
                         reason="only in the entry",

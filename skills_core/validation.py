@@ -54,11 +54,11 @@ from skills_core.errors import FrontmatterError, quote_for_message
 from skills_core.frontmatter import (
     DEFAULT_MAX_BYTES,
     FieldLocation,
-    JSONValue,
     field_locations,
     json_pointer,
     split_frontmatter,
 )
+from skills_core.jsonvalue import JSONValue
 from skills_core.names import skill_name_problem
 from skills_core.spec import RESERVED_FRONTMATTER_METADATA_PREFIX, SKILL_MD
 

@@ -15,7 +15,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from skills_core.frontmatter import JSONValue, parse_frontmatter
+from skills_core.frontmatter import parse_frontmatter
+from skills_core.jsonvalue import JSONValue
 
 yaml: Any = importlib.import_module("yaml")
 

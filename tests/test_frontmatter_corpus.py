@@ -19,7 +19,8 @@ import pytest
 from frontmatter_helpers import CORPUS_FILES, corpus_files, strict_equal, yaml
 
 from skills_core.errors import FrontmatterError
-from skills_core.frontmatter import JSONValue, parse_frontmatter, split_frontmatter
+from skills_core.frontmatter import parse_frontmatter, split_frontmatter
+from skills_core.jsonvalue import JSONValue
 from skills_core.validation import Finding, validate_skill_md
 
 pytestmark = pytest.mark.skipif(

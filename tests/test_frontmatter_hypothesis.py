@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 from skills_core._yaml import parse_yaml
 from skills_core.errors import FrontmatterError
-from skills_core.frontmatter import JSONValue, parse_frontmatter
+from skills_core.frontmatter import parse_frontmatter
+from skills_core.jsonvalue import JSONValue
 from skills_core.validation import validate_skill_md
 
 # --- round trip -------------------------------------------------------------------------------------

@@ -13,7 +13,8 @@ import pytest
 from frontmatter_helpers import fm, load, strict_equal, yaml
 
 from skills_core.errors import FrontmatterError
-from skills_core.frontmatter import JSONValue, parse_frontmatter
+from skills_core.frontmatter import parse_frontmatter
+from skills_core.jsonvalue import JSONValue
 
 
 def rejects(yaml_text: str, kind: str, line: int, column: int | None, fragment: str) -> None:

@@ -22,11 +22,11 @@ from hypothesis import strategies as st
 from skills_core._yaml import MAX_DEPTH, _fast_document, parse_yaml
 from skills_core.errors import FrontmatterError
 from skills_core.frontmatter import (
-    JSONValue,
     _frontmatter_data,
     parse_frontmatter,
     split_frontmatter,
 )
+from skills_core.jsonvalue import JSONValue
 
 
 def _general(text: str, max_depth: int = MAX_DEPTH) -> dict[str, JSONValue]:

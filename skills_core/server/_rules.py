@@ -19,8 +19,8 @@ from typing import Final, NamedTuple
 
 from skills_core.entry import SkillEntry, SkillResource, _unchecked_entry
 from skills_core.errors import FrontmatterError, URIError
-from skills_core.frontmatter import JSONValue, _frontmatter_data
-from skills_core.jsonvalue import FrozenJSON
+from skills_core.frontmatter import _frontmatter_data
+from skills_core.jsonvalue import FrozenJSON, JSONValue
 from skills_core.names import is_valid_skill_name
 from skills_core.server.model import (
     DynamicSkill,
