@@ -1,7 +1,5 @@
 """Helpers shared by the frontmatter tests (imported as ``frontmatter_helpers``; not a conftest).
 
-* :data:`yaml` is PyYAML, the test-only differential oracle, loaded through ``importlib`` and typed
-  ``Any`` so that mypy --strict needs no stubs for it.
 * :func:`strict_equal` compares Python values with their JSON types: ``True != 1``, ``1 != 1.0``,
   ``-0.0 != 0.0``, and mapping key order counts (our parser promises document order).
 * :func:`corpus_files` lists the real-world SKILL.md corpus.
@@ -10,15 +8,11 @@
 
 from __future__ import annotations
 
-import importlib
 import math
 from pathlib import Path
-from typing import Any
 
 from skills_core.frontmatter import parse_frontmatter
 from skills_core.jsonvalue import JSONValue
-
-yaml: Any = importlib.import_module("yaml")
 
 #: ``shared/corpus`` next to the repository checkout (it exists here and in CI).
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"

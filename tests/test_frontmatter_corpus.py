@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from frontmatter_helpers import CORPUS_FILES, corpus_files, strict_equal, yaml
+import yaml
+from frontmatter_helpers import CORPUS_FILES, corpus_files, strict_equal
 
 from skills_core.errors import FrontmatterError
 from skills_core.frontmatter import parse_frontmatter, split_frontmatter

@@ -14,7 +14,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from frontmatter_helpers import fm, strict_equal, yaml
+import yaml
+from frontmatter_helpers import fm, strict_equal
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -129,7 +130,7 @@ class StyledStr(str):
     style: str | None
 
 
-class _Dumper(yaml.SafeDumper):  # type: ignore[misc]
+class _Dumper(yaml.SafeDumper):
     pass
 
 

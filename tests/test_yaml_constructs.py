@@ -10,7 +10,8 @@ import time
 from collections.abc import Callable
 
 import pytest
-from frontmatter_helpers import fm, load, strict_equal, yaml
+import yaml
+from frontmatter_helpers import fm, load, strict_equal
 
 from skills_core.errors import FrontmatterError
 from skills_core.frontmatter import parse_frontmatter

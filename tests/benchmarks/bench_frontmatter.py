@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import importlib
 import os
 import platform
 import statistics
@@ -40,11 +39,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from skills_core._yaml import parse_yaml
 from skills_core.errors import FrontmatterError
 from skills_core.frontmatter import parse_frontmatter, split_frontmatter
-
-yaml: Any = importlib.import_module("yaml")
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "skill-md"
 

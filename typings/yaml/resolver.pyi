@@ -1,0 +1,6 @@
+# PyYAML's resolver (test-only stub; see __init__.pyi).
+from yaml.nodes import Node
+
+class Resolver:
+    def __init__(self) -> None: ...
+    def resolve(self, kind: type[Node], value: str, implicit: tuple[bool, bool]) -> str: ...
