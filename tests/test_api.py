@@ -79,6 +79,32 @@ def test_every_exported_name_exists_and_is_documented() -> None:
             assert obj.__doc__, f"{name} has no docstring"
 
 
+def test_top_level_exports_lazy_names_and_type_checking_imports_agree() -> None:
+    """``__all__`` is exactly the eager imports plus ``_LAZY``; each lazy name is also imported
+    under ``TYPE_CHECKING`` from the module ``_LAZY`` names (so type checkers see what runs)."""
+    tree = ast.parse((PACKAGE / "__init__.py").read_text(encoding="utf-8"))
+    eager: dict[str, str] = {}
+    typed: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module and node.module != "__future__":
+            for alias in node.names:
+                if alias.asname == alias.name:  # the explicit re-export form
+                    eager[alias.name] = node.module
+        elif isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            for inner in node.body:
+                assert isinstance(inner, ast.ImportFrom), ast.unparse(inner)
+                assert inner.module is not None
+                for alias in inner.names:
+                    assert alias.asname == alias.name, alias.name
+                    typed[alias.name] = inner.module
+    lazy = skills_core._LAZY
+    assert typed == lazy
+    assert not set(eager) & set(lazy)
+    assert sorted(skills_core.__all__) == sorted(set(eager) | set(lazy))
+    for name, module in lazy.items():  # and each lazy name really loads from its module
+        assert getattr(skills_core, name) is getattr(__import__(module, fromlist=[name]), name)
+
+
 def test_module_all_lists_are_consistent() -> None:
     for path in core_modules():
         module_name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
