@@ -488,7 +488,8 @@ def test_ignored_names_are_neither_published_nor_readable(root: Path) -> None:
 
 def test_ignore_can_be_configured(root: Path) -> None:
     write(root, {"pdf-processing/.git/config": b"[core]"})
-    source = FilesystemSource([root], ignore=())
+    assert len(FilesystemSource([root], ignore=()).scan().skills[0].entry.resources) == 3  # hidden
+    source = FilesystemSource([root], ignore=(), include_hidden=True)
     assert len(source.scan().skills[0].entry.resources) == 4
 
 
@@ -527,9 +528,10 @@ def test_undecodable_names_are_not_served(tmp_path: Path) -> None:
     ] == ["x"]
 
 
-def test_skill_md_directly_in_a_root(tmp_path: Path) -> None:
+def test_skill_md_added_directly_in_a_root_while_serving(tmp_path: Path) -> None:
+    source = FilesystemSource([tmp_path])  # not a skill folder when the source is made
     write(tmp_path, {"SKILL.md": skill_md("x")})
-    catalog = FilesystemSource([tmp_path]).scan()
+    catalog = source.scan()
     assert catalog.skills == ()
     assert [o.code for o in catalog.omitted] == [OmitCode.TOP_LEVEL]
 
