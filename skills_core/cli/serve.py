@@ -1,6 +1,7 @@
 """``skills-core serve``: the skills under some folders, as a stdio MCP server.
 
-Theory of operation: the folders become a :class:`~skills_core.server.filesystem.FilesystemSource`,
+Theory of operation: the folders become a :class:`~skills_core.server.filesystem.FilesystemSource`
+(with the options ``--include-hidden``, ``--exclude`` and ``--index``, which belong to the source),
 wrapped in a :class:`~skills_core.server.handler.SkillsServer` and served by the blocking stdio
 loop (:mod:`skills_core.adapters.blocking_stdio`) until the client closes stdin. Stdout belongs to
 the protocol; what the operator should know goes to stderr.
@@ -21,7 +22,9 @@ def run_serve(args: argparse.Namespace) -> int:
     from skills_core.adapters.blocking_stdio import serve_stdio  # noqa: PLC0415
     from skills_core.server.handler import SkillsServer  # noqa: PLC0415
 
-    source = open_source(args.roots)
+    source = open_source(
+        args.roots, include_hidden=args.include_hidden, exclude=args.exclude, index=args.index
+    )
     server = SkillsServer(
         source,
         cursor_key=os.urandom(32),
@@ -29,6 +32,8 @@ def run_serve(args: argparse.Namespace) -> int:
         page_size=args.page_size,
         ttl_ms=args.ttl_ms,
     )
+    if source.index_note is not None:
+        error(f"serve: {source.index_note}")
     omitted = len(server.catalog.omitted)
     if omitted:  # stdout belongs to the protocol; stderr is for the operator (§1.7)
         error(f"serve: {omitted} skill folder(s) left out; `skills-core manifest` says why")

@@ -29,8 +29,9 @@ of the path), with ``/`` between names, whatever the platform:
   ``?`` one character except ``/``; ``[abc]``, ``[a-z]`` one character of a set and ``[!abc]``
   one character not in it (never ``/``); there is no escape character (write ``[*]`` for a
   literal ``*``); matching is case-sensitive;
-* ``**`` as a whole name matches any number of folders, none included (``**/tmp``,
-  ``drafts/**``); elsewhere it is ``*``;
+* ``**`` as a whole name matches any number of folders, none included (``**/tmp`` matches
+  ``tmp`` and ``a/b/tmp``); at the end it matches everything inside (``drafts/**`` matches
+  ``drafts/a.md`` and ``drafts/x/b.md``, not ``drafts`` itself); inside a name it is ``*``;
 * a pattern with no ``/`` matches a name at any depth (``*.log``, ``node_modules``); a pattern
   with a ``/`` matches the whole path from the root (``drafts/*.md`` matches ``drafts/a.md`` but
   not ``x/drafts/a.md``); a leading ``/`` only says so (``/notes.md`` is the top-level file);
