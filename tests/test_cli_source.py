@@ -1,0 +1,225 @@
+"""``serve`` and ``manifest`` as people lay folders out, and ``manifest``'s output (issue 11).
+
+The options of the filesystem source (``--include-hidden``, ``--exclude``, ``--index``), a root
+that is itself a skill, and output that a hostile file name cannot forge: text through
+``skills_core.display``, JSON always strict UTF-8 with ``pathHex`` for names that are not UTF-8.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from skills_core import spec_examples as ex
+from skills_core.cli import main
+from skills_core.server.index import decode_index
+
+ROOT = Path(__file__).resolve().parents[1]
+PY = sys.executable
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+def write(root: Path, files: dict[str, bytes]) -> None:
+    for path, data in files.items():
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+
+
+@pytest.fixture
+def skills(tmp_path: Path) -> Path:
+    root = tmp_path / "skills"
+    write(root, {f"pdf-processing/{p}": b for p, b in ex.FILES.items()})
+    return root
+
+
+def run(argv: list[str], capfd: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(argv)
+    out, err = capfd.readouterr()
+    assert "Traceback" not in err
+    return code, out, err
+
+
+def run_bytes(*argv: str) -> subprocess.CompletedProcess[bytes]:
+    """The command in a process of its own: stdout as the exact bytes written."""
+    return subprocess.run(
+        [PY, "-m", "skills_core", *argv], capture_output=True, timeout=60, check=False, cwd=ROOT
+    )
+
+
+def hostile_tree(root: Path) -> None:
+    """Names that forge a line, reverse text, or are not UTF-8, in every part of the output."""
+    base = os.fsencode(root)
+    write(root, {f"pdf-processing/{p}": b for p, b in ex.FILES.items()})
+    forged = "templates/x\nskill:forged  (1 files, 1 bytes)"  # one name, with a line break
+    write(root, {f"pdf-processing/{forged}": b"x", "pdf-processing/a\u202etxt.md": b"r"})
+    os.makedirs(base + b"/bad\xffdir/inner")  # an omitted folder whose name is not UTF-8
+    with open(base + b"/bad\xffdir/inner/SKILL.md", "wb") as handle:
+        handle.write(b"---\nname: inner\ndescription: d\n---\n")
+    with open(base + b"/bad\xffdir/SKILL.md", "wb") as handle:
+        handle.write(b"---\nname: x\ndescription: d\n---\n")
+    os.symlink("/etc/passwd", base + b"/pdf-processing/link\xfe\n.md")  # a refused entry
+    with open(base + b"/pdf-processing/.hidden\xfd", "wb") as handle:  # a skipped entry
+        handle.write(b"h")
+
+
+# --- manifest: what a person sees ------------------------------------------------------------------
+
+
+def test_manifest_text_cannot_be_forged_by_file_names(tmp_path: Path) -> None:
+    hostile_tree(tmp_path)
+    result = run_bytes("manifest", str(tmp_path))
+    assert result.returncode == 0
+    text = result.stdout.decode("utf-8")  # strict: nothing undecodable reaches the terminal
+    ours = ("skill://", "    warning ", "omitted ", "refused ", "skipped ")
+    lines = text.splitlines()
+    assert all(line.startswith(ours) for line in lines[:-1]), text
+    assert lines[-1].endswith("skipped")  # the summary
+    assert not any(line.startswith("skill:forged") for line in lines)
+    assert "\u202e" not in text
+    assert "a\\u202etxt.md" in text
+    assert "x\\nskill:forged" in text
+    assert "bad\\udcffdir" in text
+
+
+def test_manifest_json_is_strict_utf8_with_the_exact_bytes_beside(tmp_path: Path) -> None:
+    hostile_tree(tmp_path)
+    result = run_bytes("manifest", "--json", str(tmp_path))
+    assert result.returncode == 0
+    document = json.loads(result.stdout.decode("utf-8"))  # strict UTF-8, no lone surrogates
+    omitted = next(o for o in document["omitted"] if o["path"] == "bad\\xffdir")
+    assert bytes.fromhex(omitted["pathHex"]) == b"bad\xffdir"
+    (refused,) = document["problems"]
+    assert bytes.fromhex(refused["pathHex"]) == b"pdf-processing/link\xfe\n.md"
+    assert refused["path"] == "pdf-processing/link\\xfe\n.md"  # JSON escapes the newline itself
+    (skipped,) = document["skipped"]
+    assert bytes.fromhex(skipped["pathHex"]) == b"pdf-processing/.hidden\xfd"
+    assert skipped["code"] == "hidden"
+    for item in document["omitted"] + document["problems"] + document["skipped"]:
+        if "pathHex" not in item:
+            assert item["path"].encode("utf-8")
+    messages = " ".join(w["message"] for w in document["warnings"])
+    assert "\\xfe" in messages  # a name quoted in a message is shown the same way
+    assert document["skills"][0]["uri"] == ex.SKILL_MD_URI
+
+
+def test_manifest_json_layout(skills: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["manifest", "--json", str(skills)], capfd)
+    assert code == 0
+    document = json.loads(out)
+    assert list(document) == ["skills", "omitted", "warnings", "problems", "skipped"]
+    assert document["skills"] == [ex.entry_json()]
+    lines = out.splitlines()
+    assert lines[0] == "{"
+    assert lines[1] == '  "skills": ['
+    assert json.loads(lines[2]) == ex.entry_json()  # one entry per line
+
+
+# --- manifest and serve: hidden files, excludes, the index -----------------------------------------
+
+
+def test_manifest_lists_what_was_skipped_and_why(
+    skills: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    write(
+        skills,
+        {
+            "pdf-processing/.env": b"TOKEN=1\n",
+            "pdf-processing/drafts/a.md": b"a",
+            "pdf-processing/run.log": b"l",
+        },
+    )
+    code, out, _ = run(
+        ["manifest", str(skills), "--exclude", "drafts/", "--exclude", "*.log"], capfd
+    )
+    assert code == 0
+    assert "skill://pdf-processing/SKILL.md  (3 files, 215 bytes)" in out
+    assert "skipped pdf-processing/.env: hidden" in out
+    assert "skipped pdf-processing/drafts: excluded by the pattern 'drafts/'" in out
+    assert "skipped pdf-processing/run.log: excluded by the pattern '*.log'" in out
+    assert out.endswith("1 skills published, 0 left out, 3 skipped\n")
+    code, out, _ = run(["manifest", "--include-hidden", str(skills)], capfd)
+    assert "(6 files," in out
+    code, out, _ = run(["manifest", "--json", "--exclude", "[z-a]", str(skills)], capfd)
+    assert code == 1
+
+
+def test_manifest_with_an_index(
+    skills: Path, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    index = tmp_path / "skills.index"
+    code, cold, err = run(["manifest", "--json", "--index", str(index), str(skills)], capfd)
+    assert (code, err) == (0, "")
+    assert decode_index(index.read_bytes()).roots[0].path == str(skills)
+    code, warm, err = run(["manifest", "--json", "--index", str(index), str(skills)], capfd)
+    assert (code, warm, err) == (0, cold, "")
+    index.write_bytes(b"garbage")
+    code, again, err = run(["manifest", "--json", "--index", str(index), str(skills)], capfd)
+    assert (code, again) == (0, cold)
+    assert err.startswith("skills-core: manifest: the digest index ")
+    assert "ignored and is rebuilt" in err
+    assert err.count("\n") == 1
+
+
+def test_serve_a_skill_folder_itself(skills: Path, tmp_path: Path) -> None:
+    """``serve ./my-skill`` publishes the skill (``validate ./my-skill`` accepts it too)."""
+    index = tmp_path / "serve.index"
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "skills/list", "params": {"_meta": META}},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "resources/read",
+            "params": {"_meta": META, "uri": "skill://pdf-processing/.env"},
+        },
+    ]
+    write(skills, {"pdf-processing/.env": b"SECRET=1\n", "pdf-processing/tmp/x.md": b"x"})
+    result = subprocess.run(
+        [
+            PY,
+            "-m",
+            "skills_core",
+            "serve",
+            "--exclude",
+            "tmp/",
+            "--index",
+            str(index),
+            str(skills / "pdf-processing"),
+        ],
+        input="".join(json.dumps(r) + "\n" for r in requests),
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+        cwd=ROOT,
+    )
+    assert result.returncode == 0
+    assert result.stderr == ""
+    answers = [json.loads(line) for line in result.stdout.splitlines()]
+    assert answers[0]["result"]["skills"] == [ex.entry_json()]
+    assert answers[1]["error"]["code"] == -32602  # hidden: not readable
+    assert decode_index(index.read_bytes()).roots[0].mount == "pdf-processing"
+
+
+def test_serve_reports_an_unusable_index_on_stderr(skills: Path, tmp_path: Path) -> None:
+    index = tmp_path / "no-such-folder" / "serve.index"
+    result = subprocess.run(
+        [PY, "-m", "skills_core", "serve", "--index", str(index), str(skills)],
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+        cwd=ROOT,
+    )
+    assert result.returncode == 0
+    assert result.stderr.startswith("skills-core: serve: the digest index ")
+    assert "could not be written" in result.stderr
