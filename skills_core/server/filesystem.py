@@ -130,8 +130,9 @@ _RACY_NS: Final = 3_000_000_000
 #: An index larger than this is not read (treated as absent): about 2 million files.
 MAX_INDEX_BYTES: Final = 256 * 1024 * 1024
 
-#: A digest cache entry: (stat signature, digest, whether the signature may be trusted).
-_Cached = tuple[Signature, str, bool]
+#: A digest cache entry: (stat signature, digest). Only signatures that may be trusted (not
+#: racy) are kept, in memory as in the index.
+_Cached = tuple[Signature, str]
 #: What a poll compares: {SKILL.md path: its signature, or None while it is racy}.
 _Structure = dict[str, Signature | None]
 
@@ -506,7 +507,7 @@ class FilesystemSource(TreeSource):
         path = f"{folder}/{name}" if folder else name
         keep = name == SKILL_MD
         cached = walk.old.get(path)
-        if cached is not None and cached[2]:
+        if cached is not None:
             st = entry.stat(follow_symlinks=False)
             # An unchanged SKILL.md need not be read either when its verdict is known.
             if _stat_key(st) == cached[0] and (
@@ -530,13 +531,18 @@ class FilesystemSource(TreeSource):
         finally:
             os.close(fd)
         mtime, ctime = st.st_mtime_ns, st.st_ctime_ns
-        trusted = size == st.st_size and walk.now - (mtime if mtime > ctime else ctime) > _RACY_NS
-        record = (_stat_key(st), digest, trusted)
-        if record != cached:
-            walk.changed = True
-        walk.new[path] = record
-        if keep:
-            walk.skill_mds[path] = record[0] if trusted else None
+        if size == st.st_size and walk.now - (mtime if mtime > ctime else ctime) > _RACY_NS:
+            record = (_stat_key(st), digest)
+            if record != cached:
+                walk.changed = True
+            walk.new[path] = record
+            if keep:
+                walk.skill_mds[path] = record[0]
+        else:  # racy: hashed again next time (and not kept in a re-checked cache either)
+            if walk.new.pop(path, None) is not None:
+                walk.changed = True
+            if keep:
+                walk.skill_mds[path] = None
         return new_snapshot_file(path, size, digest, data)
 
     # -- skills added or removed ------------------------------------------------------------------
@@ -617,10 +623,7 @@ class FilesystemSource(TreeSource):
             if section is None:
                 self._unsaved = True  # a root the index does not know (or knows as another)
                 continue
-            self._caches[number] = {
-                file_path: (signature, digest, True)
-                for file_path, (signature, digest) in section.files.items()
-            }
+            self._caches[number] = dict(section.files)
         if index.library == __version__:
             self._builder.learn(index.frontmatter)
         else:  # another parser wrote it: parse again, and record what this one makes of it
@@ -631,7 +634,7 @@ class FilesystemSource(TreeSource):
         sections: list[RootIndex] = []
         skill_mds: set[str] = set()
         for number, root in enumerate(self._roots):
-            files = {p: (c[0], c[1]) for p, c in self._caches[number].items() if c[2]}
+            files = self._caches[number]
             skill_mds.update(d for p, (_, d) in files.items() if p.rpartition("/")[2] == SKILL_MD)
             device, inode = self._identities[number]
             sections.append(

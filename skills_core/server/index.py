@@ -71,10 +71,10 @@ import enum
 import hashlib
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Final, final
+from typing import Any, Final, final
 
 from skills_core.errors import SkillsError
 from skills_core.server._rules import ParsedSkillMd
@@ -261,13 +261,12 @@ def _root(section: object) -> RootIndex:
     return RootIndex(path=path, device=device, inode=inode, mount=mount, files=_files(rows))
 
 
-def _files(rows: Sequence[object]) -> dict[str, tuple[Signature, str]]:
+def _files(rows: list[Any]) -> dict[str, tuple[Signature, str]]:
     files: dict[str, tuple[Signature, str]] = {}
     fullmatch = _DIGEST_RE.fullmatch
-    for row in rows:
-        if type(row) is not list or len(row) != 7:
-            raise TypeError("a file row is not a list of 7 values")
-        path, dev, ino, size, mtime, ctime, digest = row
+    # Unpacking refuses a row of another length (ValueError) or that is not a sequence
+    # (TypeError); a string or an object of 7 would unpack into strings, refused below.
+    for path, dev, ino, size, mtime, ctime, digest in rows:
         if (
             type(path) is not str
             or type(dev) is not int

@@ -61,11 +61,8 @@ _SET_SPECIAL: Final = frozenset("\\^[]&~|")
 
 def is_hidden(name: str) -> bool:
     """Whether ``name`` is hidden (see the module docstring): ``.x``, ``x~`` or ``#x#``."""
-    return (
-        name.startswith(".")
-        or name.endswith("~")
-        or (len(name) > 1 and name.startswith("#") and name.endswith("#"))
-    )
+    first = name[:1]  # indexing, not method calls: a walk asks this of every name
+    return first == "." or name[-1:] == "~" or (first == "#" and name[-1] == "#" and len(name) > 1)
 
 
 def _segment(text: str) -> str:
