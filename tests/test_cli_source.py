@@ -7,6 +7,7 @@ that is itself a skill, and output that a hostile file name cannot forge: text t
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -17,6 +18,7 @@ import pytest
 
 from skills_core import spec_examples as ex
 from skills_core.cli import main
+from skills_core.cli.manifest import _path, _text
 from skills_core.server.index import decode_index
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -223,3 +225,49 @@ def test_serve_reports_an_unusable_index_on_stderr(skills: Path, tmp_path: Path)
     assert result.returncode == 0
     assert result.stderr.startswith("skills-core: serve: the digest index ")
     assert "could not be written" in result.stderr
+
+
+def test_manifest_in_process_writes_bytes_strictly(
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    hostile_tree(tmp_path)
+    assert main(["manifest", "--json", str(tmp_path)]) == 0
+    out = capfdbinary.readouterr().out
+    document = json.loads(out.decode("utf-8"))
+    assert any(item.get("pathHex") for item in document["problems"])
+
+
+def test_manifest_to_a_text_only_stream_and_progress_on_a_terminal(
+    skills: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    stream = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", stream)  # no .buffer: written as text
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    roots = str(skills) + "\x1b[2J"  # shown escaped, like any name
+    write(Path(roots), {f"x/{p}": b for p, b in ex.FILES.items()})
+    assert main(["manifest", str(skills), roots]) == 0
+    assert stream.getvalue().endswith("1 skills published, 1 left out\n")  # x: name mismatch
+    err = capfd.readouterr().err
+    assert "skills-core: scanning" in err
+    assert "\x1b" not in err
+    assert "\\x1b[2J" in err
+    assert "scanned" in err
+
+
+@pytest.mark.parametrize(
+    ("name", "shown", "raw"),
+    [
+        ("plain.md", "plain.md", None),
+        ("café ✓.md", "café ✓.md", None),
+        ("bad\udcff.md", "bad\\xff.md", b"bad\xff.md"),
+        ("\udc80\udcfe", "\\x80\\xfe", b"\x80\xfe"),
+    ],
+)
+def test_paths_in_json_text_and_exact_bytes(name: str, shown: str, raw: bytes | None) -> None:
+    field = _path(name)
+    assert field["path"] == shown
+    assert field["path"].encode("utf-8")
+    assert ("pathHex" in field) is (raw is not None)
+    if raw is not None:
+        assert bytes.fromhex(field["pathHex"]) == raw
+    assert _text("lone \ud800 high") == "lone \\ud800 high"

@@ -25,6 +25,7 @@ from server_helpers import KEY, Client, Generated, skill_md
 import skills_core.server.filesystem as fs_module
 from skills_core import SkillEntry, compute_digest
 from skills_core import spec_examples as ex
+from skills_core.entry import Limits
 from skills_core.server import (
     DEFAULT_IGNORED_NAMES,
     FilesystemSource,
@@ -32,7 +33,9 @@ from skills_core.server import (
     OmittedSkill,
     ProblemCode,
     PublishedSkill,
+    RootSnapshot,
     SkillsServer,
+    SkipCode,
     server_from_roots,
 )
 
@@ -850,6 +853,15 @@ def test_server_from_roots_passes_options(root: Path) -> None:
     assert (
         Client(srv).call("resources/read", {"uri": "docs://pdf-processing/SKILL.md"})["ttlMs"] == 5
     )
+    write(root, {"pdf-processing/.env": b"x", "pdf-processing/x.log": b"l"})
+    index = root.parent / "served.index"
+    srv = server_from_roots(
+        [root], cursor_key=KEY, include_hidden=True, exclude=["*.log"], index=index
+    )
+    assert [(s.path, s.code) for s in srv.catalog.skipped] == [
+        ("pdf-processing/x.log", SkipCode.EXCLUDED)
+    ]
+    assert index.is_file()
 
 
 def test_omitted_skill_read_attempts(tmp_path: Path) -> None:
@@ -1106,3 +1118,74 @@ def test_dynamic_skills_added_or_removed_show_at_once(root: Path) -> None:
     assert listed(c) == [SKILL_URI, "skill://reports/daily/SKILL.md"]
     source.remove_dynamic(daily.uri)
     assert listed(c) == [SKILL_URI]
+
+
+def test_a_root_skill_whose_skill_md_is_excluded_is_a_plain_root(root: Path) -> None:
+    folder = root / "pdf-processing"
+    write(folder, {"sub/SKILL.md": skill_md("sub")})
+    catalog = FilesystemSource([folder], exclude=["/SKILL.md"]).scan()
+    assert [s.uri for s in catalog.skills] == ["skill://sub/SKILL.md"]
+
+
+def test_a_snapshot_of_a_folder_gone_is_empty(root: Path) -> None:
+    source = FilesystemSource([root])
+    assert source._snapshot(0, "gone") == RootSnapshot()
+    assert source._snapshot(0, "pdf-processing/.hidden") == RootSnapshot()
+
+
+def test_an_over_limit_skill_md_does_not_make_every_poll_rescan(
+    tmp_path: Path, clock: dict[str, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(time, "time_ns", lambda: 1 << 62)
+    write(tmp_path, {"big/SKILL.md": skill_md("big", body="x" * 200)})
+    source = FilesystemSource([tmp_path], limits=Limits(max_resources=512, max_total_bytes=100))
+    c = Client(SkillsServer(source, cursor_key=KEY, ttl_ms=1_000))
+    scans = count_scans(monkeypatch)
+    clock["ns"] += 10**9
+    assert listed(c) == []
+    assert scans == []
+
+
+def test_the_structure_walk_skips_what_the_scan_skips(
+    root: Path, clock: dict[str, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(time, "time_ns", lambda: 1 << 62)
+    write(root, {"x/.hidden/SKILL.md": skill_md("hidden"), "locked/a/SKILL.md": skill_md("a")})
+    source = FilesystemSource([root])
+    c = Client(SkillsServer(source, cursor_key=KEY, ttl_ms=1_000))
+    scans = count_scans(monkeypatch)
+    clock["ns"] += 10**9
+    assert listed(c) == ["skill://locked/a/SKILL.md", SKILL_URI]
+    assert scans == []
+    # A folder that cannot be opened, or listed, while looking: the look moves on; the re-scan
+    # it triggers (a skill seems gone) reports it.
+    failing_open(monkeypatch, "locked", errno.EACCES)
+    clock["ns"] += 10**9
+    assert listed(c) == [SKILL_URI]
+    assert [p.path for p in c.server.catalog.problems] == ["locked"]
+    monkeypatch.undo()
+    real_scandir = os.scandir
+
+    def unlistable(path: Any) -> Any:
+        if isinstance(path, int) and os.readlink(f"/proc/self/fd/{path}").endswith("/x"):
+            raise OSError(errno.EIO, "Input/output error")
+        return real_scandir(path)
+
+    monkeypatch.setattr(time, "time_ns", lambda: 1 << 62)
+    monkeypatch.setattr(time, "monotonic_ns", lambda: clock["ns"])
+    monkeypatch.setattr(os, "scandir", unlistable)
+    clock["ns"] += 10**9
+    assert listed(c) == ["skill://locked/a/SKILL.md", SKILL_URI]
+
+
+def test_a_skill_md_over_the_limit_is_omitted_without_being_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It used to reach the catalog builder with neither bytes nor a verdict (an assertion)."""
+    monkeypatch.setattr(fs_module, "_read_fd", None)  # any read would fail
+    write(tmp_path, {"big/SKILL.md": skill_md("big", body="x" * 200)})
+    source = FilesystemSource([tmp_path], limits=Limits(max_resources=512, max_total_bytes=100))
+    (omitted,) = source.scan().omitted
+    assert (omitted.code, omitted.path) == (OmitCode.OVER_LIMIT, "big")
+    assert "SKILL.md alone has 243 bytes; the limit is 100 bytes" in omitted.reason
+    assert isinstance(source.recheck("skill://big/SKILL.md"), OmittedSkill)

@@ -727,3 +727,39 @@ def test_a_mounted_root_is_indexed_under_its_name(
     assert section.mount == "pdf-processing"
     assert "pdf-processing/templates/invoice.md" in section.files
     assert assert_warm_equals_cold(skill, index, opened) == [str(index)]
+
+
+def test_an_index_that_cannot_be_opened_is_reported(
+    root: Path, index: Path, trusted: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    warm_up(root, index)
+    real_open = os.open
+
+    def refuse(path: Any, flags: int, mode: int = 0o777, *, dir_fd: int | None = None) -> int:
+        if path == str(index):
+            raise PermissionError(13, "Permission denied")
+        return real_open(path, flags, mode, dir_fd=dir_fd)
+
+    monkeypatch.setattr(os, "open", refuse)
+    source = FilesystemSource([root], index=index)
+    assert source.index_note is not None
+    assert source.index_note.endswith("ignored and is rebuilt: Permission denied")
+    assert source.index_path == str(index)
+    assert FilesystemSource([root]).index_path is None
+
+
+def test_a_file_that_became_racy_leaves_a_rechecked_cache(
+    root: Path, index: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Re-checking one skill drops a trusted entry whose file just changed (it is young now)."""
+    monkeypatch.setattr(time, "time_ns", lambda: FAR_FUTURE)
+    source = warm_up(root, index)
+    invoice = root / "pdf-processing/templates/invoice.md"
+    invoice.write_bytes(b"changed now\n")
+    monkeypatch.setattr(time, "time_ns", lambda: invoice.stat().st_ctime_ns + 1)
+    result = source.recheck(ex.SKILL_MD_URI)
+    assert result is not None
+    source.scan()  # the full scan after it writes the index without that file
+    files = decode_index(index.read_bytes()).roots[0].files
+    assert "pdf-processing/templates/invoice.md" not in files
+    assert "pdf-processing/templates/purchase-order.md" in files

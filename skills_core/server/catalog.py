@@ -497,6 +497,16 @@ class CatalogBuilder:
     def _build(self, root: int, found: _Found) -> PublishedSkill | OmittedSkill:
         root_uri, folder, skill_md, files_below, problems = found
         skill_uri = root_uri + _SKILL_MD_SUFFIX
+        limits = self.limits
+        if skill_md.size > limits.max_total_bytes:  # a source need not read (or hash) it at all
+            return OmittedSkill(
+                root=root,
+                path=folder,
+                uri=skill_uri,
+                code=OmitCode.OVER_LIMIT,
+                reason=f"SKILL.md alone has {skill_md.size} bytes; the limit is "
+                f"{limits.max_total_bytes} bytes",
+            )
         digest = skill_md.digest
         name = folder.rpartition("/")[2]
         key = (digest, name)
@@ -550,7 +560,6 @@ class CatalogBuilder:
                 total += file.size
             if bad_names:
                 findings = (*findings, *bad_names)
-        limits = self.limits
         if len(resources) > limits.max_resources or total > limits.max_total_bytes:
             return OmittedSkill(
                 root=root,

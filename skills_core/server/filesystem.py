@@ -444,7 +444,7 @@ class FilesystemSource(TreeSource):
         if full:
             self._caches[root] = walk.new
             self._structures[root] = walk.skill_mds
-            self._unsaved = self._unsaved or walk.changed or len(walk.new) != len(old)
+        self._unsaved = self._unsaved or walk.changed or len(walk.new) != len(old)
         return RootSnapshot(files=walk.files, problems=walk.problems, skipped=walk.skipped)
 
     def _enter_or_close(
@@ -765,15 +765,28 @@ def server_from_roots(
     scheme: str = DEFAULT_SCHEME,
     limits: Limits = DEFAULT_LIMITS,
     ignore: Iterable[str] = DEFAULT_IGNORED_NAMES,
+    include_hidden: bool = False,
+    exclude: Iterable[str] = (),
+    index: str | os.PathLike[str] | None = None,
 ) -> SkillsServer:
     """Return a :class:`SkillsServer` publishing every skill under ``roots`` (what ``serve`` runs).
+
+    The settings after ``instructions`` are the :class:`FilesystemSource`'s.
 
     Raises:
         NotADirectoryError: a root is not a folder.
         FileNotFoundError: a root does not exist.
-        ValueError: a setting is out of range.
+        ValueError: a setting is out of range, or an exclude pattern is not a glob.
     """
-    source = FilesystemSource(roots, scheme=scheme, limits=limits, ignore=ignore)
+    source = FilesystemSource(
+        roots,
+        scheme=scheme,
+        limits=limits,
+        ignore=ignore,
+        include_hidden=include_hidden,
+        exclude=exclude,
+        index=index,
+    )
     return SkillsServer(
         source,
         cursor_key=cursor_key,
