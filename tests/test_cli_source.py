@@ -271,3 +271,20 @@ def test_paths_in_json_text_and_exact_bytes(name: str, shown: str, raw: bytes | 
     if raw is not None:
         assert bytes.fromhex(field["pathHex"]) == raw
     assert _text("lone \ud800 high") == "lone \\ud800 high"
+
+
+def test_validate_a_nested_skill_folder_with_the_servers_verdict(
+    skills: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """validate asks the source about the folder itself (a root that is a skill), even when
+    the folder above it is a skill too; hidden files are left out as serve leaves them out."""
+    write(
+        skills,
+        {
+            "pdf-processing/sub/SKILL.md": b"---\nname: sub\ndescription: d\n---\n",
+            "pdf-processing/sub/.env": b"X=1\n",
+        },
+    )
+    code, out, _ = run(["validate", str(skills / "pdf-processing" / "sub")], capfd)
+    assert code == 0
+    assert out.startswith(f"ok       {skills / 'pdf-processing' / 'sub'} (1 files, 33 bytes)")

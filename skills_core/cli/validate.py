@@ -129,7 +129,7 @@ def _validate_skill_folder(folder: Path) -> dict[str, object]:
     findings.extend(finding_json(f) for f in validate_skill_md(data, directory_name=folder.name))
     verdict: PublishedSkill | OmittedSkill | None = None
     try:
-        source = FilesystemSource([folder.parent])
+        source = FilesystemSource([folder])  # a root that is a skill: published under its name
         verdict = source.recheck(f"skill://{encode_path_segment(folder.name)}/SKILL.md")
     except (OSError, SkillsError, ValueError) as exc:
         findings.append(
