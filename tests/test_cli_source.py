@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from fs_helpers import spec_tree, write
 
 from skills_core import spec_examples as ex
 from skills_core.cli import main
@@ -29,18 +30,9 @@ META = {
 }
 
 
-def write(root: Path, files: dict[str, bytes]) -> None:
-    for path, data in files.items():
-        target = root / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-
-
 @pytest.fixture
 def skills(tmp_path: Path) -> Path:
-    root = tmp_path / "skills"
-    write(root, {f"pdf-processing/{p}": b for p, b in ex.FILES.items()})
-    return root
+    return spec_tree(tmp_path / "skills")
 
 
 def run(argv: list[str], capfd: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -50,17 +42,21 @@ def run(argv: list[str], capfd: pytest.CaptureFixture[str]) -> tuple[int, str, s
     return code, out, err
 
 
-def run_bytes(*argv: str) -> subprocess.CompletedProcess[bytes]:
+def run_bytes(*argv: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
     """The command in a process of its own: stdout as the exact bytes written."""
     return subprocess.run(
-        [PY, "-m", "skills_core", *argv], capture_output=True, timeout=60, check=False, cwd=ROOT
+        [PY, "-m", "skills_core", *argv],
+        input=stdin,
+        capture_output=True,
+        timeout=60,
+        check=False,
+        cwd=ROOT,
     )
 
 
 def hostile_tree(root: Path) -> None:
     """Names that forge a line, reverse text, or are not UTF-8, in every part of the output."""
-    base = os.fsencode(root)
-    write(root, {f"pdf-processing/{p}": b for p, b in ex.FILES.items()})
+    base = os.fsencode(spec_tree(root))
     forged = "templates/x\nskill:forged  (1 files, 1 bytes)"  # one name, with a line break
     write(root, {f"pdf-processing/{forged}": b"x", "pdf-processing/a\u202etxt.md": b"r"})
     os.makedirs(base + b"/bad\xffdir/inner")  # an omitted folder whose name is not UTF-8
@@ -184,27 +180,17 @@ def test_serve_a_skill_folder_itself(skills: Path, tmp_path: Path) -> None:
         },
     ]
     write(skills, {"pdf-processing/.env": b"SECRET=1\n", "pdf-processing/tmp/x.md": b"x"})
-    result = subprocess.run(
-        [
-            PY,
-            "-m",
-            "skills_core",
-            "serve",
-            "--exclude",
-            "tmp/",
-            "--index",
-            str(index),
-            str(skills / "pdf-processing"),
-        ],
-        input="".join(json.dumps(r) + "\n" for r in requests),
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-        cwd=ROOT,
+    result = run_bytes(
+        "serve",
+        "--exclude",
+        "tmp/",
+        "--index",
+        str(index),
+        str(skills / "pdf-processing"),
+        stdin="".join(json.dumps(r) + "\n" for r in requests).encode(),
     )
     assert result.returncode == 0
-    assert result.stderr == ""
+    assert result.stderr == b""
     answers = [json.loads(line) for line in result.stdout.splitlines()]
     assert answers[0]["result"]["skills"] == [ex.entry_json()]
     assert answers[1]["error"]["code"] == -32602  # hidden: not readable
@@ -213,18 +199,10 @@ def test_serve_a_skill_folder_itself(skills: Path, tmp_path: Path) -> None:
 
 def test_serve_reports_an_unusable_index_on_stderr(skills: Path, tmp_path: Path) -> None:
     index = tmp_path / "no-such-folder" / "serve.index"
-    result = subprocess.run(
-        [PY, "-m", "skills_core", "serve", "--index", str(index), str(skills)],
-        input="",
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-        cwd=ROOT,
-    )
+    result = run_bytes("serve", "--index", str(index), str(skills))
     assert result.returncode == 0
-    assert result.stderr.startswith("skills-core: serve: the digest index ")
-    assert "could not be written" in result.stderr
+    assert result.stderr.startswith(b"skills-core: serve: the digest index ")
+    assert b"could not be written" in result.stderr
 
 
 def test_manifest_in_process_writes_bytes_strictly(

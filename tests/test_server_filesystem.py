@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import errno
 import os
-import signal
 import socket
 import stat
 import threading
@@ -20,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fs_helpers import alarm as blocking_alarm
+from fs_helpers import spec_tree, spy_opens, write
 from server_helpers import KEY, Client, Generated, skill_md
 
 import skills_core.server.filesystem as fs_module
@@ -42,18 +43,9 @@ from skills_core.server import (
 SKILL_URI = ex.SKILL_MD_URI
 
 
-def write(root: Path, files: dict[str, bytes]) -> None:
-    for path, data in files.items():
-        target = root / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-
-
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
-    folder = tmp_path / "root"
-    write(folder, {f"pdf-processing/{p}": b for p, b in ex.FILES.items()})
-    return folder
+    return spec_tree(tmp_path / "root")
 
 
 @pytest.fixture
@@ -67,32 +59,14 @@ def outside(tmp_path: Path) -> Path:
 @pytest.fixture
 def opened(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every path the filesystem module opens, resolved through /proc/self/fd after the fact."""
-    paths: list[str] = []
-    real_open = os.open
-
-    def spy(path: Any, flags: int, mode: int = 0o777, *, dir_fd: int | None = None) -> int:
-        fd = real_open(path, flags, mode, dir_fd=dir_fd)
-        paths.append(os.readlink(f"/proc/self/fd/{fd}"))
-        return fd
-
-    monkeypatch.setattr(os, "open", spy)
-    return paths
+    return spy_opens(monkeypatch)
 
 
 @pytest.fixture
 def alarm() -> Iterator[None]:
     """Fail instead of hanging if anything blocks on a FIFO."""
-
-    def timeout(signum: int, frame: object) -> None:
-        raise TimeoutError("blocked")
-
-    previous = signal.signal(signal.SIGALRM, timeout)
-    signal.alarm(10)
-    try:
+    with blocking_alarm():
         yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def client(*roots: Path, **options: Any) -> Client:
@@ -1187,5 +1161,5 @@ def test_a_skill_md_over_the_limit_is_omitted_without_being_read(
     source = FilesystemSource([tmp_path], limits=Limits(max_resources=512, max_total_bytes=100))
     (omitted,) = source.scan().omitted
     assert (omitted.code, omitted.path) == (OmitCode.OVER_LIMIT, "big")
-    assert "SKILL.md alone has 243 bytes; the limit is 100 bytes" in omitted.reason
+    assert omitted.reason.startswith("the skill has 1 files and 243 bytes; the limits are")
     assert isinstance(source.recheck("skill://big/SKILL.md"), OmittedSkill)

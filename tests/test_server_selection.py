@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
+from fs_helpers import spec_tree, write
 from hypothesis import given
 from hypothesis import strategies as st
 from server_helpers import KEY, Client, skill_md
@@ -31,18 +32,9 @@ from skills_core.server.selection import DEFAULT_IGNORED_NAMES, Selection, is_hi
 SKILL_URI = ex.SKILL_MD_URI
 
 
-def write(root: Path, files: dict[str, bytes]) -> None:
-    for path, data in files.items():
-        target = root / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-
-
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
-    folder = tmp_path / "root"
-    write(folder, {f"pdf-processing/{p}": b for p, b in ex.FILES.items()})
-    return folder
+    return spec_tree(tmp_path / "root")
 
 
 def uris(source: FilesystemSource) -> set[str]:

@@ -494,18 +494,30 @@ class CatalogBuilder:
                 kept[digest] = parsed
         return judge_parsed(parsed, name)
 
+    def _over_limit(
+        self, root: int, folder: str, skill_uri: str, files: int, total: int
+    ) -> OmittedSkill:
+        limits = self.limits
+        return OmittedSkill(
+            root=root,
+            path=folder,
+            uri=skill_uri,
+            code=OmitCode.OVER_LIMIT,
+            reason=f"the skill has {files} files and {total} bytes; the limits are "
+            f"{limits.max_resources} files and {limits.max_total_bytes} bytes",
+        )
+
     def _build(self, root: int, found: _Found) -> PublishedSkill | OmittedSkill:
         root_uri, folder, skill_md, files_below, problems = found
         skill_uri = root_uri + _SKILL_MD_SUFFIX
         limits = self.limits
         if skill_md.size > limits.max_total_bytes:  # a source need not read (or hash) it at all
-            return OmittedSkill(
-                root=root,
-                path=folder,
-                uri=skill_uri,
-                code=OmitCode.OVER_LIMIT,
-                reason=f"SKILL.md alone has {skill_md.size} bytes; the limit is "
-                f"{limits.max_total_bytes} bytes",
+            return self._over_limit(
+                root,
+                folder,
+                skill_uri,
+                len(files_below) or 1,
+                sum(f.size for f in files_below) if files_below else skill_md.size,
             )
         digest = skill_md.digest
         name = folder.rpartition("/")[2]
@@ -561,14 +573,7 @@ class CatalogBuilder:
             if bad_names:
                 findings = (*findings, *bad_names)
         if len(resources) > limits.max_resources or total > limits.max_total_bytes:
-            return OmittedSkill(
-                root=root,
-                path=folder,
-                uri=skill_uri,
-                code=OmitCode.OVER_LIMIT,
-                reason=f"the skill has {len(resources)} files and {total} bytes; the limits are "
-                f"{limits.max_resources} files and {limits.max_total_bytes} bytes",
-            )
+            return self._over_limit(root, folder, skill_uri, len(resources), total)
         if len(files) > 1:
             collision = path_collision(files.values())
             if collision is not None:

@@ -54,11 +54,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from _bench_common import REPO, child_env, compile_bytecode, cpu_model
-from bench_catalog import build_tree
+from bench_catalog import bare_safe_walk, build_tree
 
 from skills_core.cli.manifest import _json_lines
 from skills_core.server import FilesystemSource
-from skills_core.server.filesystem import _DIR_FLAGS
 
 #: Issue 15: warm at most this fraction of the bare walk on the large tree ...
 LARGE_TARGET = 0.25
@@ -177,23 +176,6 @@ def measure_tree(
     return result
 
 
-def stat_only_walk(tree: Path) -> int:
-    """Each folder opened from its parent without following links, listed; each file stat-ed."""
-    files = 0
-    stack = [os.open(tree, _DIR_FLAGS)]
-    while stack:
-        folder = stack.pop()
-        with os.scandir(folder) as entries:
-            for entry in entries:
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append(os.open(entry.name, _DIR_FLAGS, dir_fd=folder))
-                elif entry.is_file(follow_symlinks=False):
-                    entry.stat(follow_symlinks=False)
-                    files += 1
-        os.close(folder)
-    return files
-
-
 def breakdown(label: str, tree: Path, index: Path, empty: Path, rounds: int) -> None:
     """Where the CPU time of a cold and a warm start goes (see the module docstring)."""
     env = child_env()
@@ -221,7 +203,7 @@ def breakdown(label: str, tree: Path, index: Path, empty: Path, rounds: int) -> 
             "".join(_json_lines(catalog)).encode()
             clock(f"{mode}: write the JSON", start)
         start = time.process_time()
-        stat_only_walk(tree)
+        bare_safe_walk(tree, stat_only=True)
         clock("stat-only safe walk (the walk's floor)", start)
     median = {name: statistics.median(times) for name, times in parts.items()}
     print(f"\n{label}: CPU time by part, in one process (median of {rounds})")
