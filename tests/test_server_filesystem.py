@@ -1163,3 +1163,102 @@ def test_a_skill_md_over_the_limit_is_omitted_without_being_read(
     assert (omitted.code, omitted.path) == (OmitCode.OVER_LIMIT, "big")
     assert omitted.reason.startswith("the skill has 1 files and 243 bytes; the limits are")
     assert isinstance(source.recheck("skill://big/SKILL.md"), OmittedSkill)
+
+
+# --- large files: read and hashed on a second thread ------------------------------------------------
+
+
+def open_files(suffix: str) -> list[str]:
+    """Open descriptors of this process on files ending with ``suffix``."""
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if target.endswith(suffix):
+            found.append(target)
+    return found
+
+
+@pytest.fixture
+def large(root: Path) -> dict[str, bytes]:
+    """Five files of 300 KiB in the spec's skill, each its own bytes."""
+    files = {f"pdf-processing/assets/a{n}.bin": bytes([n]) * 300 * 1024 for n in range(5)}
+    write(root, files)
+    return files
+
+
+def test_large_files_are_hashed_on_a_second_thread(root: Path, large: dict[str, bytes]) -> None:
+    names: list[str] = []
+    real = fs_module._hash_and_close
+
+    def spy(fd: int, size: int) -> tuple[int, str]:
+        names.append(threading.current_thread().name)
+        return real(fd, size)
+
+    before = threading.active_count()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(fs_module, "_hash_and_close", spy)
+        (skill,) = FilesystemSource([root]).scan().skills
+    assert len(names) == 5
+    assert all(name.startswith("skills-core-hash") for name in names)
+    assert threading.active_count() == before  # the thread ends with the walk
+    assert open_files(".bin") == []
+    for path, data in large.items():
+        uri = "skill://" + path
+        resource = skill.entry.resource(uri)
+        assert resource is not None
+        assert (resource.size, resource.digest) == (len(data), compute_digest(data))
+
+
+def test_a_read_error_on_the_second_thread_is_a_problem(
+    root: Path, large: dict[str, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = fs_module._read_fd
+
+    def failing(fd: int, size: int, keep: bool) -> tuple[int, str, bytes | None]:
+        if os.readlink(f"/proc/self/fd/{fd}").endswith("a3.bin"):
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        return real(fd, size, keep)
+
+    monkeypatch.setattr(fs_module, "_read_fd", failing)
+    catalog = FilesystemSource([root]).scan()
+    (problem,) = catalog.problems
+    assert (problem.path, problem.code) == ("pdf-processing/assets/a3.bin", ProblemCode.UNREADABLE)
+    assert "Input/output error" in problem.reason
+    (skill,) = catalog.skills
+    assert skill.entry.resource("skill://pdf-processing/assets/a3.bin") is None
+    assert open_files(".bin") == []
+
+
+def test_few_large_files_wait_for_the_second_thread_at_once(
+    root: Path, large: dict[str, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(fs_module, "_IN_FLIGHT", 2)
+    most: list[int] = []
+    real = fs_module._hash_and_close
+
+    def slow(fd: int, size: int) -> tuple[int, str]:
+        time.sleep(0.05)  # let the walk run ahead, as far as it may
+        most.append(len(open_files(".bin")))
+        return real(fd, size)
+
+    monkeypatch.setattr(fs_module, "_hash_and_close", slow)
+    FilesystemSource([root]).scan()
+    assert max(most) <= 3  # the one being read and two waiting
+
+
+def test_a_walk_that_fails_still_ends_the_second_thread(
+    root: Path, large: dict[str, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = threading.active_count()
+
+    def fail(walk: Any) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(fs_module._Walk, "settle", fail)
+    with pytest.raises(RuntimeError, match="boom"):
+        FilesystemSource([root]).scan()
+    assert threading.active_count() == before
+    assert open_files(".bin") == []
