@@ -54,7 +54,7 @@ def root(tmp_path: Path) -> Path:
             "acme/billing/refunds/SKILL.md": skill_md("refunds", extra="metadata:\n  a: 1\n"),
             "acme/billing/refunds/examples/email.md": b"Dear customer,\n",
             "acme/billing/refunds/bin/blob.bin": bytes(range(256)) * 40,
-            "acme/billing/refunds/bin/large.bin": bytes(range(256)) * 1100,  # the second thread
+            "acme/billing/refunds/bin/large.bin": bytes(range(256)) * 5000,  # read in chunks
             "acme/billing/refunds/nested/SKILL.md": skill_md("nested"),
             "broken/SKILL.md": b"no frontmatter\n",
             "mismatch/SKILL.md": skill_md("other-name"),
@@ -395,7 +395,7 @@ CHANGES: dict[str, Callable[[Path], object]] = {
     ),
     "same-size edit of a large file": lambda root: (
         root / "acme/billing/refunds/bin/large.bin"
-    ).write_bytes(bytes(range(255, -1, -1)) * 1100),
+    ).write_bytes(bytes(range(255, -1, -1)) * 5000),
 }
 
 

@@ -35,11 +35,7 @@ published nor readable nor listed.
 **Each byte is read once per scan.** A full scan reads only the files inside skill folders (a
 folder is known to be one when its listing holds ``SKILL.md``, before its files are read), each
 once, hashing as it reads, and keeps only ``SKILL.md`` bytes. A file larger than the total-size
-limit is not read at all: any skill containing it is over the limit anyway. Files of 256 KiB or
-more are read and hashed on a second thread while the walk goes on (reads and SHA-256 release the
-GIL, so on two cores the walk and the hashing overlap; for smaller files the hand-over costs more
-than it saves; ``tests/benchmarks/bench_warm_start.py`` measures both). At most eight wait for it,
-each holding its open file; the thread ends with the walk. Digests are cached by
+limit is not read at all: any skill containing it is over the limit anyway. Digests are cached by
 stat signature ``(device, inode, size, mtime, ctime)``; a later scan or the re-check of one skill
 re-reads only files whose signature changed (and an unchanged ``SKILL.md`` whose verdict the
 catalog builder no longer holds). A file modified within a few seconds of being hashed could keep
@@ -72,10 +68,9 @@ import hashlib
 import os
 import stat
 import time
-from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final, final
+from typing import Final, final
 
 from skills_core._version import __version__
 from skills_core.entry import DEFAULT_LIMITS, Limits
@@ -110,9 +105,6 @@ from skills_core.server.selection import DEFAULT_IGNORED_NAMES, Selection
 from skills_core.server.source import TreeSource
 from skills_core.spec import SKILL_MD
 
-if TYPE_CHECKING:
-    from concurrent.futures import Future, ThreadPoolExecutor
-
 __all__ = ["DEFAULT_IGNORED_NAMES", "MAX_INDEX_BYTES", "FilesystemSource", "server_from_roots"]
 
 _DIR_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -137,11 +129,6 @@ _PROBE: Final = 64 * 1024
 _RACY_NS: Final = 3_000_000_000
 #: An index larger than this is not read (treated as absent): about 2 million files.
 MAX_INDEX_BYTES: Final = 256 * 1024 * 1024
-#: Files this large are read and hashed on a second thread while the walk goes on (both release
-#: the GIL); smaller ones cost more to hand over than to hash (``bench_warm_start.py`` measures
-#: both). At most this many wait for it, each holding an open file.
-_SECOND_THREAD_BYTES: Final = 256 * 1024
-_IN_FLIGHT: Final = 8
 
 #: A digest cache entry: (stat signature, digest). Only signatures that may be trusted (not
 #: racy) are kept, in memory as in the index.
@@ -451,11 +438,9 @@ class FilesystemSource(TreeSource):
                     walk.problems.append(_problem(root, child_path, exc))
                     continue
                 stack.append(self._enter_or_close(walk, child, child_path, in_skill))
-            walk.settle()
         finally:
             for frame in stack:
                 os.close(frame[0])
-            walk.close()
         if full:
             self._caches[root] = walk.new
             self._structures[root] = walk.skill_mds
@@ -508,9 +493,7 @@ class FilesystemSource(TreeSource):
             files = walk.files
             for entry in regular:
                 try:
-                    found = self._file(walk, fd, entry, path)
-                    if found is not None:
-                        files.append(found)
+                    files.append(self._file(walk, fd, entry, path))
                 except _RefusedError as refused:
                     walk.refuse(path, entry.name, refused.code, refused.reason)
                 except OSError as exc:
@@ -518,14 +501,8 @@ class FilesystemSource(TreeSource):
         folders.sort(reverse=True)
         return fd, path, in_skill, folders
 
-    def _file(
-        self, walk: _Walk, dir_fd: int, entry: os.DirEntry[str], folder: str
-    ) -> SnapshotFile | None:
-        """Size and digest of one regular file (bytes too for SKILL.md), from the cache if valid.
-
-        None when the file went to the second thread (:meth:`_Walk.defer`): its snapshot comes
-        when the walk settles.
-        """
+    def _file(self, walk: _Walk, dir_fd: int, entry: os.DirEntry[str], folder: str) -> SnapshotFile:
+        """Size and digest of one regular file (bytes too for SKILL.md), from the cache if valid."""
         name = entry.name
         path = f"{folder}/{name}" if folder else name
         keep = name == SKILL_MD
@@ -550,15 +527,23 @@ class FilesystemSource(TreeSource):
                 if keep:
                     walk.skill_mds[path] = _stat_key(st)
                 return new_snapshot_file(path, st.st_size, "", None)
-            if not keep and st.st_size >= _SECOND_THREAD_BYTES:
-                walk.defer(fd, path, st)  # the second thread reads, hashes and closes it
-                fd = -1
-                return None
             size, digest, data = _read_fd(fd, st.st_size, keep)
         finally:
-            if fd >= 0:
-                os.close(fd)
-        return walk.record(path, st, size, digest, data)
+            os.close(fd)
+        mtime, ctime = st.st_mtime_ns, st.st_ctime_ns
+        if size == st.st_size and walk.now - (mtime if mtime > ctime else ctime) > _RACY_NS:
+            record = (_stat_key(st), digest)
+            if record != cached:
+                walk.changed = True
+            walk.new[path] = record
+            if keep:
+                walk.skill_mds[path] = record[0]
+        else:  # racy: hashed again next time (and not kept in a re-checked cache either)
+            if walk.new.pop(path, None) is not None:
+                walk.changed = True
+            if keep:
+                walk.skill_mds[path] = None
+        return new_snapshot_file(path, size, digest, data)
 
     # -- skills added or removed ------------------------------------------------------------------
 
@@ -744,60 +729,6 @@ class _Walk:
     skill_mds: _Structure = field(default_factory=dict)
     #: Whether a file was hashed into a cache entry other than the one it had.
     changed: bool = False
-    #: The second thread (made when the first large file comes) and its jobs, oldest first.
-    pool: ThreadPoolExecutor | None = None
-    pending: deque[tuple[Future[tuple[int, str]], str, os.stat_result]] = field(
-        default_factory=deque
-    )
-
-    def record(
-        self, path: str, st: os.stat_result, size: int, digest: str, data: bytes | None
-    ) -> SnapshotFile:
-        """Cache what was read of ``path`` (``st`` from before the read), and snapshot it."""
-        keep = path.rpartition("/")[2] == SKILL_MD
-        mtime, ctime = st.st_mtime_ns, st.st_ctime_ns
-        if size == st.st_size and self.now - (mtime if mtime > ctime else ctime) > _RACY_NS:
-            entry = (_stat_key(st), digest)
-            if entry != self.old.get(path):
-                self.changed = True
-            self.new[path] = entry
-            if keep:
-                self.skill_mds[path] = entry[0]
-        else:  # racy: hashed again next time (and not kept in a re-checked cache either)
-            if self.new.pop(path, None) is not None:
-                self.changed = True
-            if keep:
-                self.skill_mds[path] = None
-        return new_snapshot_file(path, size, digest, data)
-
-    def defer(self, fd: int, path: str, st: os.stat_result) -> None:
-        """Read and hash ``fd`` on the second thread, which closes it; a few at a time."""
-        if self.pool is None:
-            from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415 - first large file
-
-            self.pool = ThreadPoolExecutor(1, thread_name_prefix="skills-core-hash")
-        self.pending.append((self.pool.submit(_hash_and_close, fd, st.st_size), path, st))
-        if len(self.pending) > _IN_FLIGHT:
-            self._settle_one()
-
-    def settle(self) -> None:
-        """Snapshot every file the second thread was given (each job's failure is a problem)."""
-        while self.pending:
-            self._settle_one()
-
-    def _settle_one(self) -> None:
-        job, path, st = self.pending.popleft()
-        try:
-            size, digest = job.result()
-        except OSError as exc:
-            self.problems.append(_problem(self.root, path, exc))
-            return
-        self.files.append(self.record(path, st, size, digest, None))
-
-    def close(self) -> None:
-        """Let the second thread finish what it was given (each job closes its file) and end."""
-        if self.pool is not None:
-            self.pool.shutdown(wait=True)
 
     def refuse(self, folder: str, name: str, code: ProblemCode, reason: str) -> None:
         self.problems.append(
@@ -808,15 +739,6 @@ class _Walk:
         self.skipped.append(
             SkippedEntry(root=self.root, path=_join(folder, name), code=code, reason=reason)
         )
-
-
-def _hash_and_close(fd: int, size: int) -> tuple[int, str]:
-    """On the second thread: the size and digest of ``fd``, which it then closes."""
-    try:
-        total, digest, _ = _read_fd(fd, size, False)
-    finally:
-        os.close(fd)
-    return total, digest
 
 
 def _join(folder: str, name: str) -> str:
