@@ -34,7 +34,9 @@ the fixed cost + the stat-only walk + the catalog's objects + the output.
 Last, the second-thread experiment: in one process, walk + read + SHA-256 of each tree on one
 thread, and with the reads and hashes on a pool of two threads (``hashlib`` releases the GIL for
 inputs over 2 KiB and ``os.read`` does too). It says whether a second thread could pay here at
-all: the source's walk does the same work and more.
+all: the source's walk does the same work and more. (Handing files of 256 KiB or more to one or
+two worker threads inside the source was built and measured: a cold ``manifest`` of the large
+tree took 1.13-1.14x as long as without, wall and CPU time alike, so it was taken out again.)
 """
 
 from __future__ import annotations
