@@ -163,7 +163,8 @@ def test_manifest_with_an_index(
     code, again, err = run(["manifest", "--json", "--index", str(index), str(skills)], capfd)
     assert (code, again) == (0, cold)
     assert err.startswith("skills-core: manifest: the digest index ")
-    assert "ignored and is rebuilt" in err
+    assert err.endswith("ignored and is rebuilt: does not start with the magic line\n")
+    assert err.count("digest index") == 1
     assert err.count("\n") == 1
 
 

@@ -655,10 +655,10 @@ class FilesystemSource(TreeSource):
         self._unsaved = False
 
 
-def _why(exc: BaseException) -> str:
-    if isinstance(exc, OSError):
-        return exc.strerror or str(exc)
-    return str(exc)
+def _why(exc: OSError | DigestIndexError) -> str:
+    if isinstance(exc, DigestIndexError):
+        return exc.reason
+    return exc.strerror or str(exc)
 
 
 def _read_index_file(path: str) -> bytes | None:

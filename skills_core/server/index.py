@@ -17,12 +17,13 @@ writing atomically).
 **When a signature may be trusted** (git's "racy git" problem, Documentation/technical/racy-git
 in git). Timestamps are coarse (2 s on FAT, 1 s on some network and older filesystems): a file
 rewritten with the same size within the same tick as it was hashed keeps its signature. So a
-signature is only recorded when the file's ``mtime`` and ``ctime`` were both older than the
-moment its hashing began by more than the coarsest granularity (3 s); a younger, "racily clean"
-file is not written to the index at all (git instead writes its size as 0, which never matches:
-the same effect), and is hashed again on the next start. Any later change to a file moves its
-``ctime`` (which no program can set) past the recorded one, so the signature stops matching. A
-file renamed over another has another inode; a file hard-linked has the same bytes.
+signature is only recorded when the file's ``mtime`` and ``ctime`` were both older than the start
+of the walk that hashed it by more than the coarsest granularity (3 s); a younger, "racily
+clean" file is not written to the index at all (git instead writes its size as 0, which never
+matches: the same effect), and is hashed again on the next start. Any later change to a file
+moves its ``ctime`` (which programs cannot set back) past the recorded one, so the signature
+stops matching. A file renamed over another has another inode; a file hard-linked has the same
+bytes.
 
 **Never trusted blindly.** An index is used only when every check passes; anything else makes it
 *absent* (the source starts cold, and writes a new index after its scan):
@@ -39,7 +40,7 @@ file renamed over another has another inode; a file hard-linked has the same byt
   skills_core (another parser could read a file differently); the digests are reused either way.
 
 The index is an optimisation the operator controls, like the server's own files: keep it where
-only the server's user can write. A file it lists whose signature changed is hashed again, and
+only the server's user can write (it is created with mode 0600), and outside the served roots. A file it lists whose signature changed is hashed again, and
 what is served is always read from disk at the time of each ``resources/read``.
 
 Format (version 1)
@@ -117,10 +118,16 @@ class IndexProblem(enum.StrEnum):
 
 
 class DigestIndexError(SkillsError, ValueError):
-    """An index that cannot be used; ``kind`` is an :class:`IndexProblem`."""
+    """An index that cannot be used.
 
-    def __init__(self, kind: IndexProblem, message: str) -> None:
-        super().__init__(f"digest index {message}", kind=kind)
+    Attributes:
+        kind: An :class:`IndexProblem`.
+        reason: What is wrong with it, as the end of a sentence about the index.
+    """
+
+    def __init__(self, kind: IndexProblem, reason: str) -> None:
+        super().__init__(f"digest index {reason}", kind=kind)
+        self.reason = reason
 
 
 @final
