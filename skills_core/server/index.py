@@ -40,8 +40,9 @@ bytes.
   skills_core (another parser could read a file differently); the digests are reused either way.
 
 The index is an optimisation the operator controls, like the server's own files: keep it where
-only the server's user can write (it is created with mode 0600), and outside the served roots. A file it lists whose signature changed is hashed again, and
-what is served is always read from disk at the time of each ``resources/read``.
+only the server's user can write (it is created with mode 0600), and outside the served roots. A
+file it lists whose signature changed is hashed again, and what is served is always read from disk
+at the time of each ``resources/read``.
 
 Format (version 1)
 ------------------
