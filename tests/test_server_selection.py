@@ -117,6 +117,8 @@ def test_ignored_beats_hidden_beats_excluded() -> None:
         ("NOTES", "notes", False, False),  # case-sensitive
         ("a.b", "aXb", False, False),  # '.' is literal
         ("[&&]", "&", False, True),  # characters special in Python sets are literal here
+        ("a[--0]b", "a/b", False, False),  # a range spanning '/' still never matches it
+        ("a[--0]b", "a.b", False, True),
     ],
 )
 def test_how_globs_match(pattern: str, path: str, is_dir: bool, matches: bool) -> None:

@@ -90,7 +90,8 @@ def _segment(text: str) -> str:
             if negate:
                 members = members[1:]
             body = "".join("\\" + m if m in _SET_SPECIAL else m for m in members)
-            out.append(f"[^/{body}]" if negate else f"[{body}]")
+            # Never '/', not even inside a range that spans it ('[--0]').
+            out.append(f"[^/{body}]" if negate else f"(?!/)[{body}]")
             i = close + 1
         else:
             out.append(re.escape(char))
