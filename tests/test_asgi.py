@@ -10,6 +10,7 @@ import asyncio
 import json
 import re
 from collections.abc import MutableMapping
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -688,6 +689,9 @@ def test_app_config_round_trips_through_the_environment(tmp_path: Any) -> None:
         page_size=3,
         ttl_ms=0,
         directory_read=False,
+        include_hidden=True,
+        exclude=("*.log", "drafts/**", "name with, comma"),
+        index=str(tmp_path / "index"),
     )
     assert AppConfig.from_environ(config.to_environ()) == config
     with pytest.raises(ValueError, match="SKILLS_CORE_ROOTS"):
@@ -696,6 +700,34 @@ def test_app_config_round_trips_through_the_environment(tmp_path: Any) -> None:
         AppConfig.from_environ({"SKILLS_CORE_ROOTS": "x"})
     with pytest.raises(ValueError, match="at least 32"):
         AppConfig.from_environ({"SKILLS_CORE_ROOTS": "x", "SKILLS_CORE_CURSOR_KEY": "short"})
+
+
+def test_the_source_options_reach_every_worker(tmp_path: Any) -> None:
+    """serve --http hands --include-hidden, --exclude and --index to the workers' sources."""
+    skill = tmp_path / "skills" / "pdf-processing"
+    (skill / "drafts").mkdir(parents=True)
+    for path, data in ex.FILES.items():
+        (skill / path).parent.mkdir(parents=True, exist_ok=True)
+        (skill / path).write_bytes(data)
+    (skill / ".env").write_bytes(b"SECRET=1\n")
+    (skill / "drafts" / "x.md").write_bytes(b"draft\n")
+    index = tmp_path / "index"
+
+    def uris(config: AppConfig) -> set[str]:
+        app = AppConfig.from_environ(config.to_environ()).build()
+        (published,) = app.server.catalog.skills
+        resources = published.entry.resources
+        assert not isinstance(resources, str)
+        return {r.uri for r in resources}
+
+    base = AppConfig(roots=(str(tmp_path / "skills"),), secret=b"k" * 40)
+    default = uris(base)
+    assert "skill://pdf-processing/.env" not in default
+    assert "skill://pdf-processing/drafts/x.md" in default
+    chosen = uris(replace(base, include_hidden=True, exclude=("drafts/",), index=str(index)))
+    assert "skill://pdf-processing/.env" in chosen
+    assert "skill://pdf-processing/drafts/x.md" not in chosen
+    assert index.is_file()
 
 
 def test_derived_keys_differ_by_purpose() -> None:

@@ -27,7 +27,7 @@ from skills_core.errors import DigestFormatError, URIError, VerificationError, V
 from skills_core.host.effects import DeliverToModel, DeliveryKind, _skill_file_delivery
 from skills_core.jsonvalue import freeze_json
 from skills_core.server import CatalogBuilder, RootSnapshot
-from skills_core.server._rules import Verdict, freeze_parsed, judge
+from skills_core.server._rules import ParsedSkillMd, Verdict, freeze_parsed, judge_parsed
 from skills_core.server.model import (
     PublishedSkill,
     SnapshotFile,
@@ -207,11 +207,11 @@ def test_a_file_that_is_its_stat_size_is_read_once(
 def test_a_rebuild_judges_each_skill_md_once(monkeypatch: pytest.MonkeyPatch) -> None:
     judged: list[str] = []
 
-    def spy(data: bytes, name: str) -> Verdict:
+    def spy(parsed: ParsedSkillMd, name: str) -> Verdict:
         judged.append(name)
-        return judge(data, name)
+        return judge_parsed(parsed, name)
 
-    monkeypatch.setattr(catalog_module, "judge", spy)
+    monkeypatch.setattr(catalog_module, "judge_parsed", spy)
     builder = CatalogBuilder()
     snapshot = RootSnapshot.from_files({"a/SKILL.md": skill_md("a"), "p/a/SKILL.md": skill_md("a")})
     dynamic = [Generated("skill://d/SKILL.md", {"SKILL.md": skill_md("d")})]

@@ -743,3 +743,47 @@ def test_memory_source_editing_rules() -> None:
     source.delete("a")
     source.write("a", b"now a file")
     assert source.scan().skills == ()
+
+
+def test_memory_source_polls_re_scan_when_a_skill_md_comes_or_goes() -> None:
+    """As the filesystem source: a skill added or removed re-scans; other edits do not."""
+    source = MemorySource(spec_files())
+    first = source.scan()
+    assert source.poll(10**9) is None
+    source.write("pdf-processing/templates/credit-note.md", ex.CREDIT_NOTE)
+    source.mkdir("pdf-processing/empty")
+    assert source.poll(0) is None
+    source.write("other/SKILL.md", skill_md("other"))
+    polled = source.poll(10**9)  # no clock: a known change re-scans at once
+    assert polled is not None
+    assert uris(polled) == ["skill://other/SKILL.md", ex.SKILL_MD_URI]
+    assert source.poll(0) is None
+    source.delete("other")
+    polled = source.poll(0)
+    assert polled is not None
+    assert uris(polled) == uris(first)
+    source.delete("pdf-processing/templates/credit-note.md")
+    assert source.poll(0) is None
+
+
+def test_builder_keeps_parsed_skill_md_files_once_asked() -> None:
+    """What a digest index saves: the parser's output by digest; the rules still run on it."""
+    builder = CatalogBuilder()
+    data = skill_md("a")
+    digest = compute_digest(data)
+    assert builder.parsed_for([digest]) == {}  # not kept unless asked
+    assert not builder.knows(digest, "a")
+    builder.learn({digest: {"name": "a", "description": "From the index"}})
+    assert builder.knows(digest, "a")
+    assert builder.knows(digest, "b")  # the verdict for any folder name follows from it
+    snapshot = RootSnapshot(files=[SnapshotFile("b/SKILL.md", len(data), digest)])
+    catalog = builder.build([snapshot])
+    assert catalog.skills == ()
+    assert omitted(catalog, OmitCode.NAME_MISMATCH)  # validated afresh for folder "b"
+    snapshot = RootSnapshot(files=[SnapshotFile("a/SKILL.md", len(data), digest)])
+    skill = only(builder.build([snapshot]))
+    assert skill.entry.description == "From the index"  # no bytes: the kept parse was used
+    other = skill_md("c")
+    builder.build([RootSnapshot.from_files({"c/SKILL.md": other})])
+    assert set(builder.parsed_for([compute_digest(other)])) == {compute_digest(other)}
+    assert builder.parsed_for([digest]) == {}  # forgotten by the call before

@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import errno
 import os
-import signal
 import socket
 import stat
 import threading
@@ -20,11 +19,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fs_helpers import alarm as blocking_alarm
+from fs_helpers import spec_tree, spy_opens, write
 from server_helpers import KEY, Client, Generated, skill_md
 
 import skills_core.server.filesystem as fs_module
 from skills_core import SkillEntry, compute_digest
 from skills_core import spec_examples as ex
+from skills_core.entry import Limits
 from skills_core.server import (
     DEFAULT_IGNORED_NAMES,
     FilesystemSource,
@@ -32,25 +34,18 @@ from skills_core.server import (
     OmittedSkill,
     ProblemCode,
     PublishedSkill,
+    RootSnapshot,
     SkillsServer,
+    SkipCode,
     server_from_roots,
 )
 
 SKILL_URI = ex.SKILL_MD_URI
 
 
-def write(root: Path, files: dict[str, bytes]) -> None:
-    for path, data in files.items():
-        target = root / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-
-
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
-    folder = tmp_path / "root"
-    write(folder, {f"pdf-processing/{p}": b for p, b in ex.FILES.items()})
-    return folder
+    return spec_tree(tmp_path / "root")
 
 
 @pytest.fixture
@@ -64,32 +59,14 @@ def outside(tmp_path: Path) -> Path:
 @pytest.fixture
 def opened(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every path the filesystem module opens, resolved through /proc/self/fd after the fact."""
-    paths: list[str] = []
-    real_open = os.open
-
-    def spy(path: Any, flags: int, mode: int = 0o777, *, dir_fd: int | None = None) -> int:
-        fd = real_open(path, flags, mode, dir_fd=dir_fd)
-        paths.append(os.readlink(f"/proc/self/fd/{fd}"))
-        return fd
-
-    monkeypatch.setattr(os, "open", spy)
-    return paths
+    return spy_opens(monkeypatch)
 
 
 @pytest.fixture
 def alarm() -> Iterator[None]:
     """Fail instead of hanging if anything blocks on a FIFO."""
-
-    def timeout(signum: int, frame: object) -> None:
-        raise TimeoutError("blocked")
-
-    previous = signal.signal(signal.SIGALRM, timeout)
-    signal.alarm(10)
-    try:
+    with blocking_alarm():
         yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def client(*roots: Path, **options: Any) -> Client:
@@ -488,7 +465,8 @@ def test_ignored_names_are_neither_published_nor_readable(root: Path) -> None:
 
 def test_ignore_can_be_configured(root: Path) -> None:
     write(root, {"pdf-processing/.git/config": b"[core]"})
-    source = FilesystemSource([root], ignore=())
+    assert len(FilesystemSource([root], ignore=()).scan().skills[0].entry.resources) == 3  # hidden
+    source = FilesystemSource([root], ignore=(), include_hidden=True)
     assert len(source.scan().skills[0].entry.resources) == 4
 
 
@@ -527,9 +505,10 @@ def test_undecodable_names_are_not_served(tmp_path: Path) -> None:
     ] == ["x"]
 
 
-def test_skill_md_directly_in_a_root(tmp_path: Path) -> None:
+def test_skill_md_added_directly_in_a_root_while_serving(tmp_path: Path) -> None:
+    source = FilesystemSource([tmp_path])  # not a skill folder when the source is made
     write(tmp_path, {"SKILL.md": skill_md("x")})
-    catalog = FilesystemSource([tmp_path]).scan()
+    catalog = source.scan()
     assert catalog.skills == ()
     assert [o.code for o in catalog.omitted] == [OmitCode.TOP_LEVEL]
 
@@ -848,6 +827,15 @@ def test_server_from_roots_passes_options(root: Path) -> None:
     assert (
         Client(srv).call("resources/read", {"uri": "docs://pdf-processing/SKILL.md"})["ttlMs"] == 5
     )
+    write(root, {"pdf-processing/.env": b"x", "pdf-processing/x.log": b"l"})
+    index = root.parent / "served.index"
+    srv = server_from_roots(
+        [root], cursor_key=KEY, include_hidden=True, exclude=["*.log"], index=index
+    )
+    assert [(s.path, s.code) for s in srv.catalog.skipped] == [
+        ("pdf-processing/x.log", SkipCode.EXCLUDED)
+    ]
+    assert index.is_file()
 
 
 def test_omitted_skill_read_attempts(tmp_path: Path) -> None:
@@ -880,3 +868,298 @@ def test_folders_are_closed_when_a_walk_fails(root: Path, monkeypatch: pytest.Mo
     with pytest.raises(RuntimeError, match="boom"):
         source.scan()
     assert len(os.listdir("/proc/self/fd")) == before
+
+
+# --- a root that is itself a skill folder ----------------------------------------------------------
+
+
+def test_a_root_that_is_a_skill_publishes_that_skill(root: Path, opened: list[str]) -> None:
+    """``serve ./pdf-processing`` publishes the skill under its folder's name (its parent unseen)."""
+    folder = root / "pdf-processing"
+    write(folder, {"sub/SKILL.md": skill_md("sub")})
+    c = client(folder)
+    listed = c.walk("skills/list", "skills")
+    assert [s["uri"] for s in listed] == [SKILL_URI, "skill://pdf-processing/sub/SKILL.md"]
+    got = SkillEntry.from_json(c.call("skills/get", {"uri": SKILL_URI})["skill"])
+    assert got.resource_set >= SkillEntry.from_json(ex.entry_json()).resource_set
+    read = c.call("resources/read", {"uri": "skill://pdf-processing/templates/invoice.md"})
+    assert read["contents"][0]["text"] == ex.INVOICE.decode()
+    children = c.call("resources/directory/read", {"uri": "skill://pdf-processing"})["resources"]
+    assert [r["uri"] for r in children] == [
+        SKILL_URI,
+        "skill://pdf-processing/sub",
+        "skill://pdf-processing/templates",
+    ]
+    assert_inside(opened, folder)  # nothing above the root is opened
+    assert c.error("skills/get", {"uri": "skill://other/SKILL.md"})["code"] == -32602
+
+
+def test_a_root_skill_whose_folder_name_is_not_its_name_is_omitted(tmp_path: Path) -> None:
+    folder = tmp_path / "checkout-main"
+    write(folder, {"SKILL.md": skill_md("checkout")})
+    catalog = FilesystemSource([folder]).scan()
+    assert catalog.skills == ()
+    (omitted,) = catalog.omitted
+    assert (omitted.code, omitted.path) == (OmitCode.NAME_MISMATCH, "checkout-main")
+    assert "'checkout'" in omitted.reason
+    assert "'checkout-main'" in omitted.reason
+
+
+def test_a_root_skill_and_a_root_of_skills_together(root: Path, tmp_path: Path) -> None:
+    alone = tmp_path / "alone"
+    write(alone, {"SKILL.md": skill_md("alone"), "notes.md": b"n"})
+    c = client(root, alone)
+    assert [s["uri"] for s in c.call("skills/list")["skills"]] == [
+        "skill://alone/SKILL.md",
+        SKILL_URI,
+    ]
+    assert c.call("resources/read", {"uri": "skill://alone/notes.md"})["contents"][0]["text"] == "n"
+    twin = tmp_path / "twin" / "pdf-processing"  # the same skill path from two roots
+    write(twin, {"SKILL.md": ex.SKILL_MD})
+    catalog = FilesystemSource([root, twin]).scan()
+    assert catalog.skills == ()
+    assert {o.code for o in catalog.omitted} == {OmitCode.URI_COLLISION}
+
+
+def test_a_root_skill_whose_skill_md_is_a_link_is_not_one(root: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "linked"
+    folder.mkdir()
+    (folder / "SKILL.md").symlink_to(root / "pdf-processing/SKILL.md")
+    catalog = FilesystemSource([folder]).scan()
+    assert catalog.skills == ()
+    assert [p.code for p in catalog.problems] == [ProblemCode.SYMLINK]
+
+
+def test_a_root_skill_rechecked_after_its_skill_md_vanished(root: Path) -> None:
+    folder = root / "pdf-processing"
+    c = client(folder)
+    (folder / "SKILL.md").unlink()
+    assert c.error("skills/get", {"uri": SKILL_URI})["code"] == -32602
+    assert c.error("resources/read", {"uri": SKILL_URI})["code"] == -32602
+
+
+# --- skills added or removed while serving: in listings within ttlMs --------------------------------
+
+
+def count_scans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A list that grows by one each time a FilesystemSource scans."""
+    scans: list[int] = []
+    real_scan = FilesystemSource.scan
+
+    def scan(self: FilesystemSource) -> Any:
+        scans.append(1)
+        return real_scan(self)
+
+    monkeypatch.setattr(FilesystemSource, "scan", scan)
+    return scans
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """A monotonic clock the test moves (the filesystem source's, for its polls)."""
+    now = {"ns": 10**12}
+    monkeypatch.setattr(time, "monotonic_ns", lambda: now["ns"])
+    return now
+
+
+def listed(c: Client, method: str = "skills/list") -> list[str]:
+    key = "skills" if method == "skills/list" else "resources"
+    return [item["uri"] for item in c.walk(method, key)]
+
+
+def test_a_skill_added_while_serving_is_listed_within_ttl(
+    root: Path, clock: dict[str, int]
+) -> None:
+    c = client(root, ttl_ms=60_000)
+    write(root, {"added/SKILL.md": skill_md("added"), "added/x.md": b"x"})
+    assert listed(c) == [SKILL_URI]  # the last look is younger than ttlMs
+    clock["ns"] += 59_999 * 10**6
+    assert listed(c) == [SKILL_URI]
+    clock["ns"] += 10**6  # ttlMs after the scan
+    assert listed(c) == ["skill://added/SKILL.md", SKILL_URI]
+    assert "skill://added/x.md" in listed(c, "resources/list")
+
+
+def test_a_skill_removed_while_serving_leaves_the_listings_within_ttl(
+    root: Path, clock: dict[str, int]
+) -> None:
+    write(root, {"gone/SKILL.md": skill_md("gone"), "gone/x.md": b"x"})
+    c = client(root, ttl_ms=1_000)
+    assert "skill://gone/x.md" in listed(c, "resources/list")
+    for path in ("gone/SKILL.md", "gone/x.md"):
+        (root / path).unlink()
+    (root / "gone").rmdir()
+    clock["ns"] += 10**9
+    assert "skill://gone/x.md" not in listed(c, "resources/list")
+    assert listed(c) == [SKILL_URI]
+
+
+def test_a_zero_ttl_looks_at_every_listing(root: Path) -> None:
+    c = client(root, ttl_ms=0)
+    write(root, {"added/SKILL.md": skill_md("added")})
+    assert listed(c) == ["skill://added/SKILL.md", SKILL_URI]
+
+
+def test_get_and_list_give_one_view(root: Path, clock: dict[str, int]) -> None:
+    """A skill skills/get finds is in listings too, and a vanished one leaves both."""
+    c = client(root, ttl_ms=60_000)
+    write(root, {"added/SKILL.md": skill_md("added")})
+    assert c.call("skills/get", {"uri": "skill://added/SKILL.md"})["skill"]["uri"]
+    assert listed(c) == ["skill://added/SKILL.md", SKILL_URI]
+    (root / "added/SKILL.md").unlink()
+    assert c.error("skills/get", {"uri": "skill://added/SKILL.md"})["code"] == -32602
+    assert listed(c) == [SKILL_URI]
+
+
+def test_an_edited_skill_md_refreshes_the_listing(root: Path, clock: dict[str, int]) -> None:
+    """A skill whose SKILL.md was empty when first seen (an editor saving) is listed once fixed."""
+    write(root, {"draft/SKILL.md": b""})
+    c = client(root, ttl_ms=1_000)
+    assert listed(c) == [SKILL_URI]
+    (root / "draft/SKILL.md").write_bytes(skill_md("draft", description="Now written"))
+    clock["ns"] += 10**9
+    assert listed(c) == ["skill://draft/SKILL.md", SKILL_URI]
+    entries = c.call("skills/list")["skills"]
+    assert entries[0]["frontmatter"]["description"] == "Now written"
+
+
+def test_an_unchanged_tree_costs_a_structure_walk_only(
+    root: Path, clock: dict[str, int], opened: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A look at the folders opens no file and re-scans nothing when no skill came or went."""
+    monkeypatch.setattr(time, "time_ns", lambda: 1 << 62)  # SKILL.md is not racy: not too young
+    write(root, {"pdf-processing/big.bin": b"\0" * 100_000, "a/b/c/notes.md": b"n"})
+    c = client(root, ttl_ms=1_000)
+    scans = count_scans(monkeypatch)
+    opened.clear()
+    clock["ns"] += 10**9
+    assert listed(c) == [SKILL_URI]
+    assert scans == []
+    assert opened  # the folders were looked at ...
+    assert all(os.path.isdir(p) for p in opened)  # ... and no file was opened
+    opened.clear()
+    assert listed(c) == [SKILL_URI]
+    assert opened == []  # at most once per ttlMs
+    (root / "pdf-processing/templates/invoice.md").write_bytes(b"changed")
+    clock["ns"] += 10**9
+    assert listed(c) == [SKILL_URI]
+    assert scans == []  # a supporting file: shown by skills/get and reads, not a re-scan
+
+
+def test_a_racy_skill_md_is_looked_at_again(
+    root: Path, clock: dict[str, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A SKILL.md changed within seconds of its scan may keep its signature: re-scanned."""
+    c = client(root, ttl_ms=1_000)  # the spec's files were written a moment ago: racy
+    scans = count_scans(monkeypatch)
+    clock["ns"] += 10**9
+    listed(c)
+    assert scans == [1]
+    monkeypatch.setattr(time, "time_ns", lambda: 1 << 62)
+    clock["ns"] += 10**9
+    listed(c)  # the re-scan above found it still young; this one trusts it
+    clock["ns"] += 10**9
+    listed(c)
+    assert scans == [1, 1]
+
+
+def test_a_supporting_file_change_shows_in_get_at_once(root: Path, clock: dict[str, int]) -> None:
+    c = client(root, ttl_ms=1_000)
+    (root / "pdf-processing/templates/credit-note.md").write_bytes(ex.CREDIT_NOTE)
+    got = SkillEntry.from_json(c.call("skills/get", {"uri": SKILL_URI})["skill"])
+    assert (
+        got.resource_set == SkillEntry.from_json(ex.entry_json(with_credit_note=True)).resource_set
+    )
+
+
+def test_a_poll_rescans_when_a_root_vanishes(tmp_path: Path, clock: dict[str, int]) -> None:
+    folder = tmp_path / "r"
+    write(folder, {"x/SKILL.md": skill_md("x")})
+    c = client(folder, ttl_ms=1_000)
+    assert listed(c) == ["skill://x/SKILL.md"]
+    (folder / "x/SKILL.md").unlink()
+    (folder / "x").rmdir()
+    folder.rmdir()
+    clock["ns"] += 10**9
+    assert listed(c) == []
+
+
+def test_dynamic_skills_added_or_removed_show_at_once(root: Path) -> None:
+    source = FilesystemSource([root])
+    c = Client(SkillsServer(source, cursor_key=KEY, ttl_ms=10**9))
+    daily = Generated("skill://reports/daily/SKILL.md", {"SKILL.md": skill_md("daily")})
+    source.add_dynamic(daily)
+    assert listed(c) == [SKILL_URI, "skill://reports/daily/SKILL.md"]
+    source.remove_dynamic(daily.uri)
+    assert listed(c) == [SKILL_URI]
+
+
+def test_a_root_skill_whose_skill_md_is_excluded_is_a_plain_root(root: Path) -> None:
+    folder = root / "pdf-processing"
+    write(folder, {"sub/SKILL.md": skill_md("sub")})
+    catalog = FilesystemSource([folder], exclude=["/SKILL.md"]).scan()
+    assert [s.uri for s in catalog.skills] == ["skill://sub/SKILL.md"]
+
+
+def test_a_snapshot_of_a_folder_gone_is_empty(root: Path) -> None:
+    source = FilesystemSource([root])
+    assert source._snapshot(0, "gone") == RootSnapshot()
+    assert source._snapshot(0, "pdf-processing/.hidden") == RootSnapshot()
+
+
+def test_an_over_limit_skill_md_does_not_make_every_poll_rescan(
+    tmp_path: Path, clock: dict[str, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(time, "time_ns", lambda: 1 << 62)
+    write(tmp_path, {"big/SKILL.md": skill_md("big", body="x" * 200)})
+    source = FilesystemSource([tmp_path], limits=Limits(max_resources=512, max_total_bytes=100))
+    c = Client(SkillsServer(source, cursor_key=KEY, ttl_ms=1_000))
+    scans = count_scans(monkeypatch)
+    clock["ns"] += 10**9
+    assert listed(c) == []
+    assert scans == []
+
+
+def test_the_structure_walk_skips_what_the_scan_skips(
+    root: Path, clock: dict[str, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(time, "time_ns", lambda: 1 << 62)
+    write(root, {"x/.hidden/SKILL.md": skill_md("hidden"), "locked/a/SKILL.md": skill_md("a")})
+    source = FilesystemSource([root])
+    c = Client(SkillsServer(source, cursor_key=KEY, ttl_ms=1_000))
+    scans = count_scans(monkeypatch)
+    clock["ns"] += 10**9
+    assert listed(c) == ["skill://locked/a/SKILL.md", SKILL_URI]
+    assert scans == []
+    # A folder that cannot be opened, or listed, while looking: the look moves on; the re-scan
+    # it triggers (a skill seems gone) reports it.
+    failing_open(monkeypatch, "locked", errno.EACCES)
+    clock["ns"] += 10**9
+    assert listed(c) == [SKILL_URI]
+    assert [p.path for p in c.server.catalog.problems] == ["locked"]
+    monkeypatch.undo()
+    real_scandir = os.scandir
+
+    def unlistable(path: Any) -> Any:
+        if isinstance(path, int) and os.readlink(f"/proc/self/fd/{path}").endswith("/x"):
+            raise OSError(errno.EIO, "Input/output error")
+        return real_scandir(path)
+
+    monkeypatch.setattr(time, "time_ns", lambda: 1 << 62)
+    monkeypatch.setattr(time, "monotonic_ns", lambda: clock["ns"])
+    monkeypatch.setattr(os, "scandir", unlistable)
+    clock["ns"] += 10**9
+    assert listed(c) == ["skill://locked/a/SKILL.md", SKILL_URI]
+
+
+def test_a_skill_md_over_the_limit_is_omitted_without_being_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It used to reach the catalog builder with neither bytes nor a verdict (an assertion)."""
+    monkeypatch.setattr(fs_module, "_read_fd", None)  # any read would fail
+    write(tmp_path, {"big/SKILL.md": skill_md("big", body="x" * 200)})
+    source = FilesystemSource([tmp_path], limits=Limits(max_resources=512, max_total_bytes=100))
+    (omitted,) = source.scan().omitted
+    assert (omitted.code, omitted.path) == (OmitCode.OVER_LIMIT, "big")
+    assert omitted.reason.startswith("the skill has 1 files and 243 bytes; the limits are")
+    assert isinstance(source.recheck("skill://big/SKILL.md"), OmittedSkill)

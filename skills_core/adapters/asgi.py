@@ -1022,6 +1022,9 @@ class AppConfig:
     ``SKILLS_CORE_NO_DIRECTORY_READ`` ``1`` to leave ``resources/directory/read`` out
     ``SKILLS_CORE_MAX_BODY_BYTES``    largest request body (default 4 MiB)
     ``SKILLS_CORE_BODY_TIMEOUT``      seconds to receive a body (default 30)
+    ``SKILLS_CORE_INCLUDE_HIDDEN``    ``1`` to publish hidden files and folders too
+    ``SKILLS_CORE_EXCLUDE``           globs of paths not to publish, one per line
+    ``SKILLS_CORE_INDEX``             the digest index file to start warm from (shared by workers)
     ================================  ===========================================================
 
     Every worker must get the same secret: it signs cursors and session ids.
@@ -1039,6 +1042,9 @@ class AppConfig:
     directory_read: bool = True
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     body_timeout: float = DEFAULT_BODY_TIMEOUT
+    include_hidden: bool = False
+    exclude: tuple[str, ...] = ()
+    index: str | None = None
 
     def to_environ(self) -> dict[str, str]:
         """The environment variables that make :meth:`from_environ` return this config."""
@@ -1055,6 +1061,9 @@ class AppConfig:
             "CURSOR_KEY_FILE": self.key_file or "",
             "MAX_BODY_BYTES": str(self.max_body_bytes),
             "BODY_TIMEOUT": str(self.body_timeout),
+            "INCLUDE_HIDDEN": "1" if self.include_hidden else "",
+            "EXCLUDE": "\n".join(self.exclude),
+            "INDEX": self.index or "",
         }
         return {_ENV_PREFIX + name: value for name, value in env.items()}
 
@@ -1096,6 +1105,9 @@ class AppConfig:
             max_body_bytes=_env_int(get("MAX_BODY_BYTES"), "MAX_BODY_BYTES")
             or DEFAULT_MAX_BODY_BYTES,
             body_timeout=_env_seconds(get("BODY_TIMEOUT"), "BODY_TIMEOUT"),
+            include_hidden=get("INCLUDE_HIDDEN") == "1",
+            exclude=tuple(glob for glob in get("EXCLUDE").split("\n") if glob),
+            index=get("INDEX") or None,
         )
 
     def build(self) -> SkillsApp:
@@ -1108,7 +1120,12 @@ class AppConfig:
         from skills_core.server.filesystem import server_from_roots  # noqa: PLC0415
 
         secret = self.secret if self.secret is not None else read_key_file(str(self.key_file))
-        settings: dict[str, Any] = {"directory_read": self.directory_read}
+        settings: dict[str, Any] = {
+            "directory_read": self.directory_read,
+            "include_hidden": self.include_hidden,
+            "exclude": self.exclude,
+            "index": self.index,
+        }
         if self.page_size is not None:
             settings["page_size"] = self.page_size
         if self.ttl_ms is not None:

@@ -162,6 +162,30 @@ def _add_http_options(serve: argparse.ArgumentParser) -> None:
     )
 
 
+def _source_options(command: argparse.ArgumentParser) -> None:
+    """The options of the filesystem source, which ``serve`` and ``manifest`` share."""
+    command.add_argument(
+        "--include-hidden",
+        action="store_true",
+        help="publish hidden files and folders too (names starting with '.', ending with '~', "
+        "or '#...#'); version-control metadata stays out",
+    )
+    command.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="do not publish paths matching GLOB, relative to the root with '/' separators "
+        "('*.log', 'drafts/', '**/tmp'); repeatable",
+    )
+    command.add_argument(
+        "--index",
+        metavar="FILE",
+        help="start warm from a digest index kept in FILE (created and updated as needed; "
+        "workers of one server may share it)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser (exposed for documentation and tests)."""
     parser = _Parser(
@@ -175,7 +199,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve = commands.add_parser(
         "serve", help="serve the skills under ROOT... as a stdio MCP server"
     )
-    serve.add_argument("roots", nargs="+", metavar="ROOT", help="folder of skills")
+    serve.add_argument(
+        "roots", nargs="+", metavar="ROOT", help="a folder of skills, or a skill folder itself"
+    )
     serve.add_argument(
         "--no-directory-read",
         action="store_true",
@@ -188,15 +214,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--ttl-ms",
         type=_non_negative_int,
         default=300_000,
-        help="ttlMs on cacheable results (default 300000)",
+        help="ttlMs on cacheable results; skills added or removed show in listings within it "
+        "(default 300000)",
     )
     _add_http_options(serve)
+    _source_options(serve)
 
     manifest = commands.add_parser(
         "manifest", help="print the entries serve would publish, and why any are omitted"
     )
-    manifest.add_argument("roots", nargs="+", metavar="ROOT")
+    manifest.add_argument(
+        "roots", nargs="+", metavar="ROOT", help="a folder of skills, or a skill folder itself"
+    )
     manifest.add_argument("--json", action="store_true", help="machine-readable output")
+    _source_options(manifest)
 
     # validate and diff exit 0 (valid, or the same), 1 (invalid, or different) or 2 (usage or
     # I/O error), as diff(1) does, so that CI can tell a finding from a broken invocation.

@@ -88,12 +88,21 @@ def print_json(document: object) -> None:
     sys.stdout.write(display_json(document) + "\n")
 
 
-def open_source(roots: Sequence[str]) -> FilesystemSource:
-    """A :class:`~skills_core.server.filesystem.FilesystemSource` over ``roots``, or a CliError."""
+def open_source(
+    roots: Sequence[str],
+    *,
+    include_hidden: bool = False,
+    exclude: Sequence[str] = (),
+    index: str | None = None,
+) -> FilesystemSource:
+    """A :class:`~skills_core.server.filesystem.FilesystemSource` over ``roots``, or a CliError.
+
+    The keywords are the source's own (``serve`` and ``manifest`` take them as options).
+    """
     from skills_core.server.filesystem import FilesystemSource  # noqa: PLC0415 - only when used
 
     try:
-        return FilesystemSource(roots)
+        return FilesystemSource(roots, include_hidden=include_hidden, exclude=exclude, index=index)
     except (OSError, ValueError) as exc:
         raise CliError(os_message(exc), EXIT_USAGE) from None
 

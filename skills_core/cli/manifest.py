@@ -1,16 +1,34 @@
 """``skills-core manifest``: the entries ``serve`` would publish, and why any are left out.
 
 Theory of operation: one scan of the roots by the same source and catalog builder that ``serve``
-uses, printed as text or, with ``--json``, as one JSON document (``skills``, ``omitted``,
-``warnings``, ``problems``).
+uses (with the same ``--include-hidden``, ``--exclude`` and ``--index`` options), printed as text
+or, with ``--json``, as one JSON document.
+
+**Text** shows every name and message from the folders through
+:func:`skills_core.display.display` after a fixed word of ours, so a file name holding a line
+break, an escape sequence or a bidirectional override cannot forge or reorder a line.
+
+**JSON** (``--json``) is one object with five lists: ``skills`` (the entries, as ``skills/list``
+would send them), ``omitted`` (``path``, ``uri``, ``code``, ``reason``), ``warnings`` (``uri`` and
+the finding), ``problems`` (``path``, ``code``, ``reason``: links, special files, unreadable
+entries) and ``skipped`` (``path``, ``code``, ``reason``: hidden, excluded and always-ignored
+entries). It is always strict UTF-8. A file or folder name that is not valid UTF-8 cannot be a
+JSON string as it is: its ``path`` then shows each byte that is not UTF-8 as ``\\xNN`` (text, for
+people), and ``pathHex`` beside it holds the exact bytes of the path, in lowercase hexadecimal
+(for programs). ``pathHex`` is present only for such names. Messages that quote such a name show
+it the same way.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from collections.abc import Mapping, Sequence
 
-from skills_core.cli._common import EXIT_OK, open_source, print_json
+from skills_core.cli._common import EXIT_OK, error, open_source
+from skills_core.display import display
+from skills_core.server.catalog import Catalog
 from skills_core.validation import Finding
 
 __all__ = ["run_manifest", "finding_json"]
@@ -18,33 +36,27 @@ __all__ = ["run_manifest", "finding_json"]
 
 def run_manifest(args: argparse.Namespace) -> int:
     """Run ``skills-core manifest``: print what ``serve`` would publish, and why not the rest."""
-    source = open_source(args.roots)
+    source = open_source(
+        args.roots, include_hidden=args.include_hidden, exclude=args.exclude, index=args.index
+    )
     progress = sys.stderr.isatty()
     if progress:
-        sys.stderr.write(f"skills-core: scanning {', '.join(args.roots)} ...")
+        sys.stderr.write(f"skills-core: scanning {display(', '.join(args.roots))} ...")
         sys.stderr.flush()
     catalog = source.scan()
     if progress:
         sys.stderr.write(f"\rskills-core: scanned {len(catalog.skills)} skills.      \n")
+    if source.index_note is not None:
+        error(f"manifest: {source.index_note}")
     if args.json:
-        document = {
-            "skills": [skill.entry.to_json() for skill in catalog.skills],
-            "omitted": [
-                {"path": o.path, "uri": o.uri, "code": str(o.code), "reason": o.reason}
-                for o in catalog.omitted
-            ],
-            "warnings": [
-                {"uri": skill.entry.uri, **finding_json(f)}
-                for skill in catalog.skills
-                for f in catalog.findings(skill)
-            ],
-            "problems": [
-                {"path": p.path, "code": str(p.code), "reason": p.reason} for p in catalog.problems
-            ],
-        }
-        print_json(document)
-        return EXIT_OK
-    out = sys.stdout
+        _write(_json_lines(catalog))
+    else:
+        _write(_text_lines(catalog))
+    return EXIT_OK
+
+
+def _text_lines(catalog: Catalog) -> list[str]:
+    lines: list[str] = []
     for skill in catalog.skills:
         entry = skill.entry
         what = (
@@ -52,16 +64,104 @@ def run_manifest(args: argparse.Namespace) -> int:
             if entry.is_dynamic
             else f"{len(entry.resources)} files, {entry.total_size} bytes"
         )
-        out.write(f"{entry.uri}  ({what})\n")
+        lines.append(f"{display(entry.uri)}  ({what})\n")
         for finding in catalog.findings(skill):
-            out.write(f"    warning {finding.field or '/'}: {finding.message}\n")
+            lines.append(
+                f"    warning {display(finding.field or '/')}: {display(finding.message)}\n"
+            )
     for omitted in catalog.omitted:
-        where = omitted.uri or omitted.path
-        out.write(f"omitted {where}: {omitted.reason}\n")
+        lines.append(f"omitted {display(omitted.uri or omitted.path)}: {display(omitted.reason)}\n")
     for problem in catalog.problems:
-        out.write(f"skipped {problem.path}: {problem.reason}\n")
-    out.write(f"{len(catalog.skills)} skills published, {len(catalog.omitted)} left out\n")
-    return EXIT_OK
+        lines.append(f"refused {display(problem.path)}: {display(problem.reason)}\n")
+    for skipped in catalog.skipped:
+        lines.append(f"skipped {display(skipped.path)}: {display(skipped.reason)}\n")
+    summary = f"{len(catalog.skills)} skills published, {len(catalog.omitted)} left out"
+    if catalog.problems:
+        summary += f", {len(catalog.problems)} entries refused"
+    if catalog.skipped:
+        summary += f", {len(catalog.skipped)} skipped"
+    lines.append(summary + "\n")
+    return lines
+
+
+def _json_lines(catalog: Catalog) -> list[str]:
+    """The JSON document, one list item per line (each written by the C encoder: fast)."""
+    document: dict[str, Sequence[Mapping[str, object]]] = {
+        "skills": [skill.entry.to_json() for skill in catalog.skills],
+        "omitted": [
+            {**_path(o.path), "uri": o.uri, "code": str(o.code), "reason": _text(o.reason)}
+            for o in catalog.omitted
+        ],
+        "warnings": [
+            {"uri": skill.entry.uri, **_strict(finding_json(f))}
+            for skill in catalog.skills
+            for f in catalog.findings(skill)
+        ],
+        "problems": [
+            {**_path(p.path), "code": str(p.code), "reason": _text(p.reason)}
+            for p in catalog.problems
+        ],
+        "skipped": [
+            {**_path(s.path), "code": str(s.code), "reason": _text(s.reason)}
+            for s in catalog.skipped
+        ],
+    }
+    encode = json.JSONEncoder(ensure_ascii=False).encode
+    lines = ["{\n"]
+    for number, (key, items) in enumerate(document.items()):
+        close = "]\n" if number == len(document) - 1 else "],\n"
+        if not items:
+            lines.append(f'  "{key}": [{close}')
+            continue
+        lines.append(f'  "{key}": [\n')
+        lines.append(",\n".join("    " + encode(item) for item in items))
+        lines.append(f"\n  {close}")
+    lines.append("}\n")
+    return lines
+
+
+def _write(lines: list[str]) -> None:
+    """Write ``lines`` to stdout as strict UTF-8, whatever the locale says."""
+    text = "".join(lines)
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:  # a text-only stream put in stdout's place (tests, embedding)
+        sys.stdout.write(text)
+        return
+    sys.stdout.flush()
+    buffer.write(text.encode("utf-8"))
+    buffer.flush()
+
+
+def _text(value: str) -> str:
+    """``value`` as strict-UTF-8 text: each lone surrogate shown as ``\\xNN`` or ``\\uNNNN``.
+
+    Names that are not UTF-8 reach Python as lone surrogates U+DC80..U+DCFF (one per byte,
+    ``surrogateescape``); each is shown as the byte it stands for.
+    """
+    if value.isascii():
+        return value
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return "".join(
+            (f"\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF else f"\\u{ord(c):04x}")
+            if 0xD800 <= ord(c) <= 0xDFFF
+            else c
+            for c in value
+        )
+    return value
+
+
+def _path(path: str) -> dict[str, str]:
+    """``{"path": ...}``, with ``pathHex`` (the exact bytes) when the path is not UTF-8."""
+    shown = _text(path)
+    if shown is path:
+        return {"path": path}
+    return {"path": shown, "pathHex": path.encode("utf-8", "surrogateescape").hex()}
+
+
+def _strict(item: dict[str, object]) -> dict[str, object]:
+    return {key: _text(value) if isinstance(value, str) else value for key, value in item.items()}
 
 
 def finding_json(finding: Finding) -> dict[str, object]:

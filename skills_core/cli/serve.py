@@ -1,6 +1,7 @@
 """``skills-core serve``: the skills under some folders, as a stdio or Streamable HTTP MCP server.
 
 Theory of operation: the folders become a :class:`~skills_core.server.filesystem.FilesystemSource`,
+(with the options ``--include-hidden``, ``--exclude`` and ``--index``, which belong to the source),
 wrapped in a :class:`~skills_core.server.handler.SkillsServer`.
 
 * stdio (the default): served by the blocking stdio loop (:mod:`skills_core.adapters.blocking_stdio`)
@@ -40,7 +41,9 @@ def run_serve(args: argparse.Namespace) -> int:
     from skills_core.adapters.blocking_stdio import serve_stdio  # noqa: PLC0415
     from skills_core.server.handler import SkillsServer  # noqa: PLC0415
 
-    source = open_source(args.roots)
+    source = open_source(
+        args.roots, include_hidden=args.include_hidden, exclude=args.exclude, index=args.index
+    )
     server = SkillsServer(
         source,
         cursor_key=os.urandom(32),
@@ -48,6 +51,8 @@ def run_serve(args: argparse.Namespace) -> int:
         page_size=args.page_size,
         ttl_ms=args.ttl_ms,
     )
+    if source.index_note is not None:
+        error(f"serve: {source.index_note}")
     _report_omitted(len(server.catalog.omitted))
     # A SkillsServer's results have string keys by construction: skip the endpoint's key walk.
     serve_stdio(server.connection(), results_have_string_keys=True)
@@ -124,7 +129,8 @@ def _run_http(args: argparse.Namespace) -> int:
     )
 
     host, port = parse_bind(args.http)
-    open_source(args.roots)  # a missing root is a usage error, before anything starts
+    # a missing root or a bad --exclude is a usage error, before anything starts
+    open_source(args.roots, include_hidden=args.include_hidden, exclude=args.exclude)
     secret, key_file = _secret(args.cursor_key_file)
     loopback = _is_loopback(host)
     extra_hosts, extra_origins = tuple(args.allowed_host), tuple(args.allowed_origin)
@@ -144,6 +150,9 @@ def _run_http(args: argparse.Namespace) -> int:
             page_size=args.page_size,
             ttl_ms=args.ttl_ms,
             directory_read=not args.no_directory_read,
+            include_hidden=args.include_hidden,
+            exclude=tuple(args.exclude),
+            index=None if args.index is None else os.path.abspath(args.index),
         )
         app = config.build()  # what every worker will do: fail here, once, with one message
     except (OSError, ValueError) as exc:

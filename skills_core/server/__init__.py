@@ -41,6 +41,8 @@ from skills_core.server.model import OmittedSkill as OmittedSkill
 from skills_core.server.model import ProblemCode as ProblemCode
 from skills_core.server.model import PublishedSkill as PublishedSkill
 from skills_core.server.model import RootSnapshot as RootSnapshot
+from skills_core.server.model import SkipCode as SkipCode
+from skills_core.server.model import SkippedEntry as SkippedEntry
 from skills_core.server.model import SnapshotFile as SnapshotFile
 from skills_core.server.model import SourceProblem as SourceProblem
 from skills_core.server.paths import DEFAULT_SCHEME as DEFAULT_SCHEME
@@ -60,6 +62,8 @@ __all__ = [
     "RootSnapshot",
     "SnapshotFile",
     "SourceProblem",
+    "SkipCode",
+    "SkippedEntry",
     # sources
     "SkillSource",
     "TreeSource",

@@ -13,6 +13,15 @@ later listings, and listing pages must cost ``O(log n + page)``. :class:`LiveCat
 * the ``resources/list`` index (every served file, sorted), built on first use,
 
 and updates them in place when a re-check finds a changed, new or vanished skill.
+
+**Skills added or removed while serving.** :meth:`LiveCatalog.sync` is called at the start of
+``skills/list`` and ``resources/list`` with the source and the server's ``ttlMs``: it asks the
+source's :meth:`~skills_core.server.source.SkillSource.poll` and, when the source re-scanned,
+serves the new catalog from then on. The source decides how often it looks (the filesystem source
+at most once per ``ttlMs``, and only at the folder structure and each ``SKILL.md``'s stat
+signature), so a listing stays cheap and a skill added or removed shows up in listings within
+``ttlMs``; ``skills/get`` and reads look at the files as they are at once, as before. The handler
+reads no clock: the filesystem source does.
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ from skills_core.server.catalog import Catalog
 from skills_core.server.mime import mime_type_for
 from skills_core.server.model import OmittedSkill, PublishedSkill
 from skills_core.server.paths import split_uri
+from skills_core.server.source import SkillSource
 from skills_core.spec import SKILL_MD, SKILL_MD_MIME_TYPE
 
 #: How many URIs :meth:`_Live.resolve` remembers before it starts over (bounds memory whatever
@@ -59,6 +69,9 @@ class LiveCatalog:
     )
 
     def __init__(self, catalog: Catalog) -> None:
+        self._reset(catalog)
+
+    def _reset(self, catalog: Catalog) -> None:
         self._base = catalog
         self._catalog: Catalog | None = catalog
         self._by_uri: dict[str, PublishedSkill] = {skill.uri: skill for skill in catalog.skills}
@@ -70,13 +83,23 @@ class LiveCatalog:
         # uri -> resolve() answer; emptied whenever a skill is added, replaced or dropped.
         self._resolved: dict[str, tuple[PublishedSkill, str] | None] = {}
 
+    def sync(self, source: SkillSource, max_age_ms: int) -> None:
+        """Serve ``source``'s new catalog if it re-scanned (see the module docstring)."""
+        catalog = source.poll(max_age_ms)
+        if catalog is not None:
+            self._reset(catalog)
+
     @property
     def catalog(self) -> Catalog:
         catalog = self._catalog
         if catalog is None:
             skills = tuple(sorted(self._by_uri.values(), key=lambda skill: skill.uri))
+            base = self._base
             catalog = Catalog(
-                skills=skills, omitted=tuple(self._omitted), problems=self._base.problems
+                skills=skills,
+                omitted=tuple(self._omitted),
+                problems=base.problems,
+                skipped=base.skipped,
             )
             self._catalog = catalog
         return catalog

@@ -40,7 +40,9 @@ __all__ = [
     "path_of",
     "trusted_entry",
     "ancestors",
-    "judge",
+    "ParsedSkillMd",
+    "parse_skill_md",
+    "judge_parsed",
     "path_collision",
     "find_conflicts",
     "conflict",
@@ -139,12 +141,24 @@ def freeze_parsed(value: dict[str, JSONValue] | list[JSONValue]) -> FrozenJSON:
     )
 
 
-def judge(data: bytes, name: str) -> Verdict:
-    """Parse and validate one SKILL.md for a folder called ``name``."""
+#: What one SKILL.md amounts to before its folder is known: its frontmatter as the parser gives it
+#: (a JSON object), or, when it has none the parser accepts, the reason (a string).
+ParsedSkillMd = dict[str, JSONValue] | str
+
+
+def parse_skill_md(data: bytes) -> ParsedSkillMd:
+    """Parse one SKILL.md's frontmatter: the object, or why there is none (``"SKILL.md ..."``)."""
     try:
-        frontmatter = _frontmatter_data(data)
+        return _frontmatter_data(data)
     except FrontmatterError as exc:
-        return Verdict(None, code=OmitCode.FRONTMATTER, reason=f"SKILL.md {exc.message}")
+        return f"SKILL.md {exc.message}"
+
+
+def judge_parsed(parsed: ParsedSkillMd, name: str) -> Verdict:
+    """Validate one parsed SKILL.md (see :func:`parse_skill_md`) for a folder called ``name``."""
+    if isinstance(parsed, str):
+        return Verdict(None, code=OmitCode.FRONTMATTER, reason=parsed)
+    frontmatter = parsed
     declared = frontmatter.get("name")
     if declared != name and isinstance(declared, str):
         return Verdict(

@@ -60,12 +60,14 @@ from skills_core.entry import (
 from skills_core.errors import URIError
 from skills_core.server._rules import (
     Candidate,
+    ParsedSkillMd,
     Verdict,
     ancestors,
     bad_path,
     conflict,
     find_conflicts,
-    judge,
+    judge_parsed,
+    parse_skill_md,
     path_collision,
     path_of,
     refused,
@@ -77,6 +79,7 @@ from skills_core.server.model import (
     OmittedSkill,
     PublishedSkill,
     RootSnapshot,
+    SkippedEntry,
     SnapshotFile,
     SourceProblem,
     new_published_skill,
@@ -113,11 +116,13 @@ class Catalog:
         skills: The published skills, sorted by URI, each URI once.
         omitted: The skills left out, with reasons, sorted by root and path.
         problems: Filesystem entries refused while walking (links, special files, unreadable).
+        skipped: Entries the source passed over on purpose (hidden, excluded or ignored names).
     """
 
     skills: tuple[PublishedSkill, ...] = ()
     omitted: tuple[OmittedSkill, ...] = ()
     problems: tuple[SourceProblem, ...] = ()
+    skipped: tuple[SkippedEntry, ...] = ()
     _index: Mapping[str, PublishedSkill] | None = field(
         default=None, init=False, repr=False, compare=False
     )
@@ -208,10 +213,12 @@ class CatalogBuilder:
     """Turns snapshots into catalogs; keeps a cache of SKILL.md verdicts between builds.
 
     One builder belongs to one source. It holds no I/O and no clock: the only state is the cache,
-    keyed by ``(SKILL.md digest, folder name)``, which a full :meth:`build` prunes to what it used.
+    keyed by ``(SKILL.md digest, folder name)``, which a full :meth:`build` prunes to what it used,
+    and, when asked to keep them, the parsed SKILL.md files by digest (what a digest index stores:
+    :meth:`learn`, :meth:`parsed_for`).
     """
 
-    __slots__ = ("_old", "_verdicts", "limits", "scheme")
+    __slots__ = ("_old", "_parsed", "_verdicts", "limits", "scheme")
 
     def __init__(self, *, scheme: str = DEFAULT_SCHEME, limits: Limits = DEFAULT_LIMITS) -> None:
         """Build ``<scheme>://`` URIs and enforce ``limits`` (the spec's, by default).
@@ -223,6 +230,8 @@ class CatalogBuilder:
         self.limits = limits
         self._verdicts: dict[tuple[str, str], Verdict] = {}
         self._old: dict[tuple[str, str], Verdict] = {}
+        # Parsed SKILL.md files by digest, once learn() was called (a digest index needs them).
+        self._parsed: dict[str, ParsedSkillMd] | None = None
 
     # -- public -----------------------------------------------------------------------------------
 
@@ -233,6 +242,7 @@ class CatalogBuilder:
         self._old, self._verdicts = self._verdicts, {}
         omitted: list[OmittedSkill] = []
         problems: list[SourceProblem] = []
+        skipped: list[SkippedEntry] = []
         published: list[PublishedSkill] = []
         candidates: list[Candidate] = []
         # One root and no dynamic skill: folders map to distinct, consistent URIs, so no skill
@@ -240,6 +250,7 @@ class CatalogBuilder:
         alone = len(roots) == 1 and not dynamic
         for index, snapshot in enumerate(roots):
             problems.extend(snapshot.problems)
+            skipped.extend(snapshot.skipped)
             for found in self._root_skills(index, snapshot, omitted):
                 if alone:
                     result = self._build(index, found)
@@ -285,7 +296,12 @@ class CatalogBuilder:
         self._old = {}
         published.sort(key=_uri_of)
         omitted.sort(key=lambda o: (o.root is None, o.root or 0, o.path))
-        return Catalog(skills=tuple(published), omitted=tuple(omitted), problems=tuple(problems))
+        return Catalog(
+            skills=tuple(published),
+            omitted=tuple(omitted),
+            problems=tuple(problems),
+            skipped=tuple(skipped),
+        )
 
     def build_skill(
         self, root: int, folder: str, snapshot: RootSnapshot
@@ -347,12 +363,41 @@ class CatalogBuilder:
         )
 
     def knows(self, digest: str, name: str) -> bool:
-        """Whether the verdict on a SKILL.md with ``digest`` in a folder ``name`` is cached.
+        """Whether the verdict on a SKILL.md with ``digest`` in a folder ``name`` needs no bytes.
 
-        A source may then snapshot that SKILL.md without its bytes (:class:`SnapshotFile` with
+        True when that verdict is cached, or the parsed SKILL.md of that digest is kept. A source
+        may then snapshot that SKILL.md without its bytes (:class:`SnapshotFile` with
         ``data=None``) for the next :meth:`build` or :meth:`build_skill`.
         """
-        return (digest, name) in self._verdicts
+        return (digest, name) in self._verdicts or (
+            self._parsed is not None and digest in self._parsed
+        )
+
+    def learn(self, parsed: Mapping[str, ParsedSkillMd]) -> None:
+        """Keep parsed SKILL.md files by digest from now on, starting with ``parsed``.
+
+        Each value is what the frontmatter parser made of the SKILL.md with that digest: a JSON
+        object, or the reason it has no frontmatter (a string beginning ``"SKILL.md "``). The
+        caller (a digest index) vouches that it is; the rules of the catalog (name, validation)
+        still run on it. A SKILL.md of a known digest needs no bytes (:meth:`knows`); every one
+        parsed from now on is kept too, for :meth:`parsed_for`.
+        """
+        if self._parsed is None:
+            self._parsed = {}
+        self._parsed.update(parsed)
+
+    def parsed_for(self, digests: Iterable[str]) -> dict[str, ParsedSkillMd]:
+        """The kept parsed SKILL.md of each of ``digests`` known, forgetting every other one.
+
+        A source calls it with the digest of every SKILL.md it still has, so what is kept stays
+        bounded by the tree. Empty unless :meth:`learn` was called.
+        """
+        kept = self._parsed
+        if kept is None:
+            return {}
+        wanted = {digest: kept[digest] for digest in digests if digest in kept}
+        self._parsed = dict(wanted)
+        return wanted
 
     def folder_of(self, uri: str) -> str | None:
         """Return the folder (raw names) a SKILL.md URI of this builder's scheme names, or None.
@@ -433,14 +478,47 @@ class CatalogBuilder:
             return verdict
         verdict = self._old.get(key)
         if verdict is None:
-            assert data is not None, "a SKILL.md snapshot without bytes needs a cached verdict"
-            verdict = judge(data, name)
+            verdict = self._judge(digest, data, name)
         self._verdicts[key] = verdict
         return verdict
+
+    def _judge(self, digest: str, data: bytes | None, name: str) -> Verdict:
+        """The verdict on a SKILL.md not cached: parsed from ``data``, or as kept by digest."""
+        kept = self._parsed
+        if data is None:
+            assert kept is not None, "a SKILL.md snapshot without bytes needs a known verdict"
+            parsed = kept[digest]
+        else:
+            parsed = parse_skill_md(data)
+            if kept is not None:
+                kept[digest] = parsed
+        return judge_parsed(parsed, name)
+
+    def _over_limit(
+        self, root: int, folder: str, skill_uri: str, files: int, total: int
+    ) -> OmittedSkill:
+        limits = self.limits
+        return OmittedSkill(
+            root=root,
+            path=folder,
+            uri=skill_uri,
+            code=OmitCode.OVER_LIMIT,
+            reason=f"the skill has {files} files and {total} bytes; the limits are "
+            f"{limits.max_resources} files and {limits.max_total_bytes} bytes",
+        )
 
     def _build(self, root: int, found: _Found) -> PublishedSkill | OmittedSkill:
         root_uri, folder, skill_md, files_below, problems = found
         skill_uri = root_uri + _SKILL_MD_SUFFIX
+        limits = self.limits
+        if skill_md.size > limits.max_total_bytes:  # a source need not read (or hash) it at all
+            return self._over_limit(
+                root,
+                folder,
+                skill_uri,
+                len(files_below) or 1,
+                sum(f.size for f in files_below) if files_below else skill_md.size,
+            )
         digest = skill_md.digest
         name = folder.rpartition("/")[2]
         key = (digest, name)
@@ -448,9 +526,7 @@ class CatalogBuilder:
         if verdict is None:
             verdict = self._old.get(key)
             if verdict is None:
-                data = skill_md.data
-                assert data is not None, "a SKILL.md snapshot without bytes needs a cached verdict"
-                verdict = judge(data, name)
+                verdict = self._judge(digest, skill_md.data, name)
             self._verdicts[key] = verdict
         frontmatter = verdict.frontmatter
         if frontmatter is None:
@@ -497,16 +573,8 @@ class CatalogBuilder:
                 total += file.size
             if bad_names:
                 findings = (*findings, *bad_names)
-        limits = self.limits
         if len(resources) > limits.max_resources or total > limits.max_total_bytes:
-            return OmittedSkill(
-                root=root,
-                path=folder,
-                uri=skill_uri,
-                code=OmitCode.OVER_LIMIT,
-                reason=f"the skill has {len(resources)} files and {total} bytes; the limits are "
-                f"{limits.max_resources} files and {limits.max_total_bytes} bytes",
-            )
+            return self._over_limit(root, folder, skill_uri, len(resources), total)
         if len(files) > 1:
             collision = path_collision(files.values())
             if collision is not None:

@@ -19,22 +19,50 @@ opening them at all. Refused entries are reported as
 :class:`~skills_core.server.catalog.SourceProblem` values (relative paths only, never an absolute
 path or a link target).
 
+**A root that is itself a skill.** A root holding a regular ``SKILL.md`` when the source is made
+(``serve ./my-skill``) is published as that skill: its files appear under the root folder's own
+name (``skill://my-skill/...``), as if the root were a folder of a root above it, which is never
+opened. Its skills' paths in snapshots, problems and omissions start with that name.
+
+**What is skipped.** Names below a root are judged by a
+:class:`~skills_core.server.selection.Selection`: always-ignored names (version-control metadata,
+``__pycache__``, ``.DS_Store``), hidden names (unless ``include_hidden``) and ``exclude``
+patterns; the module :mod:`skills_core.server.selection` says exactly what each means. A skipped
+folder is not entered; what is skipped is reported as
+:class:`~skills_core.server.model.SkippedEntry` values (the topmost entry only), and is neither
+published nor readable nor listed.
+
 **Each byte is read once per scan.** A full scan reads only the files inside skill folders (a
 folder is known to be one when its listing holds ``SKILL.md``, before its files are read), each
 once, hashing as it reads, and keeps only ``SKILL.md`` bytes. A file larger than the total-size
 limit is not read at all: any skill containing it is over the limit anyway. Digests are cached by
-``(device, inode, size, mtime, ctime)``; a later scan or the re-check of one skill re-reads only
-files whose key changed (and an unchanged ``SKILL.md`` whose verdict the catalog builder no
-longer holds). A file modified within a few seconds of being hashed could keep its key
-through a second write (timestamps are coarse), so such a "racy" entry is never trusted and gets
-re-hashed the next time.
+stat signature ``(device, inode, size, mtime, ctime)``; a later scan or the re-check of one skill
+re-reads only files whose signature changed (and an unchanged ``SKILL.md`` whose verdict the
+catalog builder no longer holds). A file modified within a few seconds of being hashed could keep
+its signature through a second write (timestamps are coarse), so such a "racy" entry is never
+trusted and gets re-hashed the next time.
 
-**Ignored names.** VCS metadata, ``__pycache__`` and ``.DS_Store`` (:data:`DEFAULT_IGNORED_NAMES`)
-are skipped everywhere, silently: they are neither published nor readable.
+**A warm start from a digest index** (``index=``; the format and the rules of trust are in
+:mod:`skills_core.server.index`). The cache of digests and the parsed ``SKILL.md`` files are
+loaded from the index when the source is made, so the first scan hashes and parses only what
+changed since the index was written; after a full scan that changed anything, the index is
+written again: to a new file in the same folder, then renamed over the old one, so a reader (or
+another worker of the same server writing at the same moment) always finds one whole index. The
+index is read like a served file (no link followed, no special file opened); an index that is
+missing, unreadable, corrupt, foreign or of another format is treated as absent. What went wrong
+with it is in :attr:`FilesystemSource.index_note`; it never fails the source.
+
+**Skills added or removed while serving** (:meth:`~skills_core.server.source.TreeSource.poll`).
+Each full scan records every skill folder's ``SKILL.md`` with its stat signature. When asked, at
+most once per ``max_age_ms`` (the server's ``ttlMs``), the source walks the folders again (no
+file is opened, only each ``SKILL.md`` is stat-ed) and re-scans, with its cache, only when that
+record differs: a skill folder appeared or vanished, or a ``SKILL.md`` changed. Changes to other
+files of a skill show in ``skills/get`` and reads at once, and in listings after a re-scan.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import os
@@ -44,33 +72,44 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Final, final
 
+from skills_core._version import __version__
 from skills_core.entry import DEFAULT_LIMITS, Limits
 from skills_core.messages import CacheScope, Implementation
+from skills_core.server.catalog import Catalog
 from skills_core.server.handler import (
     DEFAULT_PAGE_SIZE,
     DEFAULT_SERVER_INFO,
     DEFAULT_TTL_MS,
     SkillsServer,
 )
+from skills_core.server.index import (
+    DigestIndex,
+    DigestIndexError,
+    RootIndex,
+    Signature,
+    decode_index,
+    encode_index,
+)
 from skills_core.server.model import (
     DynamicSkill,
     ProblemCode,
     RootSnapshot,
+    SkipCode,
+    SkippedEntry,
     SnapshotFile,
     SourceProblem,
     new_snapshot_file,
 )
 from skills_core.server.paths import DEFAULT_SCHEME
+from skills_core.server.selection import DEFAULT_IGNORED_NAMES, Selection
 from skills_core.server.source import TreeSource
 from skills_core.spec import SKILL_MD
 
-__all__ = ["DEFAULT_IGNORED_NAMES", "FilesystemSource", "server_from_roots"]
-
-#: Names skipped everywhere: version-control metadata, bytecode caches, Finder litter.
-DEFAULT_IGNORED_NAMES: Final = frozenset({".git", ".hg", ".svn", "__pycache__", ".DS_Store"})
+__all__ = ["DEFAULT_IGNORED_NAMES", "MAX_INDEX_BYTES", "FilesystemSource", "server_from_roots"]
 
 _DIR_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_NEW_FILE_FLAGS: Final = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 #: Errors that mean "not there, not a folder, a link, or not ours to read": the entry is not served.
 _NOT_SERVED: Final = frozenset(
     {
@@ -88,10 +127,14 @@ _CHUNK: Final = 1024 * 1024
 _PROBE: Final = 64 * 1024
 #: How long after its last change a file's stat key is trusted (timestamps are coarse: 2 s on FAT).
 _RACY_NS: Final = 3_000_000_000
+#: An index larger than this is not read (treated as absent): about 2 million files.
+MAX_INDEX_BYTES: Final = 256 * 1024 * 1024
 
-
-#: A digest cache entry: (stat key, digest, whether the key may be trusted).
-_Cached = tuple[tuple[int, int, int, int, int], str, bool]
+#: A digest cache entry: (stat signature, digest). Only signatures that may be trusted (not
+#: racy) are kept, in memory as in the index.
+_Cached = tuple[Signature, str]
+#: What a poll compares: {SKILL.md path: its signature, or None while it is racy}.
+_Structure = dict[str, Signature | None]
 
 
 class _RefusedError(Exception):
@@ -101,7 +144,7 @@ class _RefusedError(Exception):
         self.reason = reason
 
 
-def _stat_key(st: os.stat_result) -> tuple[int, int, int, int, int]:
+def _stat_key(st: os.stat_result) -> Signature:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
@@ -163,7 +206,7 @@ class FilesystemSource(TreeSource):
     """Skills from folders on disk (the server's only I/O).
 
     Example:
-        >>> source = FilesystemSource(["./skills"])  # doctest: +SKIP
+        >>> source = FilesystemSource(["./skills"], exclude=["drafts/"])  # doctest: +SKIP
         >>> catalog = source.scan()  # doctest: +SKIP
     """
 
@@ -175,53 +218,106 @@ class FilesystemSource(TreeSource):
         limits: Limits = DEFAULT_LIMITS,
         dynamic: Iterable[DynamicSkill] = (),
         ignore: Iterable[str] = DEFAULT_IGNORED_NAMES,
+        include_hidden: bool = False,
+        exclude: Iterable[str] = (),
+        index: str | os.PathLike[str] | None = None,
     ) -> None:
         """Serve the skills found under ``roots`` (each resolved once, now).
 
         Args:
-            roots: Folders to publish; a skill's URI is its path below its root.
+            roots: Folders to publish; a skill's URI is its path below its root. A root that
+                holds a ``SKILL.md`` is itself published as a skill, under its folder's name.
             scheme: URI scheme of the published skills (``skill`` by default; URI-01).
             limits: Per-skill limits; over-limit skills are not served (ENTRY-19).
             dynamic: Dynamic skills served alongside.
-            ignore: Names skipped everywhere (:data:`DEFAULT_IGNORED_NAMES`).
+            ignore: Names skipped everywhere, even with ``include_hidden``
+                (:data:`DEFAULT_IGNORED_NAMES`).
+            include_hidden: Publish hidden files and folders too (``.env``, ``notes.md~``; see
+                :mod:`skills_core.server.selection`).
+            exclude: Glob patterns of paths below a root not to publish (see
+                :mod:`skills_core.server.selection` for how they match).
+            index: A digest index file to start warm from and keep up to date (see
+                :mod:`skills_core.server.index`); None for none.
 
         Raises:
             NotADirectoryError: a root is not a folder.
             FileNotFoundError: a root does not exist.
-            ValueError: ``scheme`` is not a scheme name.
+            ValueError: ``scheme`` is not a scheme name, or an exclude pattern is not a glob.
         """
         super().__init__(scheme=scheme, limits=limits, dynamic=dynamic)
+        self._selection = Selection(include_hidden=include_hidden, exclude=exclude, ignore=ignore)
         self._roots: list[str] = []
+        self._identities: list[tuple[int, int]] = []
+        # Per root: the name it is published under when it is itself a skill folder, else "".
+        self._mounts: list[str] = []
         for root in roots:
             resolved = os.path.realpath(os.fspath(root))
-            if not stat.S_ISDIR(os.stat(resolved).st_mode):
+            st = os.stat(resolved)
+            if not stat.S_ISDIR(st.st_mode):
                 raise NotADirectoryError(errno.ENOTDIR, "not a folder", os.fspath(root))
             self._roots.append(resolved)
-        self._ignore = frozenset(ignore)
+            self._identities.append((st.st_dev, st.st_ino))
+            self._mounts.append(self._mount_name(resolved))
         # Per root: {path: digest cache entry}. A full scan starts a new dict holding only the
         # files it saw; a re-check of one skill updates the current one.
         self._caches: list[dict[str, _Cached]] = [{} for _ in self._roots]
+        # Per root: the skill folders the last full scan saw (what poll() compares).
+        self._structures: list[_Structure] = [{} for _ in self._roots]
+        self._looked_ns = time.monotonic_ns()
+        self._index_path = None if index is None else os.path.abspath(os.fspath(index))
+        #: What went wrong with the digest index, if anything (for the operator; None when fine).
+        self.index_note: str | None = None
+        # Whether the cache holds what the index file does not (then the next scan writes it).
+        self._unsaved = False
+        if self._index_path is not None:
+            self._load_index(self._index_path)
 
     @property
     def roots(self) -> tuple[str, ...]:
         """The roots, resolved."""
         return tuple(self._roots)
 
-    # -- opening, one name at a time --------------------------------------------------------------
+    @property
+    def index_path(self) -> str | None:
+        """The digest index file, as an absolute path, or None."""
+        return self._index_path
 
-    def _open_dir(self, root: int, path: str) -> int | None:
-        """Open the folder ``path`` below root ``root`` without following links; None if not one."""
-        names = path.split("/") if path else []
-        if any(name in self._ignore for name in names):
-            return None
+    def _mount_name(self, resolved: str) -> str:
+        """The folder name of a root that holds a regular, not skipped ``SKILL.md``; else ``""``."""
+        name = os.path.basename(resolved)
+        if not name or self._selection.skips_path(SKILL_MD, False):
+            return ""
+        try:
+            st = os.lstat(os.path.join(resolved, SKILL_MD))
+        except OSError:
+            return ""
+        return name if stat.S_ISREG(st.st_mode) else ""
+
+    # -- paths below a root ----------------------------------------------------------------------
+
+    def _local(self, root: int, path: str) -> str | None:
+        """``path`` (as snapshots spell it) relative to the root folder itself, or None."""
+        mount = self._mounts[root]
+        if not mount:
+            return path
+        if path == mount:
+            return ""
+        if path.startswith(mount) and path[len(mount)] == "/":
+            return path[len(mount) + 1 :]
+        return None
+
+    def _open_local(self, root: int, local: str) -> int | None:
+        """Open the folder ``local`` below root ``root`` without following links; None if not one."""
         try:
             fd = os.open(self._roots[root], _DIR_FLAGS)
         except OSError as exc:
             if exc.errno in _NOT_SERVED:
                 return None
             raise
+        if not local:
+            return fd
         try:
-            for name in names:
+            for name in local.split("/"):
                 child = os.open(name, _DIR_FLAGS, dir_fd=fd)
                 os.close(fd)
                 fd = child
@@ -232,13 +328,24 @@ class FilesystemSource(TreeSource):
             raise
         return fd
 
+    def _open_dir(self, root: int, path: str) -> tuple[int, str] | None:
+        """Open the servable folder ``path``: ``(descriptor, local path)``, or None."""
+        local = self._local(root, path)
+        if local is None or self._selection.skips_path(local, True):
+            return None
+        fd = self._open_local(root, local)
+        return None if fd is None else (fd, local)
+
     # -- primitives -------------------------------------------------------------------------------
 
     def _root_count(self) -> int:
         return len(self._roots)
 
     def _is_skill_folder(self, root: int, folder: str) -> bool:
-        fd = self._open_dir(root, folder)
+        local = self._local(root, folder)
+        if local is None or self._selection.skips_path(_join(local, SKILL_MD), False):
+            return False
+        fd = self._open_local(root, local)
         if fd is None:
             return False
         try:
@@ -252,10 +359,11 @@ class FilesystemSource(TreeSource):
         return stat.S_ISREG(st.st_mode)
 
     def _read_file(self, root: int, path: str) -> bytes | None:
-        folder, _, name = path.rpartition("/")
-        if name in self._ignore:
+        local = self._local(root, path)
+        if not local or self._selection.skips_path(local, False):
             return None
-        dir_fd = self._open_dir(root, folder)
+        folder, _, name = local.rpartition("/")
+        dir_fd = self._open_local(root, folder)
         if dir_fd is None:
             return None
         try:
@@ -275,33 +383,47 @@ class FilesystemSource(TreeSource):
             os.close(fd)
 
     def _list_dir(self, root: int, path: str) -> Sequence[tuple[str, bool]] | None:
-        fd = self._open_dir(root, path)
-        if fd is None:
+        opened = self._open_dir(root, path)
+        if opened is None:
             return None
+        fd, local = opened
+        skip = self._selection.skip
+        children: list[tuple[str, bool]] = []
         try:
             with os.scandir(fd) as entries:
-                children = [
-                    (entry.name, entry.is_dir(follow_symlinks=False))
-                    for entry in entries
-                    if entry.name not in self._ignore
-                    and (
-                        entry.is_dir(follow_symlinks=False) or entry.is_file(follow_symlinks=False)
-                    )
-                ]
+                for entry in entries:
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                    if (is_dir or entry.is_file(follow_symlinks=False)) and skip(
+                        local, entry.name, is_dir
+                    ) is None:
+                        children.append((entry.name, is_dir))
         finally:
             os.close(fd)
         return children
 
     def _snapshot(self, root: int, folder: str) -> RootSnapshot:
-        fd = self._open_dir(root, folder)
-        if fd is None:
+        full = not folder
+        mount = self._mounts[root]
+        opened = self._open_dir(root, folder or mount)
+        if opened is None:
+            if full:  # the root is gone: so is everything it had
+                self._unsaved = self._unsaved or bool(self._caches[root])
+                self._caches[root] = {}
+                self._structures[root] = {}
             return RootSnapshot()
+        fd, _ = opened
         old = self._caches[root]
-        walk = _Walk(root=root, now=time.time_ns(), old=old, new={} if not folder else old)
+        walk = _Walk(
+            root=root,
+            now=time.time_ns(),
+            old=old,
+            new={} if full else old,
+            strip=len(mount) + 1 if mount else 0,
+        )
         # Depth first, one open folder per level: frames are (fd, path, in_skill, subfolders).
         stack: list[tuple[int, str, bool, list[str]]] = []
         try:
-            stack.append(self._enter_or_close(walk, fd, folder, False))
+            stack.append(self._enter_or_close(walk, fd, folder or mount, False))
             while stack:
                 dir_fd, path, in_skill, pending = stack[-1]
                 if not pending:
@@ -319,8 +441,11 @@ class FilesystemSource(TreeSource):
         finally:
             for frame in stack:
                 os.close(frame[0])
-        self._caches[root] = walk.new
-        return RootSnapshot(files=walk.files, problems=walk.problems)
+        if full:
+            self._caches[root] = walk.new
+            self._structures[root] = walk.skill_mds
+        self._unsaved = self._unsaved or walk.changed or len(walk.new) != len(old)
+        return RootSnapshot(files=walk.files, problems=walk.problems, skipped=walk.skipped)
 
     def _enter_or_close(
         self, walk: _Walk, fd: int, path: str, in_skill: bool
@@ -338,20 +463,24 @@ class FilesystemSource(TreeSource):
         """List one open folder, read its files if it is in a skill; return its stack frame."""
         regular: list[os.DirEntry[str]] = []
         folders: list[str] = []
-        ignore = self._ignore
+        selection = self._selection
+        skip = selection.skip
+        local = path[walk.strip :]
         has_skill_md = False
         try:
             with os.scandir(fd) as entries:
                 for entry in entries:
                     name = entry.name
-                    if name in ignore:
-                        continue
-                    if entry.is_file(follow_symlinks=False):
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                    code = skip(local, name, is_dir)
+                    if code is not None:
+                        walk.skip(path, name, code, selection.reason(code, local, name, is_dir))
+                    elif is_dir:
+                        folders.append(name)
+                    elif entry.is_file(follow_symlinks=False):
                         regular.append(entry)
                         if name == SKILL_MD:
                             has_skill_md = True
-                    elif entry.is_dir(follow_symlinks=False):
-                        folders.append(name)
                     elif entry.is_symlink():
                         walk.refuse(path, name, ProblemCode.SYMLINK, _SYMLINK_REASON)
                     else:
@@ -378,13 +507,15 @@ class FilesystemSource(TreeSource):
         path = f"{folder}/{name}" if folder else name
         keep = name == SKILL_MD
         cached = walk.old.get(path)
-        if cached is not None and cached[2]:
+        if cached is not None:
             st = entry.stat(follow_symlinks=False)
-            # An unchanged SKILL.md need not be read either when its verdict is cached.
+            # An unchanged SKILL.md need not be read either when its verdict is known.
             if _stat_key(st) == cached[0] and (
                 not keep or self._builder.knows(cached[1], folder.rpartition("/")[2])
             ):
                 walk.new[path] = cached
+                if keep:
+                    walk.skill_mds[path] = cached[0]
                 return new_snapshot_file(path, st.st_size, cached[1], None)
         fd = os.open(name, _FILE_FLAGS, dir_fd=dir_fd)
         try:
@@ -393,14 +524,193 @@ class FilesystemSource(TreeSource):
                 raise _RefusedError(ProblemCode.SPECIAL_FILE, _SPECIAL_REASON)
             if st.st_size > self._builder.limits.max_total_bytes:
                 # Any skill holding this file is over the limit and never published: skip the hash.
+                if keep:
+                    walk.skill_mds[path] = _stat_key(st)
                 return new_snapshot_file(path, st.st_size, "", None)
             size, digest, data = _read_fd(fd, st.st_size, keep)
         finally:
             os.close(fd)
         mtime, ctime = st.st_mtime_ns, st.st_ctime_ns
-        trusted = size == st.st_size and walk.now - (mtime if mtime > ctime else ctime) > _RACY_NS
-        walk.new[path] = (_stat_key(st), digest, trusted)
+        if size == st.st_size and walk.now - (mtime if mtime > ctime else ctime) > _RACY_NS:
+            record = (_stat_key(st), digest)
+            if record != cached:
+                walk.changed = True
+            walk.new[path] = record
+            if keep:
+                walk.skill_mds[path] = record[0]
+        else:  # racy: hashed again next time (and not kept in a re-checked cache either)
+            if walk.new.pop(path, None) is not None:
+                walk.changed = True
+            if keep:
+                walk.skill_mds[path] = None
         return new_snapshot_file(path, size, digest, data)
+
+    # -- skills added or removed ------------------------------------------------------------------
+
+    def _changed(self, max_age_ms: int) -> bool:
+        now = time.monotonic_ns()
+        if now - self._looked_ns < max_age_ms * 1_000_000:
+            return False
+        self._looked_ns = now
+        return any(
+            self._structure(root) != self._structures[root] for root in range(len(self._roots))
+        )
+
+    def _structure(self, root: int) -> _Structure:
+        """Every servable ``SKILL.md`` below a root with its signature; opens no file."""
+        found: _Structure = {}
+        mount = self._mounts[root]
+        opened = self._open_dir(root, mount)
+        if opened is None:
+            return found
+        strip = len(mount) + 1 if mount else 0
+        skip = self._selection.skip
+        stack = [(opened[0], mount)]
+        while stack:
+            fd, path = stack.pop()
+            local = path[strip:]
+            try:
+                with os.scandir(fd) as entries:
+                    for entry in entries:
+                        name = entry.name
+                        is_dir = entry.is_dir(follow_symlinks=False)
+                        if skip(local, name, is_dir) is not None:
+                            continue
+                        if is_dir:
+                            try:
+                                child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                            except OSError:
+                                continue  # a full scan reports it; nothing to compare here
+                            stack.append((child, _join(path, name)))
+                        elif name == SKILL_MD and entry.is_file(follow_symlinks=False):
+                            found[_join(path, name)] = _stat_key(entry.stat(follow_symlinks=False))
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
+        return found
+
+    def scan(self) -> Catalog:
+        """Return the catalog of every root and dynamic skill (a full walk).
+
+        With a digest index, writes the index afterwards when the scan found anything it did not
+        hold (see :attr:`index_note` if that fails).
+        """
+        self._looked_ns = time.monotonic_ns()
+        catalog = super().scan()
+        if self._index_path is not None and self._unsaved:
+            self._save_index(self._index_path)
+        return catalog
+
+    # -- the digest index -------------------------------------------------------------------------
+
+    def _load_index(self, path: str) -> None:
+        """Seed the caches from the index at ``path``; anything wrong leaves them empty."""
+        self._builder.learn({})  # keep parsed SKILL.md files, to write them
+        try:
+            data = _read_index_file(path)
+            if data is None:  # none yet: the first scan writes it
+                self._unsaved = True
+                return
+            index = decode_index(data)
+        except (OSError, DigestIndexError) as exc:
+            self.index_note = f"the digest index {path} was ignored and is rebuilt: {_why(exc)}"
+            self._unsaved = True
+            return
+        sections = {(r.path, r.device, r.inode, r.mount): r for r in index.roots}
+        for number, root in enumerate(self._roots):
+            section = sections.get((root, *self._identities[number], self._mounts[number]))
+            if section is None:
+                self._unsaved = True  # a root the index does not know (or knows as another)
+                continue
+            self._caches[number] = dict(section.files)
+        if index.library == __version__:
+            self._builder.learn(index.frontmatter)
+        else:  # another parser wrote it: parse again, and record what this one makes of it
+            self._unsaved = True
+
+    def _save_index(self, path: str) -> None:
+        """Write the trusted part of the caches, and the parsed SKILL.md files, atomically."""
+        sections: list[RootIndex] = []
+        skill_mds: set[str] = set()
+        for number, root in enumerate(self._roots):
+            files = self._caches[number]
+            skill_mds.update(d for p, (_, d) in files.items() if p.rpartition("/")[2] == SKILL_MD)
+            device, inode = self._identities[number]
+            sections.append(
+                RootIndex(
+                    path=root, device=device, inode=inode, mount=self._mounts[number], files=files
+                )
+            )
+        index = DigestIndex(
+            library=__version__,
+            roots=tuple(sections),
+            frontmatter=self._builder.parsed_for(skill_mds),
+        )
+        try:
+            _write_atomically(path, encode_index(index))
+        except OSError as exc:
+            self.index_note = f"the digest index {path} could not be written: {_why(exc)}"
+            return
+        self._unsaved = False
+
+
+def _why(exc: OSError | DigestIndexError) -> str:
+    if isinstance(exc, DigestIndexError):
+        return exc.reason
+    return exc.strerror or str(exc)
+
+
+def _read_index_file(path: str) -> bytes | None:
+    """The bytes of a regular file at ``path``, None if there is none; never blocks or follows.
+
+    Raises:
+        OSError: it cannot be read, is a link or not a regular file, or is too large.
+    """
+    try:
+        fd = os.open(path, _FILE_FLAGS)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OSError(exc.errno, "it is a symbolic link (never followed)") from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "it is not a regular file")
+        if st.st_size > MAX_INDEX_BYTES:
+            raise OSError(errno.EFBIG, f"it is larger than {MAX_INDEX_BYTES} bytes")
+        return _read_only(fd, st.st_size)
+    finally:
+        os.close(fd)
+
+
+def _write_atomically(path: str, data: bytes) -> None:
+    """Write ``data`` to a new file beside ``path`` and rename it over ``path``.
+
+    Readers see the old file or the new one, never a part; concurrent writers each rename a
+    whole file of their own (the last one stays). Whatever is at ``path`` (a link included) is
+    replaced, never written through.
+
+    Raises:
+        OSError: the folder cannot be written, or ``path`` is a folder.
+    """
+    folder, name = os.path.split(path)
+    temporary = os.path.join(folder, f".{name}.{os.getpid()}.{os.urandom(6).hex()}.tmp")
+    fd = os.open(temporary, _NEW_FILE_FLAGS, 0o600)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
 
 
 @dataclass(slots=True)
@@ -411,12 +721,23 @@ class _Walk:
     now: int
     old: dict[str, _Cached]
     new: dict[str, _Cached]
+    #: Characters to drop from a snapshot path to get the path below the root folder itself.
+    strip: int = 0
     files: list[SnapshotFile] = field(default_factory=list)
     problems: list[SourceProblem] = field(default_factory=list)
+    skipped: list[SkippedEntry] = field(default_factory=list)
+    skill_mds: _Structure = field(default_factory=dict)
+    #: Whether a file was hashed into a cache entry other than the one it had.
+    changed: bool = False
 
     def refuse(self, folder: str, name: str, code: ProblemCode, reason: str) -> None:
         self.problems.append(
             SourceProblem(root=self.root, path=_join(folder, name), code=code, reason=reason)
+        )
+
+    def skip(self, folder: str, name: str, code: SkipCode, reason: str) -> None:
+        self.skipped.append(
+            SkippedEntry(root=self.root, path=_join(folder, name), code=code, reason=reason)
         )
 
 
@@ -444,15 +765,28 @@ def server_from_roots(
     scheme: str = DEFAULT_SCHEME,
     limits: Limits = DEFAULT_LIMITS,
     ignore: Iterable[str] = DEFAULT_IGNORED_NAMES,
+    include_hidden: bool = False,
+    exclude: Iterable[str] = (),
+    index: str | os.PathLike[str] | None = None,
 ) -> SkillsServer:
     """Return a :class:`SkillsServer` publishing every skill under ``roots`` (what ``serve`` runs).
+
+    The settings after ``instructions`` are the :class:`FilesystemSource`'s.
 
     Raises:
         NotADirectoryError: a root is not a folder.
         FileNotFoundError: a root does not exist.
-        ValueError: a setting is out of range.
+        ValueError: a setting is out of range, or an exclude pattern is not a glob.
     """
-    source = FilesystemSource(roots, scheme=scheme, limits=limits, ignore=ignore)
+    source = FilesystemSource(
+        roots,
+        scheme=scheme,
+        limits=limits,
+        ignore=ignore,
+        include_hidden=include_hidden,
+        exclude=exclude,
+        index=index,
+    )
     return SkillsServer(
         source,
         cursor_key=cursor_key,

@@ -25,11 +25,13 @@ on every cacheable result (``server/discover``, ``resources/list``, ``resources/
 ``cacheScope``; legacy results carry none of these. Nothing requires ``server/discover`` first, and
 no client-side declaration of the extension is ever required (SIL-28, CAP-09).
 
-**Freshness.** ``skills/list`` and ``resources/list`` answer from the catalog of the last
-``refresh()``. ``skills/get``, ``resources/read`` and ``resources/directory/read`` look at the
-files as they are now: ``skills/get`` re-checks that one skill through the source (and updates the
-catalog with what it finds), reads open the file now. So a file added to a served folder shows up
-in the next ``skills/get``, as in the spec's ``credit-note.md`` flow.
+**Freshness.** ``skills/list`` and ``resources/list`` answer from the catalog of the last scan,
+re-scanned when the source sees skills added or removed (it looks at most once per ``ttlMs``; see
+:mod:`skills_core.server._live`). ``skills/get``, ``resources/read`` and
+``resources/directory/read`` look at the files as they are now: ``skills/get`` re-checks that one
+skill through the source (and updates the catalog with what it finds), reads open the file now.
+So a file added to a served folder shows up in the next ``skills/get``, as in the spec's
+``credit-note.md`` flow.
 
 **Paths.** Client URIs are decoded by :func:`skills_core.server.paths.split_uri`: canonical
 segments only, no dot segments, no encoded separators, no trailing slash; anything else is
@@ -498,6 +500,7 @@ class ServerConnection:
         context = Method.SKILLS_LIST.value
         position = self._cursor(params, context)
         live = self.server._live
+        live.sync(self.server.source, self.server.ttl_ms)  # skills added or removed (_live.py)
         keys = live.listed
         start, end, next_cursor = self._page(keys, position, context)
         skills: list[JSONValue] = []
@@ -583,6 +586,7 @@ class ServerConnection:
     def _resources_list(self, params: _Params) -> tuple[dict[str, JSONValue], bool]:
         context = Method.RESOURCES_LIST.value
         position = self._cursor(params, context)
+        self.server._live.sync(self.server.source, self.server.ttl_ms)  # as in skills/list
         uris, items = self.server._live.resource_index()
         start, end, next_cursor = self._page(uris, position, context)
         body: dict[str, JSONValue] = {"resources": list(items[start:end])}

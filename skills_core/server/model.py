@@ -5,7 +5,8 @@ Theory of operation
 These are the nouns the catalog builder (:mod:`skills_core.server.catalog`), the sources
 (:mod:`skills_core.server.source`, :mod:`skills_core.server.filesystem`) and the request handler
 share. A source describes a root as a :class:`RootSnapshot` of :class:`SnapshotFile` values plus
-:class:`SourceProblem` values for what it refused; the builder turns snapshots into
+:class:`SourceProblem` values for what it refused and :class:`SkippedEntry` values for what its
+options told it to pass over (hidden files, exclude patterns); the builder turns snapshots into
 :class:`PublishedSkill` and :class:`OmittedSkill` values; a :class:`DynamicSkill` is a skill whose
 files a program generates. All are frozen; none does anything but hold data, except
 :meth:`SnapshotFile.of` and :meth:`RootSnapshot.from_files`, which hash in-memory bytes.
@@ -29,6 +30,8 @@ __all__ = [
     "OmitCode",
     "ProblemCode",
     "SourceProblem",
+    "SkipCode",
+    "SkippedEntry",
     "SnapshotFile",
     "RootSnapshot",
     "PublishedSkill",
@@ -74,6 +77,37 @@ class ProblemCode(enum.StrEnum):
     SPECIAL_FILE = "special-file"
     #: The entry could not be read (permissions, or it vanished mid-walk).
     UNREADABLE = "unreadable"
+
+
+class SkipCode(enum.StrEnum):
+    """Why a source passed over a file or folder on purpose (see :mod:`skills_core.server.selection`)."""
+
+    #: A name skipped everywhere, whatever the options: version-control metadata and caches.
+    IGNORED = "ignored"
+    #: A hidden name (a leading ``.``, or an editor's backup or autosave file).
+    HIDDEN = "hidden"
+    #: Matched by an exclude pattern.
+    EXCLUDED = "excluded"
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SkippedEntry:
+    """A file or folder a source did not publish because its options say so (not a problem).
+
+    Only the topmost skipped entry is reported: nothing below a skipped folder is looked at.
+
+    Attributes:
+        root: Index of the root it was found in.
+        path: Its path relative to the root, ``/``-separated, raw names.
+        code: Which rule skipped it.
+        reason: One line for people (names the rule or the pattern).
+    """
+
+    root: int
+    path: str
+    code: SkipCode
+    reason: str
 
 
 @final
@@ -128,10 +162,12 @@ class RootSnapshot:
     Attributes:
         files: The regular files, in any order.
         problems: Entries that were refused while walking.
+        skipped: Entries passed over on purpose (hidden, excluded, ignored names).
     """
 
     files: Sequence[SnapshotFile] = ()
     problems: Sequence[SourceProblem] = ()
+    skipped: Sequence[SkippedEntry] = ()
 
     @classmethod
     def from_files(cls, files: Mapping[str, bytes]) -> RootSnapshot:

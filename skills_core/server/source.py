@@ -2,9 +2,14 @@
 
 Theory of operation
 -------------------
-The request handler needs four things from whatever holds the skills, and nothing else:
+The request handler needs five things from whatever holds the skills, and nothing else:
 
 * :meth:`~SkillSource.scan`: the whole catalog, when the server starts and on ``refresh()``;
+* :meth:`~SkillSource.poll`: a new catalog when skills may have been added or removed, or None;
+  asked at the start of ``skills/list`` and ``resources/list`` with the server's ``ttlMs``, so a
+  skill added or removed shows up in listings within that time. It must be cheap when nothing
+  changed (the filesystem source looks at most once per ``ttlMs``, at the folders and each
+  ``SKILL.md``'s stat signature only, and re-scans only when they changed);
 * :meth:`~SkillSource.recheck`: one skill *as it is now*, for ``skills/get`` (the spec's
   ``credit-note.md`` flow: a file added to a served folder shows up in the next ``skills/get``
   without a full re-scan);
@@ -16,8 +21,9 @@ Paths handed to a source are already decoded and clean (no empty, ``.`` or ``..`
 handler decodes client URIs with :mod:`skills_core.server.paths`, and anything that does not
 decode canonically never reaches the source.
 
-:class:`TreeSource` implements all four on top of five small primitives per root (snapshot a
-folder, test for a skill folder, read a file, list a folder, count roots) and the pure
+:class:`TreeSource` implements all five on top of six small primitives per root (snapshot a
+folder, test for a skill folder, read a file, list a folder, count roots, tell whether skill
+folders changed) and the pure
 :class:`~skills_core.server.catalog.CatalogBuilder`, and adds dynamic skills. :class:`MemorySource`
 implements the primitives over ``{path: bytes}`` dictionaries (tests, embedding, generated
 catalogs), with no clock and no randomness; :class:`skills_core.server.filesystem.FilesystemSource`
@@ -56,6 +62,14 @@ class SkillSource(Protocol):
 
     def scan(self) -> Catalog:
         """Return the catalog of every skill, as the files are now."""
+        ...
+
+    def poll(self, max_age_ms: int) -> Catalog | None:
+        """Return a new catalog (a :meth:`scan`) when skills may have been added or removed.
+
+        Return None when nothing changed, or when the last look is younger than ``max_age_ms``
+        (a source may look less often, never more: it is asked on every listing request).
+        """
         ...
 
     def recheck(self, uri: str) -> PublishedSkill | OmittedSkill | None:
@@ -106,6 +120,9 @@ class TreeSource(ABC):
         self._builder = CatalogBuilder(scheme=scheme, limits=limits)
         self._dynamic: dict[str, DynamicSkill] = {}
         self._collisions: dict[str, OmittedSkill] = {}
+        # Set by every change this object knows of (dynamic skills, in-memory edits); the next
+        # poll() then re-scans whatever the primitives say.
+        self._stale = False
         for skill in dynamic:
             self.add_dynamic(skill)
 
@@ -131,6 +148,7 @@ class TreeSource(ABC):
         if skill.uri in self._dynamic:
             raise ValueError(f"a dynamic skill is already registered at {skill.uri}")
         self._dynamic[skill.uri] = skill
+        self._stale = True
 
     def remove_dynamic(self, uri: str) -> None:
         """Stop serving the dynamic skill at ``uri``.
@@ -139,6 +157,7 @@ class TreeSource(ABC):
             KeyError: no dynamic skill is registered at ``uri``.
         """
         del self._dynamic[uri]
+        self._stale = True
 
     # -- primitives -----------------------------------------------------------------------------
 
@@ -166,10 +185,16 @@ class TreeSource(ABC):
     def _list_dir(self, root: int, path: str) -> Sequence[tuple[str, bool]] | None:
         """The servable regular files and folders directly in ``path``, or None if not a folder."""
 
+    @abstractmethod
+    def _changed(self, max_age_ms: int) -> bool:
+        """Whether skill folders may have appeared, vanished or changed their SKILL.md since the
+        last :meth:`scan` (False when the last look is younger than ``max_age_ms``)."""
+
     # -- SkillSource ----------------------------------------------------------------------------
 
     def scan(self) -> Catalog:
         """Return the catalog of every root and dynamic skill (a full walk)."""
+        self._stale = False
         snapshots = [self._snapshot(index, "") for index in range(self._root_count())]
         catalog = self._builder.build(snapshots, dynamic=tuple(self._dynamic.values()))
         # Collisions found by a full walk (a skill inside another root's skill, say) stand until
@@ -178,6 +203,16 @@ class TreeSource(ABC):
             o.uri: o for o in catalog.omitted if o.code is OmitCode.URI_COLLISION and o.uri
         }
         return catalog
+
+    def poll(self, max_age_ms: int) -> Catalog | None:
+        """Return a new :meth:`scan` when skills may have been added or removed, else None.
+
+        Known changes (dynamic skills added or removed, in-memory edits) re-scan at once; folders
+        are looked at as the source's ``_changed`` primitive decides (see :class:`SkillSource`).
+        """
+        if self._stale or self._changed(max_age_ms):
+            return self.scan()
+        return None
 
     def recheck(self, uri: str) -> PublishedSkill | OmittedSkill | None:
         """Return the skill at ``uri`` as it is now; walks that skill's folder only.
@@ -266,6 +301,10 @@ def _collision(root: int | None, path: str, uri: str, conflicts: list[str]) -> O
     )
 
 
+def _is_skill_md(path: str) -> bool:
+    return path == SKILL_MD or path.endswith(_SKILL_MD_SUFFIX)
+
+
 def _nameable(name: str) -> bool:
     """Whether a child can be named by a URI (others are never listed or served)."""
     try:
@@ -281,7 +320,10 @@ class MemorySource(TreeSource):
 
     Each root is a ``{relative path: bytes}`` mapping; folders exist when a file is below them or
     when made with :meth:`mkdir`, as on a filesystem. Edits show up in ``skills/get``,
-    ``resources/read`` and directory reads at once, and in ``skills/list`` after ``refresh()``.
+    ``resources/read`` and directory reads at once. A skill added or removed (a ``SKILL.md``
+    written or deleted) shows up in listings from the next ``skills/list`` or ``resources/list``
+    on, as with :class:`~skills_core.server.filesystem.FilesystemSource` (:meth:`poll` re-scans
+    then; no clock is involved); other edits show in listings after ``refresh()``.
 
     Example:
         >>> source = MemorySource({"hello/SKILL.md": b"---\\nname: hello\\ndescription: Hi\\n---\\n"})
@@ -329,6 +371,7 @@ class MemorySource(TreeSource):
         data = bytes(data)
         self._files[root][path] = SnapshotFile.of(path, data)
         self._bytes[root][path] = data
+        self._stale = self._stale or _is_skill_md(path)
 
     def mkdir(self, path: str, *, root: int = 0) -> None:
         """Make an (empty) folder at ``path`` and the folders above it.
@@ -357,18 +400,19 @@ class MemorySource(TreeSource):
         files, children = self._files[root], self._children[root]
         parent, _, name = path.rpartition("/")
         if path in files:
-            del files[path]
-            del self._bytes[root][path]
+            gone_files = [path]
         elif path in children:
             prefix = path + "/"
-            for gone in [p for p in files if p.startswith(prefix)]:
-                del files[gone]
-                del self._bytes[root][gone]
+            gone_files = [p for p in files if p.startswith(prefix)]
             for gone in [p for p in children if p == path or p.startswith(prefix)]:
                 del children[gone]
         else:
             raise KeyError(path)
+        for gone in gone_files:
+            del files[gone]
+            del self._bytes[root][gone]
         del children[parent][name]
+        self._stale = self._stale or any(map(_is_skill_md, gone_files))
 
     def _make_parents(self, root: int, path: str) -> None:
         files, children = self._files[root], self._children[root]
@@ -404,3 +448,6 @@ class MemorySource(TreeSource):
     def _list_dir(self, root: int, path: str) -> Sequence[tuple[str, bool]] | None:
         children = self._children[root].get(path)
         return None if children is None else list(children.items())
+
+    def _changed(self, max_age_ms: int) -> bool:
+        return False  # writing or deleting a SKILL.md sets _stale

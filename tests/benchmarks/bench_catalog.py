@@ -120,15 +120,22 @@ def plain(tree: Path) -> int:
     return files
 
 
-def bare_safe_walk(tree: Path) -> list[tuple[str, bytes | None]]:
-    """The system calls of a walk that never follows a link, and nothing else (see above)."""
+def bare_safe_walk(tree: Path, *, stat_only: bool = False) -> list[tuple[str, bytes | None]]:
+    """The system calls of a walk that never follows a link, and nothing else (see above).
+
+    With ``stat_only``, each file is ``fstatat``-ed instead of opened, read and hashed (the
+    floor of a warm start's walk, ``bench_warm_start.py``); no digest is returned then.
+    """
     found: list[tuple[str, bytes | None]] = []
     stack = [os.open(tree, _DIR_FLAGS)]
     while stack:
         folder = stack.pop()
         with os.scandir(folder) as entries:
             for entry in entries:
-                if entry.is_file(follow_symlinks=False):
+                if entry.is_file(follow_symlinks=False) and stat_only:
+                    entry.stat(follow_symlinks=False)
+                    found.append(("", None))
+                elif entry.is_file(follow_symlinks=False):
                     fd = os.open(entry.name, _FILE_FLAGS, dir_fd=folder)
                     data = os.read(fd, os.fstat(fd).st_size + 1)
                     os.close(fd)

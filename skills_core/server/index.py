@@ -1,0 +1,291 @@
+"""The digest index: what a filesystem source already hashed and parsed, kept between runs (pure).
+
+Theory of operation
+-------------------
+A server that starts walks, reads and hashes every file of every skill before its first answer;
+most restarts find the tree as it was. The *digest index* is a file the operator opts into
+(``serve --index FILE``, ``manifest --index FILE``,
+:class:`~skills_core.server.filesystem.FilesystemSource` ``index=``) that remembers, for each
+published file, its size, its digest and its **stat signature** ``(device, inode, size,
+mtime_ns, ctime_ns)``, and for each ``SKILL.md`` digest what the frontmatter parser made of it.
+On the next start a file whose signature is unchanged is neither read nor hashed, and a
+``SKILL.md`` whose digest is known is not parsed (its frontmatter is still validated, so the
+catalog's rules are applied afresh). This module turns that record into bytes and back; the
+filesystem source does the I/O (reading with no link followed and no special file opened, and
+writing atomically).
+
+**When a signature may be trusted** (git's "racy git" problem, Documentation/technical/racy-git
+in git). Timestamps are coarse (2 s on FAT, 1 s on some network and older filesystems): a file
+rewritten with the same size within the same tick as it was hashed keeps its signature. So a
+signature is only recorded when the file's ``mtime`` and ``ctime`` were both older than the start
+of the walk that hashed it by more than the coarsest granularity (3 s); a younger, "racily
+clean" file is not written to the index at all (git instead writes its size as 0, which never
+matches: the same effect), and is hashed again on the next start. Any later change to a file
+moves its ``ctime`` (which programs cannot set back) past the recorded one, so the signature
+stops matching. A file renamed over another has another inode; a file hard-linked has the same
+bytes.
+
+**Never trusted blindly.** An index is used only when every check passes; anything else makes it
+*absent* (the source starts cold, and writes a new index after its scan):
+
+* it must start with the magic line ``skills-core digest index <version>``, and the version be
+  :data:`FORMAT_VERSION` (an older or newer format is not read);
+* a SHA-256 of the body must match the one recorded in the second line (a truncated, partly
+  written or altered file fails here);
+* the body must be the JSON described below, every value of the expected type;
+* per root, the section is used only when the root's resolved path, its device and inode, and
+  the name under which it is published (a root that is itself a skill) are the same: an index
+  written for another root, or for a folder since replaced, contributes nothing;
+* the parsed frontmatter is reused only when the index was written by the same version of
+  skills_core (another parser could read a file differently); the digests are reused either way.
+
+The index is an optimisation the operator controls, like the server's own files: keep it where
+only the server's user can write (it is created with mode 0600), and outside the served roots. A
+file it lists whose signature changed is hashed again, and what is served is always read from disk
+at the time of each ``resources/read``.
+
+Format (version 1)
+------------------
+The file is ASCII: three parts, the first two ending with a line feed::
+
+    skills-core digest index 1
+    sha256:<64 lowercase hex digits: the SHA-256 of the body>
+    <body: one JSON object, ASCII only (non-ASCII characters and undecodable names escaped)>
+
+The body::
+
+    {"library": "<skills_core version that wrote it>",
+     "roots": [{"path": "<resolved absolute path>", "device": <int>, "inode": <int>,
+                "mount": "<name the root is published under, or empty>",
+                "files": [["<path below the root>", <device>, <inode>, <size>, <mtime_ns>,
+                           <ctime_ns>, "sha256:<hex>"], ...]}, ...],
+     "frontmatter": {"sha256:<hex of a SKILL.md>": <its frontmatter object> | "<why it has none>",
+                     ...}}
+
+File paths are ``/``-separated names as the filesystem spells them (a name that is not UTF-8 is
+kept as Python's ``surrogateescape`` form, escaped in the JSON), the published name of a mounted
+root included. Rows are sorted by path, so the same tree gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Final, final
+
+from skills_core.errors import SkillsError
+from skills_core.server._rules import ParsedSkillMd
+
+__all__ = [
+    "FORMAT_VERSION",
+    "MAGIC",
+    "Signature",
+    "IndexProblem",
+    "DigestIndexError",
+    "RootIndex",
+    "DigestIndex",
+    "encode_index",
+    "decode_index",
+]
+
+#: The format this module reads and writes; any other is treated as absent.
+FORMAT_VERSION: Final = 1
+#: The first line of an index, before the version number.
+MAGIC: Final = b"skills-core digest index "
+
+#: A file's stat signature: ``(st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns)``.
+Signature = tuple[int, int, int, int, int]
+
+_DIGEST_RE: Final = re.compile(r"sha256:[0-9a-f]{64}")
+_CHECKSUM_RE: Final = re.compile(rb"sha256:([0-9a-f]{64})\n")
+
+
+class IndexProblem(enum.StrEnum):
+    """Why an index is treated as absent."""
+
+    #: The file does not start with the magic line.
+    NOT_AN_INDEX = "not-an-index"
+    #: Another format version (an older or a newer skills_core wrote it).
+    VERSION = "version"
+    #: The body does not match its recorded SHA-256 (truncated, partly written, altered).
+    CHECKSUM = "checksum"
+    #: The body is not the JSON this format describes.
+    MALFORMED = "malformed"
+
+
+class DigestIndexError(SkillsError, ValueError):
+    """An index that cannot be used.
+
+    Attributes:
+        kind: An :class:`IndexProblem`.
+        reason: What is wrong with it, as the end of a sentence about the index.
+    """
+
+    def __init__(self, kind: IndexProblem, reason: str) -> None:
+        super().__init__(f"digest index {reason}", kind=kind)
+        self.reason = reason
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RootIndex:
+    """What the index holds for one root.
+
+    Attributes:
+        path: The root's resolved absolute path.
+        device: ``st_dev`` of the root folder.
+        inode: ``st_ino`` of the root folder.
+        mount: The name the root is published under when it is itself a skill folder, else ``""``.
+        files: ``{path below the root: (signature, digest)}``.
+    """
+
+    path: str
+    device: int
+    inode: int
+    mount: str = ""
+    files: Mapping[str, tuple[Signature, str]] = field(default_factory=lambda: MappingProxyType({}))
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DigestIndex:
+    """The whole index.
+
+    Attributes:
+        library: The skills_core version that wrote it.
+        roots: One section per root.
+        frontmatter: ``{SKILL.md digest: parsed frontmatter object, or why it has none}``.
+    """
+
+    library: str
+    roots: tuple[RootIndex, ...] = ()
+    frontmatter: Mapping[str, ParsedSkillMd] = field(default_factory=lambda: MappingProxyType({}))
+
+
+def encode_index(index: DigestIndex) -> bytes:
+    """The bytes of ``index`` in the current format (see the module docstring)."""
+    body = {
+        "library": index.library,
+        "roots": [
+            {
+                "path": root.path,
+                "device": root.device,
+                "inode": root.inode,
+                "mount": root.mount,
+                "files": [
+                    [path, *signature, digest]
+                    for path, (signature, digest) in sorted(root.files.items())
+                ],
+            }
+            for root in index.roots
+        ],
+        "frontmatter": dict(sorted(index.frontmatter.items())),
+    }
+    data = json.dumps(body, ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode()
+    checksum = hashlib.sha256(data).hexdigest()
+    return b"%s%d\nsha256:%s\n%s" % (MAGIC, FORMAT_VERSION, checksum.encode(), data)
+
+
+def decode_index(data: bytes) -> DigestIndex:
+    """Read an index written by :func:`encode_index`.
+
+    Raises:
+        DigestIndexError: the bytes are not an index of this format, do not match their checksum,
+            or do not hold what the format says (``kind`` says which).
+    """
+    if not data.startswith(MAGIC):
+        raise DigestIndexError(IndexProblem.NOT_AN_INDEX, "does not start with the magic line")
+    line_end = data.find(b"\n", len(MAGIC))
+    version = data[len(MAGIC) : line_end] if line_end != -1 else b""
+    if version != b"%d" % FORMAT_VERSION:
+        raise DigestIndexError(
+            IndexProblem.VERSION,
+            f"has format {version[:20].decode('ascii', 'replace')!r}; "
+            f"this version of skills_core reads format {FORMAT_VERSION}",
+        )
+    match = _CHECKSUM_RE.match(data, line_end + 1)
+    if match is None:
+        raise DigestIndexError(IndexProblem.CHECKSUM, "has no checksum line")
+    body = data[match.end() :]
+    if hashlib.sha256(body).hexdigest().encode() != match.group(1):
+        raise DigestIndexError(
+            IndexProblem.CHECKSUM, "does not match its checksum (truncated or altered)"
+        )
+    try:
+        document = json.loads(body, parse_constant=_refuse_constant)
+        return _index(document)
+    except (ValueError, TypeError, KeyError, RecursionError) as exc:
+        raise DigestIndexError(IndexProblem.MALFORMED, f"is malformed ({exc})") from None
+
+
+def _refuse_constant(name: str) -> object:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _index(document: object) -> DigestIndex:
+    """Check the decoded body field by field; TypeError or ValueError when anything is off."""
+    if type(document) is not dict:
+        raise TypeError("the body is not an object")
+    library = document["library"]
+    roots = document["roots"]
+    frontmatter = document["frontmatter"]
+    if type(library) is not str or type(roots) is not list or type(frontmatter) is not dict:
+        raise TypeError("library, roots or frontmatter has the wrong type")
+    for digest, parsed in frontmatter.items():
+        if _DIGEST_RE.fullmatch(digest) is None or type(parsed) not in (dict, str):
+            raise TypeError(
+                f"frontmatter entry {digest[:80]!r} is not a digest and an object or string"
+            )
+    return DigestIndex(
+        library=library,
+        roots=tuple(_root(root) for root in roots),
+        frontmatter=frontmatter,
+    )
+
+
+def _root(section: object) -> RootIndex:
+    if type(section) is not dict:
+        raise TypeError("a root section is not an object")
+    path, device, inode, mount, rows = (
+        section["path"],
+        section["device"],
+        section["inode"],
+        section["mount"],
+        section["files"],
+    )
+    if (
+        type(path) is not str
+        or type(device) is not int
+        or type(inode) is not int
+        or type(mount) is not str
+        or type(rows) is not list
+    ):
+        raise TypeError("a root section has a field of the wrong type")
+    return RootIndex(path=path, device=device, inode=inode, mount=mount, files=_files(rows))
+
+
+def _files(rows: list[Any]) -> dict[str, tuple[Signature, str]]:
+    files: dict[str, tuple[Signature, str]] = {}
+    fullmatch = _DIGEST_RE.fullmatch
+    # Unpacking refuses a row of another length (ValueError) or that is not a sequence
+    # (TypeError); a string or an object of 7 would unpack into strings, refused below.
+    for path, dev, ino, size, mtime, ctime, digest in rows:
+        if (
+            type(path) is not str
+            or type(dev) is not int
+            or type(ino) is not int
+            or type(size) is not int
+            or type(mtime) is not int
+            or type(ctime) is not int
+            or type(digest) is not str
+            or size < 0
+            or fullmatch(digest) is None
+        ):
+            raise TypeError(f"the file row for {str(path)[:80]!r} has a value of the wrong type")
+        files[path] = ((dev, ino, size, mtime, ctime), digest)
+    return files
