@@ -78,7 +78,6 @@ from skills_core.jsonvalue import JSONValue, thaw_json
 from skills_core.server.catalog import Catalog
 from skills_core.server.filesystem import DEFAULT_IGNORED_NAMES, FilesystemSource
 from skills_core.server.model import OmitCode, OmittedSkill, PublishedSkill, SourceProblem
-from skills_core.server.paths import DEFAULT_SCHEME, encode_segment
 from skills_core.spec import SKILL_MD
 from skills_core.uri import SkillURI
 from skills_core.validation import (
@@ -295,6 +294,8 @@ def validate_folder(
     *,
     limits: Limits = DEFAULT_LIMITS,
     ignore: Iterable[str] = DEFAULT_IGNORED_NAMES,
+    include_hidden: bool = False,
+    exclude: Iterable[str] = (),
 ) -> ValidationReport:
     """Validate a skill folder, its ``SKILL.md``, or a folder of skills, as ``serve`` reads it.
 
@@ -303,6 +304,8 @@ def validate_folder(
             depth (as ``serve ROOT`` takes it).
         limits: The per-skill limits ``serve`` enforces (the spec's by default).
         ignore: Names the walk skips everywhere, as for :class:`FilesystemSource`.
+        include_hidden: Walk hidden files and folders too, as ``serve --include-hidden`` does.
+        exclude: Globs of paths to leave out, as ``serve --exclude`` takes them.
 
     Returns:
         One :class:`SkillReport` per skill folder found (none when there is none), sorted by
@@ -325,35 +328,35 @@ def validate_folder(
     walk_limits = Limits(
         max_resources=2**31 - 1, max_total_bytes=max(limits.max_total_bytes, _WALK_MAX_BYTES)
     )
-    source = FilesystemSource([root], limits=walk_limits, ignore=ignore)
+    source = FilesystemSource(
+        [root], limits=walk_limits, ignore=ignore, include_hidden=include_hidden, exclude=exclude
+    )
+    # A root that is itself a skill folder is published under its own name: its paths in the
+    # catalog start with that name (the source's "mount"), which is the root folder on disk.
+    mount = source.mounts[0]
     catalog = source.scan()
-    found: list[tuple[str, FilesystemSource, PublishedSkill | OmittedSkill]] = [
-        (skill.folder, source, skill) for skill in catalog.skills
+    found: list[tuple[str, PublishedSkill | OmittedSkill]] = [
+        (skill.folder, skill) for skill in catalog.skills
     ]
-    for omitted in catalog.omitted:
-        if omitted.code is OmitCode.TOP_LEVEL:
-            parent, verdict = _recheck_from_parent(root, omitted, walk_limits, ignore)
-            found.append(("", parent or source, verdict))
-        else:
-            found.append((omitted.path, source, omitted))
+    found.extend((omitted.path, omitted) for omitted in catalog.omitted)
     found.sort(key=lambda item: item[0])
-    folders = [folder for folder, _, _ in found]
+    folders = [folder for folder, _ in found]
     problems = _problems_by_skill(catalog.problems, folders)
     skills = [
         _folder_report(
-            root,
+            _Place(root, mount),
             folder,
-            source=source_of,
+            source=source,
             verdict=verdict,
             catalog=catalog,
             problems=problems.get(folder, ()),
             limits=limits,
         )
-        for folder, source_of, verdict in found
+        for folder, verdict in found
     ]
     return ValidationReport(
         skills=tuple(skills),
-        findings=tuple(_problem_finding(root, p) for p in problems.get(None, ())),
+        findings=tuple(_problem_finding(_Place(root, mount), p) for p in problems.get(None, ())),
     )
 
 
@@ -362,6 +365,8 @@ def build_entry(
     *,
     limits: Limits = DEFAULT_LIMITS,
     ignore: Iterable[str] = DEFAULT_IGNORED_NAMES,
+    include_hidden: bool = False,
+    exclude: Iterable[str] = (),
 ) -> SkillEntry:
     """Return the entry ``serve`` publishes for the skill folder at ``path``.
 
@@ -369,6 +374,8 @@ def build_entry(
         path: A skill folder, or its ``SKILL.md``.
         limits: The per-skill limits ``serve`` enforces.
         ignore: Names the walk skips everywhere, as for :class:`FilesystemSource`.
+        include_hidden: Publish hidden files and folders too, as ``serve --include-hidden`` does.
+        exclude: Globs of paths to leave out, as ``serve --exclude`` takes them.
 
     Raises:
         InvalidEntryError: ``serve`` would not publish the skill; ``problems`` holds every error
@@ -377,7 +384,9 @@ def build_entry(
         NotADirectoryError: ``path`` is a file other than a ``SKILL.md``.
         OSError: ``path`` cannot be read.
     """
-    report = validate_folder(path, limits=limits, ignore=ignore)
+    report = validate_folder(
+        path, limits=limits, ignore=ignore, include_hidden=include_hidden, exclude=exclude
+    )
     given = os.fspath(path)
     top = os.path.dirname(given) if os.path.basename(given) == SKILL_MD else given
     skill = next((s for s in report.skills if s.path == top), None)
@@ -398,26 +407,6 @@ def _placed_message(finding: Finding) -> str:
     return f"{finding.place}: {finding.message}" if finding.place else finding.message
 
 
-def _recheck_from_parent(
-    root: str, omitted: OmittedSkill, limits: Limits, ignore: Iterable[str]
-) -> tuple[FilesystemSource | None, PublishedSkill | OmittedSkill]:
-    """The skill whose folder is the root itself, as the root's parent publishes it."""
-    parent, name = os.path.split(os.path.realpath(root))
-    if not name:  # the root is "/": no folder name, as the source says
-        return None, omitted
-    source = FilesystemSource([parent], limits=limits, ignore=ignore)
-    try:
-        uri = f"{DEFAULT_SCHEME}://{encode_segment(name, first=True)}/{SKILL_MD}"
-    except URIError as exc:
-        return source, replace(
-            omitted,
-            code=OmitCode.BAD_PATH,
-            reason=f"the folder name cannot be a skill URI: {exc.message}",
-        )
-    verdict = source.recheck(uri)
-    return source, omitted if verdict is None else verdict
-
-
 def _problems_by_skill(
     problems: Iterable[SourceProblem], folders: Sequence[str]
 ) -> dict[str | None, list[SourceProblem]]:
@@ -433,22 +422,36 @@ def _problems_by_skill(
     return by_skill
 
 
-def _join(root: str, relative: str) -> str:
-    return os.path.join(root, *relative.split("/")) if relative else root
+@final
+@dataclass(frozen=True, slots=True)
+class _Place:
+    """Where catalog paths are on disk: the root given, and the name it is mounted under."""
+
+    root: str
+    mount: str
+
+    def path(self, relative: str) -> str:
+        """The path on disk of ``relative`` (a catalog path: a folder or file below the root)."""
+        if self.mount:
+            if relative == self.mount:
+                relative = ""
+            elif relative.startswith(self.mount + "/"):
+                relative = relative[len(self.mount) + 1 :]
+        return os.path.join(self.root, *relative.split("/")) if relative else self.root
 
 
-def _problem_finding(root: str, problem: SourceProblem) -> Finding:
+def _problem_finding(place: _Place, problem: SourceProblem) -> Finding:
     return Finding(
         severity=Severity.WARNING,
         field="",
         code=str(problem.code),
         message=problem.reason,
-        file=_join(root, problem.path),
+        file=place.path(problem.path),
     )
 
 
 def _folder_report(
-    root: str,
+    place: _Place,
     folder: str,
     *,
     source: FilesystemSource,
@@ -457,7 +460,7 @@ def _folder_report(
     problems: Sequence[SourceProblem],
     limits: Limits,
 ) -> SkillReport:
-    path = _join(root, folder)
+    path = place.path(folder)
     skill_md_path = os.path.join(path, SKILL_MD)
     findings: list[Finding] = []
     skill_md: bytes | None = None
@@ -466,7 +469,7 @@ def _folder_report(
     elif verdict.code is not OmitCode.REFUSED:
         skill_md = _read_skill_md(skill_md_path)
     if skill_md is not None:
-        name = folder.rpartition("/")[2] or os.path.basename(os.path.realpath(root))
+        name = folder.rpartition("/")[2] or os.path.basename(os.path.realpath(place.root))
         findings += _in_file(validate_skill_md(skill_md, directory_name=name), path)
     entry: SkillEntry | None = None
     if isinstance(verdict, PublishedSkill):
@@ -487,7 +490,7 @@ def _folder_report(
         findings += _omission_findings(verdict, findings, skill_md_path, path)
     refused_skill_md = f"{folder}/{SKILL_MD}" if folder else SKILL_MD
     findings += [
-        _problem_finding(root, p)
+        _problem_finding(place, p)
         for p in problems
         if not (isinstance(verdict, OmittedSkill) and p.path == refused_skill_md)
     ]

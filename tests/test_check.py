@@ -62,6 +62,20 @@ def test_a_valid_folder_gives_the_entry_serve_publishes(tmp_path: Path) -> None:
         assert again.path == str(root / "pdf-processing")
 
 
+def test_hidden_files_and_excludes_are_left_out_as_serve_leaves_them_out(tmp_path: Path) -> None:
+    files = {f"pdf-processing/{p}": d for p, d in ex.FILES.items()}
+    files["pdf-processing/.env"] = b"TOKEN=1\n"
+    root = write_tree(tmp_path / "skills", files)
+    assert build_entry(root / "pdf-processing").to_json() == spec_entry()
+    with_hidden = build_entry(root / "pdf-processing", include_hidden=True)
+    assert with_hidden.resource("skill://pdf-processing/.env") is not None
+    narrowed = build_entry(root / "pdf-processing", exclude=("templates/",))
+    assert not isinstance(narrowed.resources, str)
+    assert [r.uri for r in narrowed.resources if "templates" in r.uri] == []
+    (skill,) = validate_folder(root, exclude=("templates/",)).skills
+    assert skill.entry == narrowed
+
+
 def test_frontmatter_findings_carry_file_line_and_column(tmp_path: Path) -> None:
     """FMT-01, URI-07: every finding names its file, and its line and column where it has one."""
     root = write_tree(

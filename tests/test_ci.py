@@ -185,14 +185,14 @@ def test_validate_sarif_on_the_corpus_passes_the_structural_check(
     if not CORPUS_FILES.is_dir():
         pytest.skip("the shared corpus (../shared/corpus) is not beside this checkout")
     monkeypatch.chdir(CORPUS_FILES.parent)
-    code = main(["validate", "--format", "sarif", CORPUS_FILES.name])
+    code = main(["validate", "--format", "sarif", "--include-hidden", CORPUS_FILES.name])
     out, err = capfd.readouterr()
     assert code == 1, err
     log = json.loads(out)
     assert check(log) == []
     assert check_code_scanning(log) == []
     (run,) = log["runs"]
-    report = validate_folder(CORPUS_FILES)
+    report = validate_folder(CORPUS_FILES, include_hidden=True)
     assert len(run["results"]) == report.error_count + report.warning_count
     assert len(run["results"]) > 2_000
     uris = {

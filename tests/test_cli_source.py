@@ -266,4 +266,4 @@ def test_validate_a_nested_skill_folder_with_the_servers_verdict(
     )
     code, out, _ = run(["validate", str(skills / "pdf-processing" / "sub")], capfd)
     assert code == 0
-    assert out.startswith(f"ok       {skills / 'pdf-processing' / 'sub'} (1 files, 33 bytes)")
+    assert out.startswith(f"ok       {skills / 'pdf-processing' / 'sub'} (1 file, 33 bytes)")

@@ -162,8 +162,9 @@ def _add_http_options(serve: argparse.ArgumentParser) -> None:
     )
 
 
-def _source_options(command: argparse.ArgumentParser) -> None:
-    """The options of the filesystem source, which ``serve`` and ``manifest`` share."""
+def _source_options(command: argparse.ArgumentParser, *, index: bool = True) -> None:
+    """The options of the filesystem source, which ``serve``, ``manifest``, ``validate`` and
+    ``diff`` share (the digest index only where a catalog is built to serve or print)."""
     command.add_argument(
         "--include-hidden",
         action="store_true",
@@ -178,6 +179,8 @@ def _source_options(command: argparse.ArgumentParser) -> None:
         help="do not publish paths matching GLOB, relative to the root with '/' separators "
         "('*.log', 'drafts/', '**/tmp'); repeatable",
     )
+    if not index:
+        return
     command.add_argument(
         "--index",
         metavar="FILE",
@@ -267,6 +270,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="drop findings with this code (repeatable), e.g. --ignore portability-date",
     )
     validate.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
+    _source_options(validate, index=False)
 
     diff = commands.add_parser(
         "diff",
@@ -279,6 +283,7 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("old", metavar="OLD", help="a skill folder, a root of skills, or JSON")
     diff.add_argument("new", metavar="NEW", help="the same, after")
     diff.add_argument("--json", action="store_true", help="machine-readable output")
+    _source_options(diff, index=False)
 
     host = commands.add_parser("host", help="load skills from MCP servers, verifying every byte")
     _host_options(host, after_action=False)

@@ -73,8 +73,8 @@ class _Pair:
 
 def run_diff(args: argparse.Namespace) -> int:
     """Run ``skills-core diff OLD NEW`` (see the module docstring); return the exit code."""
-    old = _entries(args.old)
-    new = _entries(args.new)
+    old = _entries(args.old, args)
+    new = _entries(args.new, args)
     pairs = _pair(old, new)
     differ = any(pair.status != "same" for pair in pairs)
     if args.json:
@@ -85,11 +85,11 @@ def run_diff(args: argparse.Namespace) -> int:
     return EXIT_INVALID if differ else EXIT_VALID
 
 
-def _entries(path: str) -> list[SkillEntry]:
+def _entries(path: str, args: argparse.Namespace) -> list[SkillEntry]:
     """The entries a host would see for one side (see the module docstring)."""
     if os.path.isdir(path) or os.path.basename(path) == SKILL_MD:
         try:
-            report = validate_folder(path)
+            report = validate_folder(path, include_hidden=args.include_hidden, exclude=args.exclude)
         except OSError as exc:
             raise CliError(os_message(exc), EXIT_TROUBLE) from None
         if not report.skills:

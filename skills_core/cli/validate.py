@@ -77,7 +77,7 @@ def run_validate(args: argparse.Namespace) -> int:
     empty: list[str] = []
     for path in args.paths:
         try:
-            report = validate_folder(path)
+            report = validate_folder(path, include_hidden=args.include_hidden, exclude=args.exclude)
         except OSError as exc:
             raise CliError(os_message(exc), EXIT_TROUBLE) from None
         if not report.skills:

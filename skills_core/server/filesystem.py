@@ -278,6 +278,14 @@ class FilesystemSource(TreeSource):
         return tuple(self._roots)
 
     @property
+    def mounts(self) -> tuple[str, ...]:
+        """Per root: the name it is published under when it is itself a skill folder, else ``""``.
+
+        Paths in snapshots, problems and omissions of such a root start with that name.
+        """
+        return tuple(self._mounts)
+
+    @property
     def index_path(self) -> str | None:
         """The digest index file, as an absolute path, or None."""
         return self._index_path
