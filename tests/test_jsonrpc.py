@@ -810,7 +810,7 @@ def test_parse_error_reply_has_id_null() -> None:
     message = json.loads(event.reply)
     assert message["id"] is None
     assert message["error"]["code"] == -32700
-    assert message["error"]["message"].startswith("line is not valid JSON")
+    assert message["error"]["message"].startswith("the message is not valid JSON")
 
 
 def test_error_response_code_is_an_error_code_member_when_known() -> None:
