@@ -77,7 +77,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import Any, Final, NoReturn, final
+from typing import Any, Final, NoReturn, cast, final
 
 from skills_core._jsonrpc_encode import (
     Answer,
@@ -793,7 +793,7 @@ class JsonRpcConnection:
         return self._sized(_encode_response(request_id, result, check_keys, b"\n"))
 
     def send_error(
-        self, request_id: RequestId | None, code: int, message: str, data: JSONValue = None
+        self, request_id: RequestId | None, code: int, message: str, data: object = None
     ) -> bytes:
         """Build an error response.
 
@@ -810,11 +810,16 @@ class JsonRpcConnection:
             LocalProtocolError: An argument has the wrong type, a value is not plain JSON, or the
                 message is too large.
         """
-        error = ErrorObject(code=code, message=message, data=data)
+        # data is checked to be plain JSON when it is encoded, as every value sent is.
+        error = ErrorObject(code=code, message=message, data=cast("JSONValue", data))
         return self._sized(_encode_response(request_id, error, True, b"\n"))
 
     def send_answer(
-        self, request_id: RequestId, answer: Answer, *, check_keys: bool = True
+        self,
+        request_id: RequestId,
+        answer: Mapping[str, object] | EncodedResult | ErrorObject,
+        *,
+        check_keys: bool = True,
     ) -> bytes:
         """Build the response that carries a request handler's answer (one call per request).
 

@@ -23,8 +23,9 @@ from skills_core.adapters._client import (
     Report,
     Resolved,
 )
-from skills_core.adapters._core import ServerLoop
+from skills_core.adapters._core import FINISHED, ServerStream
 from skills_core.errors import JsonRpcError, TransportError
+from skills_core.jsonrpc import NEED_DATA, Answer, JSONObject
 from skills_core.jsonvalue import JSONValue
 
 PEER = str(Path(__file__).resolve().parent / "peers" / "echo_server.py")
@@ -46,19 +47,22 @@ def opener(flavour: str) -> Any:
 # --- the pure cores ------------------------------------------------------------------------
 
 
-def echo(message: dict[str, JSONValue]) -> dict[str, object] | None:
-    if "id" not in message:
-        return None
-    if message["method"] == "boom":
-        raise RuntimeError("bug")
-    if message["method"] == "none":
-        return None
-    if message["method"] == "weird":
-        return {"jsonrpc": "2.0", "id": message["id"], "something": 1}
-    if message["method"] == "fail":
-        return {"jsonrpc": "2.0", "id": message["id"], "error": {"code": "x", "message": 5}}
-    return {"jsonrpc": "2.0", "id": message["id"], "result": {"params": message.get("params")}}
+class Echo:
+    """A responder that echoes params, and misbehaves on request."""
 
+    def answer(
+        self, method: str, params: JSONObject | None, *, defer_reads_over: int | None
+    ) -> Answer:
+        if method == "boom":
+            raise RuntimeError("bug")
+        if method == "none":
+            return None  # type: ignore[return-value]
+        if method == "weird":
+            return {"x": {1, 2}}  # type: ignore[dict-item]
+        return {"params": params}
+
+
+echo = Echo()
 
 WIRE = (
     b'{"jsonrpc":"2.0","id":1,"method":"echo","params":{"a":1}}\n'
@@ -68,7 +72,6 @@ WIRE = (
     b'{"jsonrpc":"2.0","id":"s","method":"boom"}\n'
     b'{"jsonrpc":"2.0","id":2,"method":"none"}\n'
     b'{"jsonrpc":"2.0","id":3,"method":"weird"}\n'
-    b'{"jsonrpc":"2.0","id":4,"method":"fail"}\n'
     b'{"jsonrpc":"2.0","id":5,"result":{}}\n'
     b'{"jsonrpc":"2.0","id":6,"method":"echo"}\n'
 )
@@ -76,24 +79,23 @@ EXPECTED = [
     b'{"jsonrpc":"2.0","id":1,"result":{"params":{"a":1}}}',
     b'{"jsonrpc":"2.0","id":null,"error":{"code":-32700,',
     b'{"jsonrpc":"2.0","id":"s","error":{"code":-32603,"message":"Internal error"}}',
-    b'{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"Internal error: no response"}}',
-    b'{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"Internal error"}}',
-    b'{"jsonrpc":"2.0","id":4,"error":{"code":-32603,"message":"Internal error"}}',
+    b'{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"Internal error: unencodable',
+    b'{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"Internal error: unencodable',
     b'{"jsonrpc":"2.0","id":6,"result":{"params":null}}',
 ]
 
 
 @pytest.mark.parametrize("chunk", [len(WIRE), 1, 7])
-def test_server_loop_answers_every_request_whole_and_byte_by_byte(chunk: int) -> None:
-    loop = ServerLoop(echo)
+def test_server_stream_answers_every_request_whole_and_byte_by_byte(chunk: int) -> None:
+    stream = ServerStream(echo)
     out = b""
     for start in range(0, len(WIRE), chunk):
-        data, finished = loop.feed(WIRE[start : start + chunk])
-        out += data
-        assert not finished
-    data, finished = loop.feed(b"")
-    assert finished
-    assert data == b""
+        stream.receive_data(WIRE[start : start + chunk])
+        while (step := stream.next_output()) is not NEED_DATA:
+            assert isinstance(step, bytes)
+            out += step
+    stream.receive_data(b"")
+    assert stream.next_output() is FINISHED
     lines = out.splitlines()
     assert len(lines) == len(EXPECTED)
     for line, prefix in zip(lines, EXPECTED, strict=True):
@@ -418,15 +420,11 @@ def test_blocking_serve_stdio_stops_when_the_client_leaves() -> None:
         os.close(out_write)
 
 
-def test_server_loop_refuses_unencodable_results() -> None:
-    def bad(message: dict[str, JSONValue]) -> dict[str, object]:
-        return {"jsonrpc": "2.0", "id": message["id"], "result": {"x": {1, 2}}}
-
+def test_server_stream_refuses_unencodable_results() -> None:
     for keys in (False, True):
-        out, _ = ServerLoop(bad, results_have_string_keys=keys).feed(
-            b'{"jsonrpc":"2.0","id":1,"method":"m"}\n'
-        )
-        assert out == (
+        stream = ServerStream(echo, results_have_string_keys=keys)
+        stream.receive_data(b'{"jsonrpc":"2.0","id":1,"method":"weird"}\n')
+        assert stream.next_output() == (
             b'{"jsonrpc":"2.0","id":1,"error":{"code":-32603,'
             b'"message":"Internal error: unencodable result"}}\n'
         )

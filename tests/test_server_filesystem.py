@@ -32,6 +32,7 @@ from skills_core.server import (
     OmittedSkill,
     ProblemCode,
     PublishedSkill,
+    ServerOptions,
     SkillsServer,
     server_from_roots,
 )
@@ -833,11 +834,8 @@ def test_server_from_roots_passes_options(root: Path) -> None:
     srv = server_from_roots(
         [root],
         cursor_key=KEY,
-        directory_read=False,
-        page_size=3,
-        ttl_ms=5,
+        options=ServerOptions(directory_read=False, page_size=3, ttl_ms=5, instructions="x"),
         scheme="docs",
-        instructions="x",
     )
     assert isinstance(srv.source, FilesystemSource)
     assert [s.uri for s in srv.catalog.skills] == ["docs://pdf-processing/SKILL.md"]

@@ -20,15 +20,13 @@ def run_serve(args: argparse.Namespace) -> int:
     """Run ``skills-core serve``: a stdio MCP server until the client closes stdin."""
     from skills_core.adapters.blocking_stdio import serve_stdio  # noqa: PLC0415
     from skills_core.server.handler import SkillsServer  # noqa: PLC0415
+    from skills_core.server.options import ServerOptions  # noqa: PLC0415
 
     source = open_source(args.roots)
-    server = SkillsServer(
-        source,
-        cursor_key=os.urandom(32),
-        directory_read=not args.no_directory_read,
-        page_size=args.page_size,
-        ttl_ms=args.ttl_ms,
+    options = ServerOptions(
+        directory_read=not args.no_directory_read, page_size=args.page_size, ttl_ms=args.ttl_ms
     )
+    server = SkillsServer(source, cursor_key=os.urandom(32), options=options)
     omitted = len(server.catalog.omitted)
     if omitted:  # stdout belongs to the protocol; stderr is for the operator (§1.7)
         error(f"serve: {omitted} skill folder(s) left out; `skills-core manifest` says why")

@@ -45,13 +45,6 @@ from dataclasses import dataclass, field
 from typing import Final, final
 
 from skills_core.entry import DEFAULT_LIMITS, Limits
-from skills_core.messages import CacheScope, Implementation
-from skills_core.server.handler import (
-    DEFAULT_PAGE_SIZE,
-    DEFAULT_SERVER_INFO,
-    DEFAULT_TTL_MS,
-    SkillsServer,
-)
 from skills_core.server.model import (
     DynamicSkill,
     ProblemCode,
@@ -64,7 +57,7 @@ from skills_core.server.paths import DEFAULT_SCHEME
 from skills_core.server.source import TreeSource
 from skills_core.spec import SKILL_MD
 
-__all__ = ["DEFAULT_IGNORED_NAMES", "FilesystemSource", "server_from_roots"]
+__all__ = ["DEFAULT_IGNORED_NAMES", "FilesystemSource"]
 
 #: Names skipped everywhere: version-control metadata, bytecode caches, Finder litter.
 DEFAULT_IGNORED_NAMES: Final = frozenset({".git", ".hg", ".svn", "__pycache__", ".DS_Store"})
@@ -428,38 +421,4 @@ def _problem(root: int, path: str, exc: OSError) -> SourceProblem:
     reason = os.strerror(exc.errno) if exc.errno is not None else "could not be read"
     return SourceProblem(
         root=root, path=path, code=ProblemCode.UNREADABLE, reason=f"could not be read ({reason})"
-    )
-
-
-def server_from_roots(
-    roots: Sequence[str | os.PathLike[str]],
-    *,
-    cursor_key: bytes,
-    directory_read: bool = True,
-    page_size: int = DEFAULT_PAGE_SIZE,
-    ttl_ms: int = DEFAULT_TTL_MS,
-    cache_scope: CacheScope = CacheScope.PUBLIC,
-    server_info: Implementation = DEFAULT_SERVER_INFO,
-    instructions: str | None = None,
-    scheme: str = DEFAULT_SCHEME,
-    limits: Limits = DEFAULT_LIMITS,
-    ignore: Iterable[str] = DEFAULT_IGNORED_NAMES,
-) -> SkillsServer:
-    """Return a :class:`SkillsServer` publishing every skill under ``roots`` (what ``serve`` runs).
-
-    Raises:
-        NotADirectoryError: a root is not a folder.
-        FileNotFoundError: a root does not exist.
-        ValueError: a setting is out of range.
-    """
-    source = FilesystemSource(roots, scheme=scheme, limits=limits, ignore=ignore)
-    return SkillsServer(
-        source,
-        cursor_key=cursor_key,
-        directory_read=directory_read,
-        page_size=page_size,
-        ttl_ms=ttl_ms,
-        cache_scope=cache_scope,
-        server_info=server_info,
-        instructions=instructions,
     )
