@@ -148,10 +148,51 @@ def encode_result(result: Mapping[str, object], *, check_keys: bool = True) -> E
         LocalProtocolError: ``result`` is not a mapping, or a value is not plain JSON. (The
             message-size cap is a connection's, so ``send_response`` checks it.)
     """
-    data = _encode_text(_check_object(result, "a result"), check_keys)
+    return _new_encoded(_encode_text(_check_object(result, "a result"), check_keys))
+
+
+def _new_encoded(data: bytes) -> EncodedResult:
     encoded = object.__new__(EncodedResult)
     encoded._json = data
     return encoded
+
+
+def _encode_spliced(
+    result: Mapping[str, object], holder: dict[str, JSONValue], member: str
+) -> EncodedResult:
+    """``encode_result(result)`` for a result that carries one large string, at fewer copies.
+
+    ``holder`` is the object inside ``result`` whose ``member`` is that string (a file's text or
+    base64). The string is taken out of it (``holder`` is left with ``""`` there), escaped on its
+    own and spliced into the encoding of the rest: the same bytes, while at most two copies of
+    the string are alive at any moment (the generic encoder makes four: escaped, joined, encoded,
+    with the original still held). Inside JSON strings quotes are escaped, so ``"member":""`` can
+    only be the member itself, which must occur once.
+
+    Raises:
+        LocalProtocolError: ``result`` is not plain JSON, or ``member`` is not a string in it.
+    """
+    value = holder.get(member)
+    if not isinstance(value, str):
+        raise _not_serializable(f"{member!r} must be a string to be spliced")
+    holder[member] = ""
+    head = _encode_text(result, False)
+    needle = _encode_text(member, False) + b':""'
+    at = head.find(needle)
+    if at < 0 or head.find(needle, at + 1) >= 0:
+        raise _not_serializable(f"the result must have exactly one member {member!r}")
+    cut = at + len(needle) - 2  # the opening quote of the empty string
+    escaped = _ENCODER.encode(value)
+    del value  # the original is freed here: holder no longer refers to it
+    for char, escape in _UNSAFE_SEPARATORS:
+        if char in escaped:
+            escaped = escaped.replace(char, escape)
+    try:
+        piece = escaped.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise _not_serializable("a string contains a lone surrogate") from exc
+    del escaped
+    return _new_encoded(b"".join((head[:cut], piece, head[cut + 2 :])))
 
 
 @final

@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_jsonrpc_hypothesis import LINES, SIZES, comparable
 
+from skills_core._jsonrpc_encode import _encode_spliced
 from skills_core.errors import LocalProtocolError
 from skills_core.jsonrpc import (
     NEED_DATA,
@@ -268,3 +269,38 @@ def test_error_objects_check_their_fields(fields: dict[str, Any]) -> None:
     with pytest.raises(LocalProtocolError) as info:
         ErrorObject(**fields)
     assert info.value.kind is JsonRpcErrorKind.INVALID_ARGUMENT
+
+
+# --- a large string spliced into a result (what every resources/read answer is) ------------------
+
+JSON_TEXT = st.text(
+    alphabet=st.sampled_from(['a', "é", '"', "\\", "\n", "\x00", "\x85", "\u2028", "\u2029", "😀"]),
+    max_size=30,
+)
+
+
+@settings(deadline=None, max_examples=300)
+@given(value=JSON_TEXT, other=JSON_TEXT, member=st.sampled_from(["text", "blob", 'a"b']))
+def test_a_spliced_result_is_the_encoded_result(value: str, other: str, member: str) -> None:
+    holder: dict[str, Any] = {"uri": f'{other}"{member}":""', member: value, "z": other}
+    result = {"contents": [holder], "_meta": {"k": f'"{member}":""'}}
+    expected = encode_result(json.loads(json.dumps(result)))
+    spliced = _encode_spliced(result, holder, member)
+    assert spliced.json == expected.json
+    assert holder[member] == ""  # taken out, so that the caller holds no copy
+
+
+@pytest.mark.parametrize(
+    ("holder", "twice"),
+    [({"text": 5}, False), ({"blob": "x"}, False), ({"text": "x"}, True)],
+)
+def test_a_splice_needs_exactly_one_string_member(holder: dict[str, Any], twice: bool) -> None:
+    result: dict[str, Any] = {"contents": [holder]}
+    if twice:
+        result["again"] = {"text": ""}
+    with pytest.raises(LocalProtocolError) as info:
+        _encode_spliced(result, holder, "text")
+    assert info.value.kind is JsonRpcErrorKind.NOT_SERIALIZABLE
+    lone = {"text": "\ud800"}
+    with pytest.raises(LocalProtocolError, match="surrogate"):
+        _encode_spliced({"h": lone}, lone, "text")

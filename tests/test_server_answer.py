@@ -35,12 +35,15 @@ from skills_core.jsonrpc import (
     JsonRpcErrorKind,
     encode_result,
 )
+from skills_core.messages import Era, complete_result, encode_resource_contents
 from skills_core.server import (
+    DEFAULT_SERVER_INFO,
     MemorySource,
     PendingRead,
     ServerConnection,
     ServerOptions,
     SkillsServer,
+    mime_type_for,
 )
 
 READ = "skill://pdf-processing/templates/invoice.md"
@@ -267,10 +270,19 @@ def test_a_failure_inside_answer_is_internal_error_ERR_04(
     st.sampled_from(["f.md", "f.bin", "f.json", "F"]),
 )
 def test_any_file_content_reads_back_the_same_from_the_cache(content: bytes, name: str) -> None:
-    """Text, blob, escapes and line separators: the cached encoding is the file, every time."""
+    """Text, blob, escapes and line separators: the answer is what the generic encoder writes
+    (the content is spliced in), and the cached encoding is the file, every time."""
     files = {"s/SKILL.md": b"---\nname: s\ndescription: d\n---\n", f"s/{name}": content}
     read = request("resources/read", {"uri": f"skill://s/{name}"})
     out = written(lines(read, read, {**read, "id": "x"}), files)
+    uri = f"skill://s/{name}"
+    generic = complete_result(
+        {"contents": [encode_resource_contents(uri, content, mime_type_for(name))]},
+        era=Era.MODERN,
+        cache=ServerOptions().cache_hint,
+        server_info=DEFAULT_SERVER_INFO,
+    )
+    assert out.splitlines()[0] + b"\n" == JsonRpcConnection().send_response(1, generic)
     first, second, third = answers(out)
     assert first == second
     assert third["id"] == "x"

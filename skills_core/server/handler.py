@@ -83,6 +83,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Final, final, overload
 
+from skills_core._jsonrpc_encode import _encode_spliced
 from skills_core.errors import URIError
 from skills_core.jsonrpc import (
     Answer,
@@ -93,7 +94,6 @@ from skills_core.jsonrpc import (
     RequestId,
     RequestReceived,
     classify_message,
-    encode_result,
 )
 from skills_core.jsonvalue import JSONValue
 from skills_core.messages import (
@@ -694,13 +694,13 @@ def _read_now(source: SkillSource, skill: PublishedSkill, file_path: str, uri: s
 def _encode_read(
     uri: str, data: bytes, file_path: str, *, era: Era, hint: CacheHint, options: ServerOptions
 ) -> EncodedResult:
+    """The encoded ``resources/read`` result; the content is spliced in (fewer copies of a file)."""
     name = file_path.rpartition("/")[2]
-    contents: list[JSONValue] = [encode_resource_contents(uri, data, mime_type_for(name))]
+    item = encode_resource_contents(uri, data, mime_type_for(name))
     result = complete_result(
-        {"contents": contents}, era=era, cache=hint, server_info=options.server_info
+        {"contents": [item]}, era=era, cache=hint, server_info=options.server_info
     )
-    # Our results have string keys by construction: no walk to check them.
-    return encode_result(result, check_keys=False)
+    return _encode_spliced(result, item, "text" if "text" in item else "blob")
 
 
 def _response_object(request_id: RequestId, answer: Answer) -> dict[str, JSONValue]:
