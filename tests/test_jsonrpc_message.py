@@ -274,7 +274,7 @@ def test_error_objects_check_their_fields(fields: dict[str, Any]) -> None:
 # --- a large string spliced into a result (what every resources/read answer is) ------------------
 
 JSON_TEXT = st.text(
-    alphabet=st.sampled_from(['a', "é", '"', "\\", "\n", "\x00", "\x85", "\u2028", "\u2029", "😀"]),
+    alphabet=st.sampled_from(["a", "é", '"', "\\", "\n", "\x00", "\x85", "\u2028", "\u2029", "😀"]),
     max_size=30,
 )
 
@@ -301,6 +301,6 @@ def test_a_splice_needs_exactly_one_string_member(holder: dict[str, Any], twice:
     with pytest.raises(LocalProtocolError) as info:
         _encode_spliced(result, holder, "text")
     assert info.value.kind is JsonRpcErrorKind.NOT_SERIALIZABLE
-    lone = {"text": "\ud800"}
+    lone: dict[str, Any] = {"text": "\ud800"}
     with pytest.raises(LocalProtocolError, match="surrogate"):
         _encode_spliced({"h": lone}, lone, "text")
