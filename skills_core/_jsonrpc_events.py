@@ -118,6 +118,24 @@ class RequestReceived(Event):
     params: JSONObject | None
 
 
+_set_request_id = RequestReceived.__dict__["id"].__set__
+_set_request_method = RequestReceived.__dict__["method"].__set__
+_set_request_params = RequestReceived.__dict__["params"].__set__
+
+
+def _new_request(request_id: RequestId, method: str, params: JSONObject | None) -> RequestReceived:
+    """``RequestReceived(id=..., method=..., params=...)`` through the slot descriptors.
+
+    The same object, for the endpoint's hot path: the frozen dataclass constructor costs as much
+    as classifying the request (about 7,000 instructions against 2,500, measured with callgrind).
+    """
+    event = object.__new__(RequestReceived)
+    _set_request_id(event, request_id)
+    _set_request_method(event, method)
+    _set_request_params(event, params)
+    return event
+
+
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NotificationReceived(Event):

@@ -111,6 +111,7 @@ from skills_core._jsonrpc_events import (
     ResponseReceived,
     UnexpectedResponse,
     _is_request_id,
+    _new_request,
 )
 from skills_core.errors import LocalProtocolError, RemoteProtocolError, quote_for_message
 from skills_core.jsonvalue import JSONValue, json_type_name
@@ -356,10 +357,13 @@ def _classify_value(value: object, max_size: int) -> ReceivedMessage | None:
 
 
 def _classify_call(message: JSONObject, max_size: int) -> ReceivedMessage:
-    has_id = "id" in message
     raw_id = message.get("id")
-    # JSON-RPC §5: the reply carries the request's id when it can be read, else null.
-    reply_id = raw_id if _is_request_id(raw_id) else None
+    # JSON-RPC §5: the reply carries the request's id when it can be read, else null. (The
+    # exact types first: the check of every request, without a call.)
+    reply_id: RequestId | None = None
+    if type(raw_id) is int or type(raw_id) is str or _is_request_id(raw_id):
+        reply_id = raw_id
+    has_id = reply_id is not None or "id" in message
     method = message["method"]
     if message.get("jsonrpc") != "2.0":
         # JSON-RPC §4: "jsonrpc ... MUST be exactly "2.0"".
@@ -403,7 +407,7 @@ def _classify_call(message: JSONObject, max_size: int) -> ReceivedMessage:
             )
         params = raw_params
     if reply_id is not None:
-        return RequestReceived(id=reply_id, method=method, params=params)
+        return _new_request(reply_id, method, params)
     if method == Method.NOTIFICATIONS_CANCELLED:
         return _cancel_event(params)
     return NotificationReceived(method=method, params=params)
@@ -608,7 +612,8 @@ class JsonRpcConnection:
             except RemoteProtocolError as error:
                 return _refuse(error, None, limit)
             if value is not _Blank.BLANK:
-                return self._classify(value)
+                event = _classify_value(value, limit)
+                return event if event is not None else self._classify_response(value)
         self._scan_from = len(self._buffer)
         if self._scan_from > limit:
             # Report now rather than at the newline that may never come, and stop buffering.
@@ -634,22 +639,17 @@ class JsonRpcConnection:
                 truncated = True
             else:
                 if value is not _Blank.BLANK:
-                    return self._classify(value)
+                    event = _classify_value(value, self._max_message_size)
+                    return event if event is not None else self._classify_response(value)
         self._closed = ConnectionClosed(failed=tuple(self._pending.items()), truncated=truncated)
         self._pending.clear()
         self._cancelled.clear()
         return self._closed
 
-    # --- classification: the module's functions, then responses against what is pending -------
+    # --- responses: matched against what is pending ------------------------------------------
 
-    def _classify(self, value: JSONValue) -> JsonRpcEvent:
-        event = _classify_value(value, self._max_message_size)
-        if event is not None:
-            return event
-        assert isinstance(value, dict)  # _classify_value said so: a response
-        return self._classify_response(value)
-
-    def _classify_response(self, message: JSONObject) -> JsonRpcEvent:
+    def _classify_response(self, message: JSONValue) -> JsonRpcEvent:
+        assert isinstance(message, dict)  # _classify_value said so: a response
         raw_id = message.get("id")
         response_id = raw_id if _is_request_id(raw_id) else None
         problem = _response_problem(message)

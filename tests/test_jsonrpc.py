@@ -1366,3 +1366,17 @@ def test_send_response_without_the_key_walk_still_refuses_non_json() -> None:
             conn.send_response(1, bad, check_keys=False)
     with pytest.raises(LocalProtocolError, match="not str"):
         conn.send_response(1, {"x": {1: "a"}})  # the default walk refuses non-string keys
+
+
+def test_the_fast_request_constructor_builds_the_dataclass() -> None:
+    """The endpoint builds RequestReceived through its slots; it must be the same object."""
+    from skills_core._jsonrpc_events import _new_request
+
+    for params in (None, {"a": [1]}):
+        fast = _new_request("x", "m", params)
+        slow = RequestReceived(id="x", method="m", params=params)
+        assert type(fast) is RequestReceived
+        assert fast == slow
+        assert repr(fast) == repr(slow)
+    with pytest.raises(AttributeError):
+        fast.id = 2  # type: ignore[misc]

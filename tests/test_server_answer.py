@@ -238,8 +238,8 @@ def test_the_read_cache_is_bounded() -> None:
         assert answer["result"]["contents"][0]["text"] == (big | huge)[path].decode()
     cache = server._reads
     assert cache._size <= 8 << 20
-    assert cache._size == sum(len(data) + len(encoded) for data, encoded in cache._entries.values())
-    cached = {uri for uri, _ in cache._entries}
+    assert cache._size == sum(len(data) + len(encoded) for data, encoded in cache.entries.values())
+    cached = {uri for uri, _ in cache.entries}
     assert "skill://pdf-processing/huge.md" not in cached
     # Oldest out first: the last files read are the ones kept.
     assert "skill://pdf-processing/big/59.md" in cached
@@ -326,7 +326,7 @@ def test_a_deferred_read_never_touches_the_cache() -> None:
     pending = server.answer("resources/read", params, defer_reads_over=10)
     assert isinstance(pending, PendingRead)
     pending.complete()
-    assert server._reads._entries == {}
+    assert server._reads.entries == {}
 
 
 def test_a_deferred_read_sees_the_file_as_it_is_when_completed() -> None:

@@ -453,7 +453,9 @@ class SkillsServer:
     ) -> EncodedResult | PendingRead:
         """``resources/read``: the file's bytes now; the encoded answer reused while they match."""
         era = _era(params, legacy_version)
-        uri = _uri_param(params)
+        uri = params.get("uri")
+        if type(uri) is not str:
+            uri = _uri_param(params)  # a str subclass, or the error
         resolved = self._live.resolve(uri)
         if resolved is None:
             raise _not_found(uri)
@@ -474,7 +476,7 @@ class SkillsServer:
                 )
         data = _read_now(self._source, skill, file_path, uri)
         key = (uri, era is Era.MODERN)  # a bool hashes in C; an Enum member in Python
-        cached = self._reads.get(key)
+        cached = self._reads.entries.get(key)
         if cached is not None and cached[0] == data:
             return cached[1]
         encoded = _encode_read(
@@ -740,17 +742,15 @@ _CachedRead = tuple[bytes, EncodedResult]
 class _ReadCache:
     """Encoded ``resources/read`` results by (URI, modern?), bounded in bytes, oldest out first."""
 
-    __slots__ = ("_entries", "_size")
+    __slots__ = ("_size", "entries")
 
     def __init__(self) -> None:
-        self._entries: dict[tuple[str, bool], _CachedRead] = {}
+        #: Read it directly (one dictionary lookup per read); change it with :meth:`put` only.
+        self.entries: dict[tuple[str, bool], _CachedRead] = {}
         self._size = 0
 
-    def get(self, key: tuple[str, bool]) -> _CachedRead | None:
-        return self._entries.get(key)
-
     def put(self, key: tuple[str, bool], data: bytes, encoded: EncodedResult) -> None:
-        entries = self._entries
+        entries = self.entries
         old = entries.pop(key, None)
         if old is not None:
             self._size -= _cost(old)
