@@ -1371,8 +1371,10 @@ def test_send_response_without_the_key_walk_still_refuses_non_json() -> None:
 def test_the_fast_request_constructor_builds_the_dataclass() -> None:
     """The endpoint builds RequestReceived through its slots; it must be the same object."""
     from skills_core._jsonrpc_events import _new_request
+    from skills_core.jsonvalue import JSONValue
 
-    for params in (None, {"a": [1]}):
+    choices: list[dict[str, JSONValue] | None] = [None, {"a": [1]}]
+    for params in choices:
         fast = _new_request("x", "m", params)
         slow = RequestReceived(id="x", method="m", params=params)
         assert type(fast) is RequestReceived
