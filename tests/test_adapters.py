@@ -335,18 +335,32 @@ def test_importing_skills_core_does_not_import_trio() -> None:
 
 
 def serve_over_pipes(wire: bytes, serve: Callable[[int, int], None]) -> list[bytes]:
-    """Run ``serve(stdin_fd, stdout_fd)`` with ``wire`` as its whole input; return its lines."""
+    """Run ``serve(stdin_fd, stdout_fd)`` with ``wire`` as its whole input; return its lines.
+
+    The output is read as it comes (a thread), so answers larger than a pipe cannot block it.
+    """
+    import threading
+
     in_read, in_write = os.pipe()
     out_read, out_write = os.pipe()
     os.write(in_write, wire)
     os.close(in_write)
+    chunks: list[bytes] = []
+
+    def drain() -> None:
+        while chunk := os.read(out_read, 1 << 16):
+            chunks.append(chunk)
+
+    reader = threading.Thread(target=drain)
+    reader.start()
     try:
         serve(in_read, out_write)
     finally:
         os.close(in_read)
         os.close(out_write)
-    with os.fdopen(out_read, "rb") as out:
-        return out.read().splitlines()
+        reader.join()
+        os.close(out_read)
+    return b"".join(chunks).splitlines()
 
 
 @pytest.mark.parametrize("flavour", FLAVOURS)
@@ -500,3 +514,84 @@ def test_every_serve_stdio_takes_a_server_connection(flavour: str) -> None:
     texts = {a["result"]["contents"][0]["text"] for a in answers}
     assert len(texts) == 1
     assert texts.pop().startswith("---\nname: pdf-processing")
+
+
+# --- an event loop stays free while a large file is read -------------------------------------
+
+
+class GatedSource:
+    """A MemorySource whose reads of ``big.md`` wait until the event loop has run meanwhile."""
+
+    def __init__(self, files: dict[str, bytes]) -> None:
+        import threading
+
+        from skills_core.server import MemorySource
+
+        self.inner = MemorySource(files)
+        self.started = threading.Event()
+        self.release = threading.Event()
+        self.threads: dict[str, str] = {}
+
+    def scan(self) -> Any:
+        return self.inner.scan()
+
+    def recheck(self, uri: str) -> Any:
+        return self.inner.recheck(uri)
+
+    def list_directory(self, skill: Any, dir_path: str) -> Any:
+        return self.inner.list_directory(skill, dir_path)
+
+    def read(self, skill: Any, file_path: str) -> bytes | None:
+        import threading
+
+        self.threads[file_path] = threading.current_thread().name
+        if file_path == "big.md":
+            self.started.set()
+            # On the event loop's thread this would wait for the loop itself: it never returns.
+            if not self.release.wait(timeout=10):
+                raise RuntimeError("the event loop did not run while a large file was read")
+        return self.inner.read(skill, file_path)
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_a_large_read_leaves_the_event_loop_free_and_small_reads_stay_on_it(flavour: str) -> None:
+    import threading
+
+    from server_helpers import KEY, request, skill_md
+
+    from skills_core.server import SkillsServer
+
+    big = b"b" * (300 << 10)  # over DEFAULT_DEFER_READS_OVER (256 KiB)
+    source = GatedSource({"s/SKILL.md": skill_md("s"), "s/big.md": big, "s/small.md": b"small"})
+    connection = SkillsServer(source, cursor_key=KEY).connection()
+    wire = b"".join(
+        json.dumps(request("resources/read", {"uri": f"skill://s/{name}"}, request_id=n)).encode()
+        + b"\n"
+        for n, name in enumerate(["small.md", "big.md", "small.md"])
+    )
+
+    def serve(stdin_fd: int, stdout_fd: int) -> None:
+        async def release_when_started() -> None:
+            # Runs on the event loop: only possible if the loop is not stuck in the read.
+            while not source.started.is_set():
+                await (asyncio.sleep(0.01) if flavour == "asyncio" else trio.sleep(0.01))
+            source.release.set()
+
+        async def body_asyncio() -> None:
+            helper = asyncio.ensure_future(release_when_started())
+            await asyncio_stdio.serve_stdio(connection, stdin_fd=stdin_fd, stdout_fd=stdout_fd)
+            await helper
+
+        async def body_trio() -> None:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(release_when_started)
+                await trio_stdio.serve_stdio(connection, stdin_fd=stdin_fd, stdout_fd=stdout_fd)
+
+        run(flavour, body_asyncio if flavour == "asyncio" else body_trio)
+
+    loop_thread = threading.current_thread().name
+    answers = [json.loads(line) for line in serve_over_pipes(wire, serve)]
+    assert [a["id"] for a in answers] == [0, 1, 2]
+    assert answers[1]["result"]["contents"][0]["text"] == big.decode()
+    assert source.threads["big.md"] != loop_thread
+    assert source.threads["small.md"] == loop_thread
