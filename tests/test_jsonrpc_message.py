@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from unittest.mock import patch
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_jsonrpc_hypothesis import LINES, SIZES, comparable
 
+import skills_core._jsonrpc_encode as encode_module
 from skills_core._jsonrpc_encode import _encode_spliced
 from skills_core.errors import LocalProtocolError
 from skills_core.jsonrpc import (
@@ -280,12 +282,21 @@ JSON_TEXT = st.text(
 
 
 @settings(deadline=None, max_examples=300)
-@given(value=JSON_TEXT, other=JSON_TEXT, member=st.sampled_from(["text", "blob", 'a"b']))
-def test_a_spliced_result_is_the_encoded_result(value: str, other: str, member: str) -> None:
+@given(
+    value=JSON_TEXT,
+    other=JSON_TEXT,
+    member=st.sampled_from(["text", "blob", 'a"b']),
+    step=st.sampled_from([1, 2, 3, 7, 1 << 18]),
+)
+def test_a_spliced_result_is_the_encoded_result(
+    value: str, other: str, member: str, step: int
+) -> None:
+    """Whatever the content and however it is cut into steps, the bytes are encode_result's."""
     holder: dict[str, Any] = {"uri": f'{other}"{member}":""', member: value, "z": other}
     result = {"contents": [holder], "_meta": {"k": f'"{member}":""'}}
     expected = encode_result(json.loads(json.dumps(result)))
-    spliced = _encode_spliced(result, holder, member)
+    with patch.object(encode_module, "_SPLICE_STEP", step):
+        spliced = _encode_spliced(result, holder, member)
     assert spliced.json == expected.json
     assert holder[member] == ""  # taken out, so that the caller holds no copy
 
