@@ -8,8 +8,9 @@ files, in ten prefix folders), a :class:`SkillsServer` with the default page siz
 cursors). Each figure is the median of 1,000 calls of ``ServerConnection.answer`` (the one
 request path) for one modern request: ``_meta`` checks, cursor authentication (HMAC-SHA256), a
 binary search and the page's entries (whose JSON is built once per catalog, on first use; one
-warm-up walk precedes timing). The nine figures are measured round-robin, 7 rounds, and the lowest median of each is
-kept, so that noise from other processes lands on no figure in particular.
+warm-up walk precedes timing). The nine figures are measured round-robin, 7 rounds, and the
+lowest median of each is kept, so that noise from other processes lands on no figure in
+particular.
 The claim under test: the cost of a page does not grow with the catalog.
 """
 
