@@ -1,4 +1,4 @@
-"""Sans-IO JSON-RPC 2.0 endpoint with newline-delimited framing (base-protocol.md §1.2, §1.7).
+"""Sans-IO JSON-RPC 2.0: a newline-delimited endpoint, and one message on its own (§1.2, §1.7).
 
 Theory of operation
 -------------------
@@ -35,9 +35,24 @@ the end of the stream) removes. Before serialising, every value is checked to be
 (string keys, finite numbers, valid Unicode, no sets or bytes): the connection never writes a
 message that its own parser, or a strict peer, would have to reject.
 
+*Answers.* A server's request handler answers with an :data:`Answer`: a result object, an
+:class:`EncodedResult` (a result encoded once, spliced into any number of responses) or an
+:class:`ErrorObject`. :meth:`~JsonRpcConnection.send_answer` turns any of them into the response
+for a request id. The sends that answer requests change no state.
+
 *End of stream.* After ``receive_data(b"")``, the remaining lines are returned, then one
 :class:`ConnectionClosed` naming every request still pending; it is returned again on every later
 call. A request sent after the end of stream could never be answered and is refused.
+
+*One message on its own.* A transport without newline framing (an HTTP request body) reads one
+message with :func:`parse_message`, and a caller that holds a decoded dict with
+:func:`classify_message`. Both apply the endpoint's own checks, as the same module functions, in
+the same order, and give the same verdict the message would get as a line of a stream, except
+that a response is refused (-32600) rather than reported: only requests and notifications can be
+sent to a server on their own.
+
+The events live in :mod:`skills_core._jsonrpc_events` and the encoders in
+:mod:`skills_core._jsonrpc_encode`; this module is where they are documented and exported.
 
 Limits (explicit, so that a hostile or broken peer costs bounded memory):
 
