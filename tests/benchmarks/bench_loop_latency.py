@@ -168,38 +168,29 @@ def main() -> int:
         large = requests("skill://s/big.md", args.reads)
         small = requests("skill://s/small.md", args.small)
         settings = (("worker thread", DEFAULT_DEFER_READS_OVER), ("on the loop", None))
+
+        def table(wire: bytes, least: int, figure: Callable[[float, float], str]) -> None:
+            """One row per adapter, one column per setting: the median of the rounds."""
+            print(f"{'adapter':<10}" + "".join(f"{label:>18}" for label, _ in settings))
+            for name, make in (("asyncio", serve_asyncio), ("trio", serve_trio)):
+                run = make(folder)
+                row = []
+                for _label, defer in settings:
+                    outcomes = [session(run, wire, defer) for _ in range(args.rounds)]
+                    assert all(received > least for *_, received in outcomes), "reads failed"
+                    row.append(figure(*(statistics.median(o[i] for o in outcomes) for i in (0, 1))))
+                print(f"{name:<10}" + "".join(row))
+
         print(
             f"\nLongest event-loop stall while {args.reads} reads of a {args.mib} MiB text file "
             f"are served (median of {args.rounds} rounds):"
         )
-        print(f"{'adapter':<10}" + "".join(f"{label:>18}" for label, _ in settings))
-        for name, make in (("asyncio", serve_asyncio), ("trio", serve_trio)):
-            run = make(folder)
-            row = []
-            for _label, defer in settings:
-                stalls = []
-                for _ in range(args.rounds):
-                    stall, _seconds, received = session(run, large, defer)
-                    assert received > args.reads * (args.mib << 20), "the reads failed"
-                    stalls.append(stall)
-                row.append(f"{statistics.median(stalls) * 1e3:>15.1f} ms")
-            print(f"{name:<10}" + "".join(row))
+        table(large, args.reads * (args.mib << 20), lambda stall, _: f"{stall * 1e3:>15.1f} ms")
         print(
             f"\nSmall path: {args.small:,} pipelined reads of a 1 KB file, requests per second "
             f"(median of {args.rounds} rounds):"
         )
-        print(f"{'adapter':<10}" + "".join(f"{label:>18}" for label, _ in settings))
-        for name, make in (("asyncio", serve_asyncio), ("trio", serve_trio)):
-            run = make(folder)
-            row = []
-            for _label, defer in settings:
-                rates = []
-                for _ in range(args.rounds):
-                    _stall, seconds, received = session(run, small, defer)
-                    assert received > args.small * 1024, "the reads failed"
-                    rates.append(args.small / seconds)
-                row.append(f"{statistics.median(rates):>18,.0f}")
-            print(f"{name:<10}" + "".join(row))
+        table(small, args.small * 1024, lambda _, seconds: f"{args.small / seconds:>18,.0f}")
     return 0
 
 
