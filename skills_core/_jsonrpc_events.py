@@ -29,7 +29,7 @@ __all__ = [
     "ErrorResponseReceived",
     "InvalidResponse",
     "LateResponse",
-    "UnexpectedResponse",
+    "UnmatchedResponse",
     "InvalidMessage",
     "ConnectionClosed",
     "JsonRpcEvent",
@@ -242,8 +242,11 @@ class LateResponse(Event):
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
-class UnexpectedResponse(Event):
+class UnmatchedResponse(Event):
     """A well-formed response that matches no pending request. Reported, never answered.
+
+    (Named ``UnexpectedResponse`` before; that name stays as a deprecated alias in
+    :mod:`skills_core.jsonrpc`, and means the host's effect of that name everywhere else.)
 
     An error response with id null (the peer could not read something this side sent) is one.
 
@@ -320,7 +323,7 @@ JsonRpcEvent: TypeAlias = (
     | ErrorResponseReceived
     | InvalidResponse
     | LateResponse
-    | UnexpectedResponse
+    | UnmatchedResponse
     | InvalidMessage
     | ConnectionClosed
 )

@@ -23,7 +23,7 @@ against the requests this side sent.
 *Problems never raise.* Anything the peer gets wrong becomes an event: :class:`InvalidMessage`
 carries a :class:`~skills_core.errors.RemoteProtocolError` and, when JSON-RPC calls for one, the
 exact error reply to write back; :class:`InvalidResponse` fails the one pending request that a
-malformed response names; :class:`UnexpectedResponse` and :class:`LateResponse` report responses
+malformed response names; :class:`UnmatchedResponse` and :class:`LateResponse` report responses
 nobody is waiting for. The connection never sends anything by itself: replies are suggestions that
 the adapter writes or drops by its own policy. Only misuse by the caller raises
 (:class:`~skills_core.errors.LocalProtocolError`).
@@ -79,7 +79,7 @@ Decisions where JSON-RPC 2.0 and MCP leave room (each repeated where it is imple
   writes its last message and exits should be heard); otherwise the stream is reported truncated.
 * A response for a request we cancelled is a :class:`LateResponse` (MCP cancellation: the sender
   "SHOULD ignore any response to the request that arrives afterward"), not an
-  :class:`UnexpectedResponse`, so adapters can drop the first and log the second.
+  :class:`UnmatchedResponse`, so adapters can drop the first and log the second.
 * The ids of the peer's requests are not tracked: they are the peer's namespace, and answering
   each request once (or not at all, once cancelled) is the caller's job.
 """
@@ -124,7 +124,7 @@ from skills_core._jsonrpc_events import (
     RequestId,
     RequestReceived,
     ResponseReceived,
-    UnexpectedResponse,
+    UnmatchedResponse,
     _is_request_id,
     _new_request,
 )
@@ -162,7 +162,7 @@ __all__ = [
     "ErrorResponseReceived",
     "InvalidResponse",
     "LateResponse",
-    "UnexpectedResponse",
+    "UnmatchedResponse",
     "InvalidMessage",
     "ConnectionClosed",
     "JsonRpcEvent",
@@ -195,13 +195,17 @@ _SMALLEST_MAX_MESSAGE_SIZE: Final = 1024
 #: trip after :meth:`JsonRpcConnection.send_cancel`; a peer that honours the cancellation sends
 #: none, so the entries are not removed by the peer and must be bounded. Hosts keep a handful of
 #: requests in flight; 1024 covers any realistic burst. Beyond it the oldest id is forgotten and its
-#: late response, if any, is reported as an :class:`UnexpectedResponse` instead.
+#: late response, if any, is reported as an :class:`UnmatchedResponse` instead.
 MAX_REMEMBERED_CANCELLATIONS: Final = 1024
 
 
 class _Blank(enum.Enum):
     BLANK = "BLANK"
 
+
+#: Deprecated: the former name of :class:`UnmatchedResponse` (the host's
+#: :class:`~skills_core.host.effects.UnexpectedResponse` is another thing). Kept for importers.
+UnexpectedResponse = UnmatchedResponse
 
 # --- decoding --------------------------------------------------------------------------------
 
@@ -708,7 +712,7 @@ class JsonRpcConnection:
                 result=result,
                 error=error_object,
             )
-        return UnexpectedResponse(id=response_id, result=result, error=error_object)
+        return UnmatchedResponse(id=response_id, result=result, error=error_object)
 
     # --- output ------------------------------------------------------------------------------
 

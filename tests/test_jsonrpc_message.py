@@ -36,7 +36,7 @@ from skills_core.jsonrpc import (
     ReceivedMessage,
     RequestReceived,
     ResponseReceived,
-    UnexpectedResponse,
+    UnmatchedResponse,
     classify_message,
     encode_result,
     parse_message,
@@ -203,9 +203,7 @@ def test_a_body_gets_the_verdict_the_same_line_gets_HTTP_07(line: bytes, max_siz
         assert isinstance(verdict, InvalidMessage)
         assert verdict.error.kind is JsonRpcErrorKind.PARSE_ERROR
         return
-    if isinstance(
-        event, UnexpectedResponse | LateResponse | ResponseReceived | InvalidResponse
-    ) or (
+    if isinstance(event, UnmatchedResponse | LateResponse | ResponseReceived | InvalidResponse) or (
         isinstance(event, InvalidMessage) and event.error.kind is JsonRpcErrorKind.INVALID_RESPONSE
     ):
         # A response: a stream reports it, a body refuses it.
