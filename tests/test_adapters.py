@@ -419,7 +419,8 @@ def test_blocking_serve_stdio_over_pipes() -> None:
         assert line.startswith(prefix), line
 
 
-def test_blocking_serve_stdio_stops_when_the_client_leaves() -> None:
+@pytest.mark.parametrize("flavour", ["blocking", *FLAVOURS])
+def test_serve_stdio_stops_when_the_client_leaves(flavour: str) -> None:
     from skills_core.adapters import blocking_stdio
 
     in_read, in_write = os.pipe()
@@ -427,7 +428,17 @@ def test_blocking_serve_stdio_stops_when_the_client_leaves() -> None:
     os.write(in_write, WIRE)
     os.close(out_read)  # nobody reads the answers: the first write fails with EPIPE
     try:
-        blocking_stdio.serve_stdio(echo, stdin_fd=in_read, stdout_fd=out_write)
+        if flavour == "blocking":
+            blocking_stdio.serve_stdio(echo, stdin_fd=in_read, stdout_fd=out_write)
+        elif flavour == "asyncio":
+            run(
+                flavour,
+                lambda: asyncio_stdio.serve_stdio(echo, stdin_fd=in_read, stdout_fd=out_write),
+            )
+        else:
+            run(
+                flavour, lambda: trio_stdio.serve_stdio(echo, stdin_fd=in_read, stdout_fd=out_write)
+            )
     finally:
         os.close(in_write)
         os.close(in_read)

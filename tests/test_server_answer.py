@@ -384,6 +384,12 @@ def test_the_stream_keeps_the_order_around_a_deferred_read() -> None:
     assert isinstance(third, bytes)
     assert [a["id"] for a in answers(third)] == [3]
     assert stream.next_output() is NEED_DATA
+    # A deferred read with nothing ready before it comes out at once.
+    stream.receive_data(lines(request("resources/read", {"uri": BIG}, request_id=4)))
+    fourth = stream.next_output()
+    assert isinstance(fourth, PendingOutput)
+    assert [a["id"] for a in answers(fourth.run())] == [4]
+    assert stream.next_output() is NEED_DATA
     stream.receive_data(b"")
     assert stream.next_output() is FINISHED
     assert stream.next_output() is FINISHED
