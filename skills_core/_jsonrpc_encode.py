@@ -170,9 +170,9 @@ def _encode_spliced(
 
     ``holder`` is the object inside ``result`` whose ``member`` is that string (a file's text or
     base64). The string is taken out of it (``holder`` is left with ``""`` there), escaped on its
-    own, a step at a time, and spliced into the encoding of the rest: the same bytes, while at
-    most two copies of the string are alive at any moment (the generic encoder makes four:
-    escaped, joined, encoded, with the original still held), and no single step holds the GIL for
+    own, a step at a time, and spliced into the encoding of the rest: the same bytes, while two
+    copies of the string are alive at the peak, plus one step's worth (the generic encoder keeps
+    three or four: the original, escaped, joined, encoded), and no single step holds the GIL for
     long (see :data:`_SPLICE_STEP`). Inside JSON strings quotes are escaped, so ``"member":""`` can
     only be the member itself, which must occur once. Escaping is per character, so the string
     can be cut anywhere: a ``str`` holds code points, never half of a surrogate pair.
