@@ -6,11 +6,15 @@ Usage::
     PYTHONPATH=. python3 examples/tcp_server.py ./skills --port 0   # any free port
 
 Each client speaks newline-delimited JSON-RPC (the stdio framing) over its socket. Everything that
-is not moving bytes comes from the library: :class:`~skills_core.adapters.ServerLoop` frames,
+is not moving bytes comes from the library: :class:`~skills_core.adapters.ServerStream` frames,
 checks and answers messages, and each client gets its own
 :class:`~skills_core.server.ServerConnection` (a legacy ``initialize`` is per connection) of one
-shared :class:`~skills_core.server.SkillsServer`. The first line printed is ``listening on
-HOST:PORT``. Uses only the standard library.
+shared :class:`~skills_core.server.SkillsServer`. The loop writes each answer as it is made and
+reads only when the stream asks for data; ``drain()`` waits while the client is not reading, so
+a client that pipelines reads of a large file and reads nothing back holds the server to about
+one answer of memory. Large files are read and encoded in a worker thread, so one client's read
+never stalls the others. The first line printed is ``listening on HOST:PORT``. Uses only the
+standard library.
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ import asyncio
 import contextlib
 import os
 
-from skills_core.adapters import ServerLoop
+from skills_core.adapters import DEFAULT_DEFER_READS_OVER, FINISHED, PendingOutput, ServerStream
+from skills_core.jsonrpc import NEED_DATA
 from skills_core.server import SkillsServer, server_from_roots
 
 
@@ -28,15 +33,24 @@ async def serve_client(
     server: SkillsServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
 ) -> None:
     """Answer one client until it closes its side of the socket."""
-    loop = ServerLoop(server.connection(), results_have_string_keys=True)
+    stream = ServerStream(
+        server.connection(),
+        results_have_string_keys=True,
+        defer_reads_over=DEFAULT_DEFER_READS_OVER,
+    )
     try:
         while True:
-            out, finished = loop.feed(await reader.read(1 << 16))  # b"" at end of input
-            if out:
-                writer.write(out)
-                await writer.drain()
-            if finished:
+            out = stream.next_output()
+            if out is NEED_DATA:
+                stream.receive_data(await reader.read(1 << 16))  # b"" at end of input
+            elif out is FINISHED:
                 break
+            else:
+                if isinstance(out, PendingOutput):
+                    out = await asyncio.to_thread(out.run)
+                assert isinstance(out, bytes)
+                writer.write(out)
+                await writer.drain()  # back-pressure: wait while the client is not reading
     except ConnectionError:
         pass  # the client went away; nobody is left to answer
     finally:

@@ -1,4 +1,4 @@
-"""Sans-IO JSON-RPC 2.0 endpoint with newline-delimited framing (base-protocol.md §1.2, §1.7).
+"""Sans-IO JSON-RPC 2.0: a newline-delimited endpoint, and one message on its own (§1.2, §1.7).
 
 Theory of operation
 -------------------
@@ -23,7 +23,7 @@ against the requests this side sent.
 *Problems never raise.* Anything the peer gets wrong becomes an event: :class:`InvalidMessage`
 carries a :class:`~skills_core.errors.RemoteProtocolError` and, when JSON-RPC calls for one, the
 exact error reply to write back; :class:`InvalidResponse` fails the one pending request that a
-malformed response names; :class:`UnexpectedResponse` and :class:`LateResponse` report responses
+malformed response names; :class:`UnmatchedResponse` and :class:`LateResponse` report responses
 nobody is waiting for. The connection never sends anything by itself: replies are suggestions that
 the adapter writes or drops by its own policy. Only misuse by the caller raises
 (:class:`~skills_core.errors.LocalProtocolError`).
@@ -35,9 +35,24 @@ the end of the stream) removes. Before serialising, every value is checked to be
 (string keys, finite numbers, valid Unicode, no sets or bytes): the connection never writes a
 message that its own parser, or a strict peer, would have to reject.
 
+*Answers.* A server's request handler answers with an :data:`Answer`: a result object, an
+:class:`EncodedResult` (a result encoded once, spliced into any number of responses) or an
+:class:`ErrorObject`. :meth:`~JsonRpcConnection.send_answer` turns any of them into the response
+for a request id. The sends that answer requests change no state.
+
 *End of stream.* After ``receive_data(b"")``, the remaining lines are returned, then one
 :class:`ConnectionClosed` naming every request still pending; it is returned again on every later
 call. A request sent after the end of stream could never be answered and is refused.
+
+*One message on its own.* A transport without newline framing (an HTTP request body) reads one
+message with :func:`parse_message`, and a caller that holds a decoded dict with
+:func:`classify_message`. Both apply the endpoint's own checks, as the same module functions, in
+the same order, and give the same verdict the message would get as a line of a stream, except
+that a response is refused (-32600) rather than reported: only requests and notifications can be
+sent to a server on their own.
+
+The events live in :mod:`skills_core._jsonrpc_events` and the encoders in
+:mod:`skills_core._jsonrpc_encode`; this module is where they are documented and exported.
 
 Limits (explicit, so that a hostile or broken peer costs bounded memory):
 
@@ -64,7 +79,7 @@ Decisions where JSON-RPC 2.0 and MCP leave room (each repeated where it is imple
   writes its last message and exits should be heard); otherwise the stream is reported truncated.
 * A response for a request we cancelled is a :class:`LateResponse` (MCP cancellation: the sender
   "SHOULD ignore any response to the request that arrives afterward"), not an
-  :class:`UnexpectedResponse`, so adapters can drop the first and log the second.
+  :class:`UnmatchedResponse`, so adapters can drop the first and log the second.
 * The ids of the peer's requests are not tracked: they are the peer's namespace, and answering
   each request once (or not at all, once cancelled) is the caller's job.
 """
@@ -75,11 +90,44 @@ import enum
 import json
 import math
 from collections import Counter
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import Final, NoReturn, TypeAlias, TypeGuard, final
+from typing import Any, Final, NoReturn, cast, final
 
+from skills_core._jsonrpc_encode import (
+    Answer,
+    EncodedResult,
+    ErrorObject,
+    _check_method,
+    _check_object,
+    _check_request_id,
+    _encode_response,
+    _encode_text,
+    _invalid_argument,
+    encode_result,
+)
+from skills_core._jsonrpc_events import (
+    NEED_DATA,
+    CancelRequested,
+    ConnectionClosed,
+    ErrorResponseReceived,
+    Event,
+    InvalidMessage,
+    InvalidResponse,
+    JSONObject,
+    JsonRpcErrorKind,
+    JsonRpcEvent,
+    LateResponse,
+    NeedData,
+    NotificationReceived,
+    ReceivedMessage,
+    RequestId,
+    RequestReceived,
+    ResponseReceived,
+    UnmatchedResponse,
+    _is_request_id,
+    _new_request,
+)
 from skills_core.errors import LocalProtocolError, RemoteProtocolError, quote_for_message
 from skills_core.jsonvalue import JSONValue, json_type_name
 from skills_core.spec import ErrorCode, Method
@@ -94,10 +142,17 @@ __all__ = [
     "JsonRpcErrorKind",
     # the endpoint
     "JsonRpcConnection",
-    "EncodedResult",
-    "encode_result",
     "NeedData",
     "NEED_DATA",
+    # one message on its own (HTTP bodies, dicts held in memory)
+    "parse_message",
+    "classify_message",
+    "ReceivedMessage",
+    # answers to send
+    "Answer",
+    "EncodedResult",
+    "encode_result",
+    "ErrorObject",
     # events
     "Event",
     "RequestReceived",
@@ -107,7 +162,7 @@ __all__ = [
     "ErrorResponseReceived",
     "InvalidResponse",
     "LateResponse",
-    "UnexpectedResponse",
+    "UnmatchedResponse",
     "InvalidMessage",
     "ConnectionClosed",
     "JsonRpcEvent",
@@ -140,273 +195,17 @@ _SMALLEST_MAX_MESSAGE_SIZE: Final = 1024
 #: trip after :meth:`JsonRpcConnection.send_cancel`; a peer that honours the cancellation sends
 #: none, so the entries are not removed by the peer and must be bounded. Hosts keep a handful of
 #: requests in flight; 1024 covers any realistic burst. Beyond it the oldest id is forgotten and its
-#: late response, if any, is reported as an :class:`UnexpectedResponse` instead.
+#: late response, if any, is reported as an :class:`UnmatchedResponse` instead.
 MAX_REMEMBERED_CANCELLATIONS: Final = 1024
-
-# --- types -----------------------------------------------------------------------------------
-
-#: A JSON object as decoded from the wire.
-JSONObject: TypeAlias = "dict[str, JSONValue]"
-#: A JSON-RPC request id: a string or an integer (MCP schema: ``string | number``, never null).
-RequestId: TypeAlias = str | int
-
-
-class JsonRpcErrorKind(enum.StrEnum):
-    """The ``kind`` of every :class:`~skills_core.errors.ProtocolError` this module creates."""
-
-    #: A line longer than the maximum message size (received, or refused on send).
-    MESSAGE_TOO_LARGE = "message-too-large"
-    #: Not UTF-8, not JSON, NaN/Infinity, duplicate keys, lone surrogates, too deep (-32700).
-    PARSE_ERROR = "parse-error"
-    #: A JSON array: a batch, which MCP does not allow (-32600).
-    BATCH = "batch"
-    #: A value that is not a valid JSON-RPC Request object (-32600).
-    INVALID_REQUEST = "invalid-request"
-    #: A well-formed message whose ``params`` MCP cannot accept (-32602).
-    INVALID_PARAMS = "invalid-params"
-    #: A malformed response; never answered.
-    INVALID_RESPONSE = "invalid-response"
-    #: The stream ended while requests were pending.
-    CONNECTION_CLOSED = "connection-closed"
-    #: Local: a value handed to a ``send_*`` method that is not plain JSON.
-    NOT_SERIALIZABLE = "not-serializable"
-    #: Local: an argument of the wrong type (an id, a method, params, a code).
-    INVALID_ARGUMENT = "invalid-argument"
-    #: Local: :meth:`JsonRpcConnection.send_cancel` for a request that is not pending.
-    NOT_PENDING = "not-pending"
-    #: Local: data or a request after the end of stream.
-    CLOSED = "closed"
-
-
-class NeedData(enum.Enum):
-    """Type of :data:`NEED_DATA`, returned by ``next_event`` when no complete line is buffered."""
-
-    NEED_DATA = "NEED_DATA"
-
-
-#: ``next_event()`` has nothing to return until more data (or the end of stream) is received.
-NEED_DATA: Final = NeedData.NEED_DATA
 
 
 class _Blank(enum.Enum):
     BLANK = "BLANK"
 
 
-# --- events ----------------------------------------------------------------------------------
-# Events are immutable records of what the peer sent. They are created only by the connection;
-# do not subclass them. Their JSON payloads (params, result, data) are the decoded dicts and lists,
-# handed over without copying: mutating them does not affect the connection.
-
-
-class Event:
-    """Base class of every event :meth:`JsonRpcConnection.next_event` returns."""
-
-    __slots__ = ()
-
-
-@final
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RequestReceived(Event):
-    """The peer sent a request; answer it with ``send_response`` or ``send_error``.
-
-    Attributes:
-        id: The request id (a string or an integer), to be echoed in the reply.
-        method: The method name (not checked against any list; unknown ones are for the caller).
-        params: The ``params`` object, or ``None`` when the request had none.
-    """
-
-    id: RequestId
-    method: str
-    params: JSONObject | None
-
-
-@final
-@dataclass(frozen=True, slots=True, kw_only=True)
-class NotificationReceived(Event):
-    """The peer sent a notification (no reply is ever due; JSON-RPC §4.1).
-
-    Attributes:
-        method: The method name.
-        params: The ``params`` object, or ``None`` when it had none.
-    """
-
-    method: str
-    params: JSONObject | None
-
-
-@final
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CancelRequested(Event):
-    """The peer sent a well-formed ``notifications/cancelled`` (base-protocol.md §1.7).
-
-    Sent by a client to cancel one of its requests, or by a server to end a listen stream. The
-    event changes no state: ``request_id`` may name a request of either side.
-
-    Attributes:
-        request_id: The ``requestId`` of the cancelled request.
-        reason: The optional human-readable ``reason``.
-    """
-
-    request_id: RequestId
-    reason: str | None
-
-
-@final
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ResponseReceived(Event):
-    """A result for a request this side sent; the request is no longer pending.
-
-    Attributes:
-        id: The id of the request.
-        method: The method of the request, as it was sent.
-        result: The ``result`` object.
-    """
-
-    id: RequestId
-    method: str
-    result: JSONObject
-
-
-@final
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ErrorResponseReceived(Event):
-    """An error response for a request this side sent; the request is no longer pending.
-
-    Attributes:
-        id: The id of the request.
-        method: The method of the request, as it was sent.
-        code: The error code: an :class:`~skills_core.spec.ErrorCode` member when known, else the
-            integer as received.
-        message: The error message.
-        data: The ``data`` member, or ``None`` when it was absent (or null).
-    """
-
-    id: RequestId
-    method: str
-    code: int
-    message: str
-    data: JSONValue
-
-
-@final
-@dataclass(frozen=True, slots=True, kw_only=True)
-class InvalidResponse(Event):
-    """A malformed response that names a pending request; that request has failed.
-
-    No reply is due (a response is never answered). The adapter fails the request with ``error``.
-
-    Attributes:
-        id: The id of the failed request.
-        method: The method of the failed request.
-        error: What was wrong with the response.
-    """
-
-    id: RequestId
-    method: str
-    error: RemoteProtocolError
-
-
-@final
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LateResponse(Event):
-    """A response for a request this side had cancelled; MCP says to ignore it.
-
-    Attributes:
-        id: The id of the cancelled request.
-        method: Its method.
-        result: The ``result`` object, or ``None`` for an error response.
-        error: The ``error`` object (integer ``code``, string ``message``), or ``None``.
-    """
-
-    id: RequestId
-    method: str
-    result: JSONObject | None
-    error: JSONObject | None
-
-
-@final
-@dataclass(frozen=True, slots=True, kw_only=True)
-class UnexpectedResponse(Event):
-    """A well-formed response that matches no pending request. Reported, never answered.
-
-    An error response with id null (the peer could not read something this side sent) is one.
-
-    Attributes:
-        id: The response id, or ``None`` when it was null or absent.
-        result: The ``result`` object, or ``None`` for an error response.
-        error: The ``error`` object (integer ``code``, string ``message``), or ``None``.
-    """
-
-    id: RequestId | None
-    result: JSONObject | None
-    error: JSONObject | None
-
-
-@final
-@dataclass(frozen=True, slots=True, kw_only=True)
-class InvalidMessage(Event):
-    """A line that is not an acceptable message: too large, not JSON, not JSON-RPC.
-
-    Attributes:
-        error: What was wrong; ``error.kind`` is a :class:`JsonRpcErrorKind` and ``error.rpc_code``
-            the JSON-RPC code.
-        reply: The error response a server should write back (JSON-RPC §5: id null when the id
-            could not be read), or ``None`` when no reply is appropriate (a notification, or a
-            malformed response). A client adapter usually logs it and skips, or gives up.
-    """
-
-    error: RemoteProtocolError
-    reply: bytes | None
-
-
-@final
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ConnectionClosed(Event):
-    """The stream has ended; returned once all lines are consumed, and again on every later call.
-
-    Attributes:
-        failed: ``(id, method)`` of every request that was still pending, in the order sent. They
-            will never be answered; :meth:`error_for` makes the error to fail each with.
-        truncated: True when the stream ended inside a message (a last line without a newline
-            that is not complete JSON, or an oversized line that never ended).
-    """
-
-    failed: tuple[tuple[RequestId, str], ...]
-    truncated: bool
-
-    def error_for(self, request_id: RequestId) -> RemoteProtocolError:
-        """Return a new error explaining why request ``request_id`` will never be answered.
-
-        Args:
-            request_id: The id of a request, normally one of :attr:`failed`.
-
-        Returns:
-            A :class:`~skills_core.errors.RemoteProtocolError` of kind ``connection-closed``.
-        """
-        methods = dict(self.failed)
-        if request_id in methods:
-            what = f"request {request_id!r} ({methods[request_id]})"
-        else:
-            what = f"request {request_id!r}"
-        message = f"the peer closed the connection before answering {what}"
-        if self.truncated:
-            message += "; its last message was cut off"
-        return RemoteProtocolError(message, kind=JsonRpcErrorKind.CONNECTION_CLOSED)
-
-
-#: Every event :meth:`JsonRpcConnection.next_event` can return, for exhaustive ``match``.
-JsonRpcEvent: TypeAlias = (
-    RequestReceived
-    | NotificationReceived
-    | CancelRequested
-    | ResponseReceived
-    | ErrorResponseReceived
-    | InvalidResponse
-    | LateResponse
-    | UnexpectedResponse
-    | InvalidMessage
-    | ConnectionClosed
-)
+#: Deprecated: the former name of :class:`UnmatchedResponse` (the host's
+#: :class:`~skills_core.host.effects.UnexpectedResponse` is another thing). Kept for importers.
+UnexpectedResponse = UnmatchedResponse
 
 # --- decoding --------------------------------------------------------------------------------
 
@@ -441,15 +240,17 @@ def _parse_float(text: str) -> float:
     return number
 
 
-# One encoder for every message: json.dumps with keyword arguments builds a new one per call,
-# which costs as much as encoding a 1 KB result.
-_ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-
 _DECODER: Final = json.JSONDecoder(
     object_pairs_hook=_object_from_pairs,
     parse_float=_parse_float,
     parse_constant=_reject_constant,
 )
+#: The decoder's scanner, called directly: ``JSONDecoder.decode`` adds two regular-expression
+#: matches and two Python calls around it, an eighth of the cost of decoding a small request.
+#: (``scan_once`` is the instance attribute ``JSONDecoder.__init__`` sets; typeshed omits it.)
+_SCAN: Final[Callable[[str, int], tuple[Any, int]]] = vars(_DECODER)["scan_once"]
+#: JSON whitespace (RFC 8259 §2): space, tab, LF and CR.
+_WHITESPACE: Final = " \t\n\r"
 
 
 def _contains_surrogate(value: JSONValue) -> bool:
@@ -473,23 +274,39 @@ def _contains_surrogate(value: JSONValue) -> bool:
     return False
 
 
-def _parse_line(line: bytes | bytearray) -> JSONValue | _Blank:
-    """Decode one line (without its ``\\n``); raise a parse-error RemoteProtocolError."""
+def _parse_json(data: bytes | bytearray) -> JSONValue | _Blank:
+    """Decode one JSON text: a line without its ``\\n``, or a whole message; strict (see above).
+
+    Raises:
+        RemoteProtocolError: a parse error (-32700).
+    """
     try:
-        text = line.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise _parse_error(f"line is not valid UTF-8 ({exc.reason} at byte {exc.start})") from exc
-    # JSON whitespace (RFC 8259 §2) is space, tab, CR and LF; LF cannot occur inside a line.
-    text = text.strip(" \t\r")
+        raise _parse_error(
+            f"the message is not valid UTF-8 ({exc.reason} at byte {exc.start})"
+        ) from exc
+    text = text.strip(_WHITESPACE)
     if not text:
         return _Blank.BLANK
     try:
-        value: JSONValue = _DECODER.decode(text)
+        value: JSONValue
+        value, end = _SCAN(text, 0)
+        if end != len(text):
+            raise json.JSONDecodeError("Extra data", text, end)
+    except StopIteration as exc:  # what the scanner raises when no value starts at 0
+        raise _parse_error(
+            f"the message is not valid JSON (Expecting value at character {exc.value})"
+        ) from None
     except json.JSONDecodeError as exc:
-        raise _parse_error(f"line is not valid JSON ({exc.msg} at character {exc.pos})") from exc
+        raise _parse_error(
+            f"the message is not valid JSON ({exc.msg} at character {exc.pos})"
+        ) from exc
     except ValueError as exc:
         # An integer longer than sys.get_int_max_str_digits() digits.
-        raise _parse_error(f"line is not valid JSON ({quote_for_message(str(exc))})") from exc
+        raise _parse_error(
+            f"the message is not valid JSON ({quote_for_message(str(exc))})"
+        ) from exc
     except RecursionError as exc:
         raise _parse_error("JSON value is nested too deeply") from exc
     # A surrogate can only come from an escape: a message without a backslash needs no walk.
@@ -504,11 +321,6 @@ def _quote(text: str, limit: int = 120) -> str:
     return quote_for_message(text[: limit + 8], limit)
 
 
-def _is_request_id(value: object) -> TypeGuard[RequestId]:
-    # bool is a subclass of int: true must not pass for 1 (and would match pending id 1 in a dict).
-    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
-
-
 def _known_code(code: int) -> int:
     # STYLE habit 5: known codes as IntEnum members, unknown integers passed through unchanged.
     try:
@@ -517,133 +329,205 @@ def _known_code(code: int) -> int:
         return code
 
 
-# --- encoding --------------------------------------------------------------------------------
+def _check_max_message_size(max_message_size: object) -> int:
+    if not isinstance(max_message_size, int) or isinstance(max_message_size, bool):
+        raise TypeError(f"max_message_size must be an int, not {type(max_message_size)}")
+    if max_message_size < _SMALLEST_MAX_MESSAGE_SIZE:
+        raise ValueError(
+            f"max_message_size must be at least {_SMALLEST_MAX_MESSAGE_SIZE}, "
+            f"got {max_message_size}"
+        )
+    return max_message_size
 
 
-def _to_json(value: object) -> JSONValue:
-    """Return ``value`` as plain JSON data, or raise LocalProtocolError (no silent coercion)."""
-    if value is None or isinstance(value, str | int):  # bool is an int
-        return value
-    if isinstance(value, float):
-        if math.isfinite(value):
-            return value
-        raise _not_serializable(f"{value!r} is not a JSON number")
-    if isinstance(value, Mapping):
-        obj: JSONObject = {}
-        for key, item in value.items():
-            # json.dumps would silently turn 1, 1.5, True and None keys into strings, and
-            # {1: a, "1": b} into an object with a duplicate key.
-            if not isinstance(key, str):
-                raise _not_serializable(
-                    f"object key {quote_for_message(key)} is {type(key).__name__}, not str"
-                )
-            obj[key] = _to_json(item)
-        return obj
-    # Tuples are accepted as arrays, as json.dumps does: nothing is lost in the JSON data model.
-    if isinstance(value, list | tuple):
-        return [_to_json(item) for item in value]
-    raise _not_serializable(f"a Python {type(value).__name__} is not a JSON value")
+# --- classification (JSON-RPC 2.0 §4, §5; base-protocol.md §1.2) -------------------------------
+# One set of checks for every way a message arrives: a line of a stream (JsonRpcConnection), a
+# whole body (parse_message) or a decoded value (classify_message).
 
 
-def _not_serializable(message: str) -> LocalProtocolError:
-    return LocalProtocolError(f"cannot send: {message}", kind=JsonRpcErrorKind.NOT_SERIALIZABLE)
-
-
-def _invalid_argument(message: str) -> LocalProtocolError:
-    return LocalProtocolError(message, kind=JsonRpcErrorKind.INVALID_ARGUMENT)
-
-
-def _check_request_id(request_id: object) -> RequestId:
-    if _is_request_id(request_id):
-        return request_id
-    raise _invalid_argument(
-        f"a request id must be a str or an int, not {type(request_id).__name__}"
+def _classify_value(value: object, max_size: int) -> ReceivedMessage | None:
+    """The verdict on one decoded message; None when it is a response (the caller decides)."""
+    if isinstance(value, dict):
+        if "method" in value:
+            return _classify_call(value, max_size)
+        if "result" in value or "error" in value:
+            return None
+        raw_id = value.get("id")
+        return _refuse(
+            _invalid_request("a message must have a 'method', a 'result' or an 'error'"),
+            raw_id if _is_request_id(raw_id) else None,
+            max_size,
+        )
+    if isinstance(value, list):
+        # JSON-RPC §6 batches; MCP removed them in 2025-06-18 and 2026-07-28 has none (§1.2).
+        # JSON-RPC answers an invalid batch with a single -32600 and id null.
+        return _refuse(
+            _invalid_request(
+                "batches (JSON arrays) are not supported by MCP", JsonRpcErrorKind.BATCH
+            ),
+            None,
+            max_size,
+        )
+    return _refuse(
+        _invalid_request(f"a message must be a JSON object, not {json_type_name(value)}"),
+        None,
+        max_size,
     )
 
 
-def _check_method(method: object) -> str:
+def _classify_call(message: JSONObject, max_size: int) -> ReceivedMessage:
+    raw_id = message.get("id")
+    # JSON-RPC §5: the reply carries the request's id when it can be read, else null. (The
+    # exact types first: the check of every request, without a call.)
+    reply_id: RequestId | None = None
+    if type(raw_id) is int or type(raw_id) is str or _is_request_id(raw_id):
+        reply_id = raw_id
+    has_id = reply_id is not None or "id" in message
+    method = message["method"]
+    if message.get("jsonrpc") != "2.0":
+        # JSON-RPC §4: "jsonrpc ... MUST be exactly "2.0"".
+        return _refuse(_invalid_request(_bad_version(message)), reply_id, max_size)
     if not isinstance(method, str):
-        raise _invalid_argument(f"a method name must be a str, not {type(method).__name__}")
-    # The plain value of a str subclass: str() would give "M.X" for a (str, Enum) member.
-    return str.__str__(method)
-
-
-def _check_object(value: object, what: str) -> Mapping[str, object]:
-    if not isinstance(value, Mapping):
-        raise _invalid_argument(
-            f"{what} must be a mapping (MCP uses named members only), not {type(value).__name__}"
+        return _refuse(
+            _invalid_request(f"'method' must be a string, not {json_type_name(method)}"),
+            reply_id,
+            max_size,
         )
-    return value
+    if has_id and reply_id is None:
+        # MCP schema: "id: string | number /* never null */"; JSON-RPC §4: numbers "SHOULD NOT
+        # contain fractional parts". A request without a usable id gets its reply with id null.
+        return _refuse(
+            _invalid_request(
+                f"a request 'id' must be a string or an integer, not {json_type_name(raw_id)}"
+            ),
+            None,
+            max_size,
+        )
+    params: JSONObject | None = None
+    if "params" in message:
+        raw_params = message["params"]
+        if isinstance(raw_params, list):
+            # Valid JSON-RPC (by-position), but every MCP method takes named params.
+            error = RemoteProtocolError(
+                f"{_quote(method)} takes named parameters (an object), not an array",
+                kind=JsonRpcErrorKind.INVALID_PARAMS,
+                rpc_code=ErrorCode.INVALID_PARAMS,
+            )
+            # JSON-RPC §4.1: a notification is never answered, even when it is wrong.
+            return InvalidMessage(
+                error=error, reply=_error_reply(error, reply_id, max_size) if has_id else None
+            )
+        if not isinstance(raw_params, dict):
+            # JSON-RPC §4.2: params "MUST be provided as a Structured value".
+            return _refuse(
+                _invalid_request(f"'params' must be an object, not {json_type_name(raw_params)}"),
+                reply_id,
+                max_size,
+            )
+        params = raw_params
+    if reply_id is not None:
+        return _new_request(reply_id, method, params)
+    if method == Method.NOTIFICATIONS_CANCELLED:
+        return _cancel_event(params)
+    return NotificationReceived(method=method, params=params)
 
 
-#: Line separators that JSON leaves unescaped but str.splitlines() and JavaScript-era tools split
-#: on. json.dumps emits them only inside strings, where the escape means the same character.
-_UNSAFE_SEPARATORS: Final = (("\x85", "\\u0085"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
+def _refuse(
+    error: RemoteProtocolError, reply_id: RequestId | None, max_size: int
+) -> InvalidMessage:
+    return InvalidMessage(error=error, reply=_error_reply(error, reply_id, max_size))
 
 
-def _encode_text(value: object, check_keys: bool) -> bytes:
-    """The compact UTF-8 JSON of ``value`` (raises LocalProtocolError), with no size check."""
-    try:
-        text = _ENCODER.encode(_to_json(value) if check_keys else value)
-        for char, escape in _UNSAFE_SEPARATORS:
-            if char in text:
-                text = text.replace(char, escape)
-        return text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise _not_serializable("a string contains a lone surrogate") from exc
-    except ValueError as exc:
-        raise _not_serializable(quote_for_message(str(exc))) from exc
-    except RecursionError as exc:
-        raise _not_serializable("the value is nested too deeply, or contains itself") from exc
-    except TypeError as exc:  # only without check_keys: _to_json refuses these itself
-        raise _not_serializable(quote_for_message(str(exc))) from exc
+def _error_reply(error: RemoteProtocolError, reply_id: RequestId | None, max_size: int) -> bytes:
+    body = {"code": error.rpc_code, "message": error.message}
+    data = _encode_text({"jsonrpc": "2.0", "id": reply_id, "error": body}, True)
+    if len(data) > max_size:
+        # Only an id close to the size limit makes the reply too large; JSON-RPC's id null
+        # still tells the peer that something it sent was refused.
+        data = _encode_text({"jsonrpc": "2.0", "id": None, "error": body}, True)
+    return data + b"\n"
 
 
-@final
-class EncodedResult:
-    """A result object encoded once, to be sent in any number of responses.
-
-    Made only by :func:`encode_result`, so its bytes are always the compact JSON object this module
-    would write for the same result; :meth:`JsonRpcConnection.send_response` splices them into a
-    response without encoding the result again. A server that answers the same request many times
-    (the same file read over and over) saves most of the cost of a response this way.
-    """
-
-    __slots__ = ("_json",)
-
-    _json: bytes
-
-    def __init__(self) -> None:
-        raise TypeError("EncodedResult is made by encode_result(), not directly")
-
-    @property
-    def json(self) -> bytes:
-        """The encoded result object: compact UTF-8 JSON, no line break."""
-        return self._json
-
-    def __len__(self) -> int:
-        """Length of :attr:`json` in bytes."""
-        return len(self._json)
-
-    def __repr__(self) -> str:
-        return f"<EncodedResult of {len(self._json)} bytes>"
+def _too_large(max_size: int) -> InvalidMessage:
+    error = RemoteProtocolError(
+        f"a message is longer than the maximum of {max_size} bytes",
+        kind=JsonRpcErrorKind.MESSAGE_TOO_LARGE,
+        rpc_code=ErrorCode.INVALID_REQUEST,
+    )
+    return _refuse(error, None, max_size)
 
 
-def encode_result(result: Mapping[str, object], *, check_keys: bool = True) -> EncodedResult:
-    """Encode a result object once, for :meth:`JsonRpcConnection.send_response` to reuse.
+# --- one message on its own ----------------------------------------------------------------------
+
+
+def parse_message(
+    data: bytes | bytearray, *, max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
+) -> ReceivedMessage:
+    """Read the bytes of exactly one JSON-RPC message, for transports without newline framing.
+
+    An HTTP endpoint calls this on a request body. The checks are the endpoint's own, in the same
+    order (size, UTF-8, strict JSON, then the envelope), so a body gets the verdict the same bytes
+    would get as one line of a stream (a test checks this for arbitrary bytes), with two
+    differences that follow from reading one message alone: JSON whitespace around it may include
+    line breaks (a pretty-printed body is fine), and an empty body is a parse error.
+
+    A response (a message with ``result`` or ``error`` and no ``method``) cannot be sent to a
+    server that sends no requests: it is refused with -32600, id null (kind
+    :attr:`JsonRpcErrorKind.UNEXPECTED_RESPONSE`), where a stream would report it and go on.
 
     Args:
-        result: The result object, exactly as ``send_response`` would take it.
-        check_keys: As in :meth:`JsonRpcConnection.send_response`.
+        data: The message, with or without surrounding JSON whitespace.
+        max_message_size: The largest message accepted, in bytes (at least 1024).
+
+    Returns:
+        :class:`RequestReceived` (answer it), :class:`NotificationReceived` or
+        :class:`CancelRequested` (no reply is due; HTTP answers 202), or :class:`InvalidMessage`
+        whose ``error.rpc_code`` is -32700 (parse error), -32600 (invalid request, batch,
+        response, or ``error.kind`` :attr:`JsonRpcErrorKind.MESSAGE_TOO_LARGE`) or -32602 (array
+        ``params``), and whose ``reply`` holds the error response to send (ending in ``\\n``), or
+        ``None`` for a malformed notification, which is never answered (JSON-RPC §4.1).
 
     Raises:
-        LocalProtocolError: ``result`` is not a mapping, or a value is not plain JSON. (The
-            message-size cap is a connection's, so ``send_response`` checks it.)
+        TypeError: ``max_message_size`` is not an int.
+        ValueError: ``max_message_size`` is below 1024.
     """
-    data = _encode_text(_check_object(result, "a result"), check_keys)
-    encoded = object.__new__(EncodedResult)
-    encoded._json = data
-    return encoded
+    _check_max_message_size(max_message_size)
+    if len(data) > max_message_size:
+        return _too_large(max_message_size)
+    try:
+        value = _parse_json(data)
+    except RemoteProtocolError as error:
+        return _refuse(error, None, max_message_size)
+    if value is _Blank.BLANK:
+        return _refuse(_parse_error("the message is empty"), None, max_message_size)
+    return classify_message(value, max_message_size=max_message_size)
+
+
+def classify_message(
+    value: object, *, max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
+) -> ReceivedMessage:
+    """The verdict of :func:`parse_message` on a message already decoded (a dict you hold).
+
+    Args:
+        value: The decoded message: any JSON value (a dict is expected).
+        max_message_size: Bounds the error reply (an id near it is replaced by null).
+
+    Returns:
+        As :func:`parse_message`.
+
+    Raises:
+        TypeError: ``max_message_size`` is not an int.
+        ValueError: ``max_message_size`` is below 1024.
+    """
+    _check_max_message_size(max_message_size)
+    verdict = _classify_value(value, max_message_size)
+    if verdict is None:
+        error = _invalid_request(
+            "a response cannot be sent here: only requests and notifications are accepted",
+            JsonRpcErrorKind.UNEXPECTED_RESPONSE,
+        )
+        return _refuse(error, None, max_message_size)
+    return verdict
 
 
 # --- the connection --------------------------------------------------------------------------
@@ -665,14 +549,7 @@ class JsonRpcConnection:
     """
 
     def __init__(self, *, max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> None:
-        if not isinstance(max_message_size, int) or isinstance(max_message_size, bool):
-            raise TypeError(f"max_message_size must be an int, not {type(max_message_size)}")
-        if max_message_size < _SMALLEST_MAX_MESSAGE_SIZE:
-            raise ValueError(
-                f"max_message_size must be at least {_SMALLEST_MAX_MESSAGE_SIZE}, "
-                f"got {max_message_size}"
-            )
-        self._max_message_size = max_message_size
+        self._max_message_size = _check_max_message_size(max_message_size)
         # Bytes received and not yet consumed. Lines are consumed from the front, which CPython's
         # bytearray does in amortised O(1) by moving its start pointer.
         self._buffer = bytearray()
@@ -746,22 +623,23 @@ class JsonRpcConnection:
             self._scan_from = 0
             if end > limit:
                 del self._buffer[: end + 1]
-                return self._too_large()
+                return _too_large(limit)
             line = self._buffer[:end]
             del self._buffer[: end + 1]
             try:
-                value = _parse_line(line)
+                value = _parse_json(line)
             except RemoteProtocolError as error:
-                return self._invalid(error, reply_id=None)
+                return _refuse(error, None, limit)
             if value is not _Blank.BLANK:
-                return self._classify(value)
+                event = _classify_value(value, limit)
+                return event if event is not None else self._classify_response(value)
         self._scan_from = len(self._buffer)
         if self._scan_from > limit:
             # Report now rather than at the newline that may never come, and stop buffering.
             self._buffer.clear()
             self._scan_from = 0
             self._discarding = True
-            return self._too_large()
+            return _too_large(limit)
         if not self._eof:
             return NEED_DATA
         return self._end_of_stream()
@@ -775,97 +653,22 @@ class JsonRpcConnection:
             self._buffer.clear()
             self._scan_from = 0
             try:
-                value = _parse_line(tail)
+                value = _parse_json(tail)
             except RemoteProtocolError:
                 truncated = True
             else:
                 if value is not _Blank.BLANK:
-                    return self._classify(value)
+                    event = _classify_value(value, self._max_message_size)
+                    return event if event is not None else self._classify_response(value)
         self._closed = ConnectionClosed(failed=tuple(self._pending.items()), truncated=truncated)
         self._pending.clear()
         self._cancelled.clear()
         return self._closed
 
-    # --- classification (JSON-RPC 2.0 §4, §5; base-protocol.md §1.2) ---------------------------
+    # --- responses: matched against what is pending ------------------------------------------
 
-    def _classify(self, value: JSONValue) -> JsonRpcEvent:
-        if isinstance(value, list):
-            # JSON-RPC §6 batches; MCP removed them in 2025-06-18 and 2026-07-28 has none (§1.2).
-            # JSON-RPC answers an invalid batch with a single -32600 and id null.
-            return self._invalid(
-                _invalid_request(
-                    "batches (JSON arrays) are not supported by MCP", JsonRpcErrorKind.BATCH
-                ),
-                reply_id=None,
-            )
-        if not isinstance(value, dict):
-            return self._invalid(
-                _invalid_request(f"a message must be a JSON object, not {json_type_name(value)}"),
-                reply_id=None,
-            )
-        if "method" in value:
-            return self._classify_call(value)
-        if "result" in value or "error" in value:
-            return self._classify_response(value)
-        raw_id = value.get("id")
-        return self._invalid(
-            _invalid_request("a message must have a 'method', a 'result' or an 'error'"),
-            reply_id=raw_id if _is_request_id(raw_id) else None,
-        )
-
-    def _classify_call(self, message: JSONObject) -> JsonRpcEvent:
-        has_id = "id" in message
-        raw_id = message.get("id")
-        # JSON-RPC §5: the reply carries the request's id when it can be read, else null.
-        reply_id = raw_id if _is_request_id(raw_id) else None
-        method = message["method"]
-        if message.get("jsonrpc") != "2.0":
-            # JSON-RPC §4: "jsonrpc ... MUST be exactly "2.0"".
-            return self._invalid(_invalid_request(_bad_version(message)), reply_id=reply_id)
-        if not isinstance(method, str):
-            return self._invalid(
-                _invalid_request(f"'method' must be a string, not {json_type_name(method)}"),
-                reply_id=reply_id,
-            )
-        if has_id and reply_id is None:
-            # MCP schema: "id: string | number /* never null */"; JSON-RPC §4: numbers "SHOULD NOT
-            # contain fractional parts". A request without a usable id gets its reply with id null.
-            return self._invalid(
-                _invalid_request(
-                    f"a request 'id' must be a string or an integer, not {json_type_name(raw_id)}"
-                ),
-                reply_id=None,
-            )
-        params: JSONObject | None = None
-        if "params" in message:
-            raw_params = message["params"]
-            if isinstance(raw_params, list):
-                # Valid JSON-RPC (by-position), but every MCP method takes named params.
-                error = RemoteProtocolError(
-                    f"{_quote(method)} takes named parameters (an object), not an array",
-                    kind=JsonRpcErrorKind.INVALID_PARAMS,
-                    rpc_code=ErrorCode.INVALID_PARAMS,
-                )
-                # JSON-RPC §4.1: a notification is never answered, even when it is wrong.
-                return InvalidMessage(
-                    error=error, reply=self._error_reply(error, reply_id) if has_id else None
-                )
-            if not isinstance(raw_params, dict):
-                # JSON-RPC §4.2: params "MUST be provided as a Structured value".
-                return self._invalid(
-                    _invalid_request(
-                        f"'params' must be an object, not {json_type_name(raw_params)}"
-                    ),
-                    reply_id=reply_id,
-                )
-            params = raw_params
-        if reply_id is not None:
-            return RequestReceived(id=reply_id, method=method, params=params)
-        if method == Method.NOTIFICATIONS_CANCELLED:
-            return _cancel_event(params)
-        return NotificationReceived(method=method, params=params)
-
-    def _classify_response(self, message: JSONObject) -> JsonRpcEvent:
+    def _classify_response(self, message: JSONValue) -> JsonRpcEvent:
+        assert isinstance(message, dict)  # _classify_value said so: a response
         raw_id = message.get("id")
         response_id = raw_id if _is_request_id(raw_id) else None
         problem = _response_problem(message)
@@ -909,43 +712,22 @@ class JsonRpcConnection:
                 result=result,
                 error=error_object,
             )
-        return UnexpectedResponse(id=response_id, result=result, error=error_object)
-
-    # --- error replies -----------------------------------------------------------------------
-
-    def _invalid(self, error: RemoteProtocolError, *, reply_id: RequestId | None) -> InvalidMessage:
-        return InvalidMessage(error=error, reply=self._error_reply(error, reply_id))
-
-    def _error_reply(self, error: RemoteProtocolError, reply_id: RequestId | None) -> bytes:
-        body = {"code": error.rpc_code, "message": error.message}
-        try:
-            return self._encode({"jsonrpc": "2.0", "id": reply_id, "error": body})
-        except LocalProtocolError:
-            # Only an id close to the size limit makes the reply too large; JSON-RPC's id null
-            # still tells the peer that something it sent was refused.
-            return self._encode({"jsonrpc": "2.0", "id": None, "error": body})
-
-    def _too_large(self) -> InvalidMessage:
-        error = RemoteProtocolError(
-            f"a message is longer than the maximum of {self._max_message_size} bytes",
-            kind=JsonRpcErrorKind.MESSAGE_TOO_LARGE,
-            rpc_code=ErrorCode.INVALID_REQUEST,
-        )
-        return self._invalid(error, reply_id=None)
+        return UnmatchedResponse(id=response_id, result=result, error=error_object)
 
     # --- output ------------------------------------------------------------------------------
 
-    def _encode(self, message: Mapping[str, object], *, check_keys: bool = True) -> bytes:
-        return self._checked_size(_encode_text(message, check_keys))
+    def _encode(self, message: Mapping[str, object]) -> bytes:
+        return self._sized(_encode_text(message, True) + b"\n")
 
-    def _checked_size(self, data: bytes) -> bytes:
-        if len(data) > self._max_message_size:
+    def _sized(self, line: bytes) -> bytes:
+        """``line`` (one message and its ``\\n``), when it is within the size limit."""
+        if len(line) - 1 > self._max_message_size:
             raise LocalProtocolError(
-                f"cannot send a message of {len(data)} bytes: the maximum is "
+                f"cannot send a message of {len(line) - 1} bytes: the maximum is "
                 f"{self._max_message_size}",
                 kind=JsonRpcErrorKind.MESSAGE_TOO_LARGE,
             )
-        return data + b"\n"
+        return line
 
     def send_request(
         self, method: str, params: Mapping[str, object] | None = None
@@ -1025,21 +807,9 @@ class JsonRpcConnection:
             LocalProtocolError: An argument has the wrong type, a value is not plain JSON, or the
                 message is too large.
         """
-        if type(result) is EncodedResult:
-            # The bytes the dict below would encode to, key order included.
-            if type(request_id) is int and -(1 << 53) < request_id < 1 << 53:
-                encoded_id = str(request_id).encode()  # what json writes, without its overhead
-            else:
-                encoded_id = _encode_text(_check_request_id(request_id), False)
-            return self._checked_size(
-                b'{"jsonrpc":"2.0","id":' + encoded_id + b',"result":' + result._json + b"}"
-            )
-        message: dict[str, object] = {
-            "jsonrpc": "2.0",
-            "id": _check_request_id(request_id),
-            "result": _check_object(result, "a result"),
-        }
-        return self._encode(message, check_keys=check_keys)
+        if type(result) is not EncodedResult:
+            _check_object(result, "a result")
+        return self._sized(_encode_response(request_id, result, check_keys, b"\n"))
 
     def send_error(
         self, request_id: RequestId | None, code: int, message: str, data: object = None
@@ -1059,16 +829,39 @@ class JsonRpcConnection:
             LocalProtocolError: An argument has the wrong type, a value is not plain JSON, or the
                 message is too large.
         """
-        if request_id is not None:
-            _check_request_id(request_id)
-        if not isinstance(code, int) or isinstance(code, bool):
-            raise _invalid_argument(f"an error code must be an int, not {type(code).__name__}")
-        if not isinstance(message, str):
-            raise _invalid_argument(f"an error message must be a str, not {type(message).__name__}")
-        error: dict[str, object] = {"code": int(code), "message": message}
-        if data is not None:
-            error["data"] = data
-        return self._encode({"jsonrpc": "2.0", "id": request_id, "error": error})
+        # data is checked to be plain JSON when it is encoded, as every value sent is.
+        error = ErrorObject(code=code, message=message, data=cast("JSONValue", data))
+        return self._sized(_encode_response(request_id, error, True, b"\n"))
+
+    def send_answer(
+        self,
+        request_id: RequestId,
+        answer: Mapping[str, object] | EncodedResult | ErrorObject,
+        *,
+        check_keys: bool = True,
+    ) -> bytes:
+        """Build the response that carries a request handler's answer (one call per request).
+
+        The answer of :meth:`skills_core.server.ServerConnection.answer` goes here unchanged: a
+        result object or an :class:`EncodedResult` becomes a success, an :class:`ErrorObject` an
+        error response. This method, :meth:`send_response` and :meth:`send_error` change no state,
+        so one connection can encode the answers of any number of HTTP requests.
+
+        Args:
+            request_id: The id of the request, as received.
+            answer: What the handler answered.
+            check_keys: As in :meth:`send_response`.
+
+        Returns:
+            The bytes to write (one line).
+
+        Raises:
+            LocalProtocolError: ``answer`` is none of the three, an argument has the wrong type, a
+                value is not plain JSON, or the message is too large.
+        """
+        if type(answer) is not EncodedResult and type(answer) is not ErrorObject:
+            _check_object(answer, "an answer")
+        return self._sized(_encode_response(request_id, answer, check_keys, b"\n"))
 
     def send_cancel(self, request_id: RequestId, reason: str | None = None) -> bytes:
         """Cancel one of this side's pending requests with ``notifications/cancelled``.

@@ -15,7 +15,7 @@ from mcp.server.lowlevel import Server
 
 from skills_core.adapters.mcp_server import add_skills
 from skills_core.messages import Implementation
-from skills_core.server import SkillsServer, server_from_roots
+from skills_core.server import ServerOptions, SkillsServer, server_from_roots
 
 NAME: Final = "skills-over-mcp"
 VERSION: Final = "1.0"
@@ -28,13 +28,12 @@ MEMO_TEXT: Final = "a resource of the SDK server itself"
 
 def skills_server(root: str, *, directory_read: bool = True) -> SkillsServer:
     """The skills server the peer publishes for ``root``."""
-    return server_from_roots(
-        [root],
+    options = ServerOptions(
         directory_read=directory_read,
-        cursor_key=CURSOR_KEY,
         page_size=PAGE_SIZE,
         server_info=Implementation(name=NAME, version=VERSION),
     )
+    return server_from_roots([root], cursor_key=CURSOR_KEY, options=options)
 
 
 async def list_memo(ctx: Any, params: Any) -> types.ListResourcesResult:

@@ -10,6 +10,7 @@ from skills_core.server import (
     DynamicSkill,
     MemorySource,
     ServerConnection,
+    ServerOptions,
     SkillSource,
     SkillsServer,
 )
@@ -134,12 +135,15 @@ class Client:
 
 
 def server(source: SkillSource | Mapping[str, bytes] | None = None, **options: Any) -> SkillsServer:
-    """A server over ``source`` (a mapping becomes a MemorySource; default: the spec's skill)."""
+    """A server over ``source`` (a mapping becomes a MemorySource; default: the spec's skill).
+
+    ``options`` are :class:`ServerOptions` fields.
+    """
     if source is None:
         source = MemorySource(spec_files())
     elif isinstance(source, Mapping):
         source = MemorySource(source)
-    return SkillsServer(source, cursor_key=KEY, **options)
+    return SkillsServer(source, cursor_key=KEY, options=ServerOptions(**options))
 
 
 class Generated(DynamicSkill):

@@ -23,8 +23,9 @@ from skills_core.adapters._client import (
     Report,
     Resolved,
 )
-from skills_core.adapters._core import ServerLoop
+from skills_core.adapters._core import FINISHED, ServerStream
 from skills_core.errors import JsonRpcError, TransportError
+from skills_core.jsonrpc import NEED_DATA, Answer, JSONObject
 from skills_core.jsonvalue import JSONValue
 
 PEER = str(Path(__file__).resolve().parent / "peers" / "echo_server.py")
@@ -46,19 +47,22 @@ def opener(flavour: str) -> Any:
 # --- the pure cores ------------------------------------------------------------------------
 
 
-def echo(message: dict[str, JSONValue]) -> dict[str, object] | None:
-    if "id" not in message:
-        return None
-    if message["method"] == "boom":
-        raise RuntimeError("bug")
-    if message["method"] == "none":
-        return None
-    if message["method"] == "weird":
-        return {"jsonrpc": "2.0", "id": message["id"], "something": 1}
-    if message["method"] == "fail":
-        return {"jsonrpc": "2.0", "id": message["id"], "error": {"code": "x", "message": 5}}
-    return {"jsonrpc": "2.0", "id": message["id"], "result": {"params": message.get("params")}}
+class Echo:
+    """A responder that echoes params, and misbehaves on request."""
 
+    def answer(
+        self, method: str, params: JSONObject | None, *, defer_reads_over: int | None
+    ) -> Answer:
+        if method == "boom":
+            raise RuntimeError("bug")
+        if method == "none":
+            return None  # type: ignore[return-value]
+        if method == "weird":
+            return {"x": {1, 2}}  # type: ignore[dict-item]
+        return {"params": params}
+
+
+echo = Echo()
 
 WIRE = (
     b'{"jsonrpc":"2.0","id":1,"method":"echo","params":{"a":1}}\n'
@@ -68,7 +72,6 @@ WIRE = (
     b'{"jsonrpc":"2.0","id":"s","method":"boom"}\n'
     b'{"jsonrpc":"2.0","id":2,"method":"none"}\n'
     b'{"jsonrpc":"2.0","id":3,"method":"weird"}\n'
-    b'{"jsonrpc":"2.0","id":4,"method":"fail"}\n'
     b'{"jsonrpc":"2.0","id":5,"result":{}}\n'
     b'{"jsonrpc":"2.0","id":6,"method":"echo"}\n'
 )
@@ -76,24 +79,23 @@ EXPECTED = [
     b'{"jsonrpc":"2.0","id":1,"result":{"params":{"a":1}}}',
     b'{"jsonrpc":"2.0","id":null,"error":{"code":-32700,',
     b'{"jsonrpc":"2.0","id":"s","error":{"code":-32603,"message":"Internal error"}}',
-    b'{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"Internal error: no response"}}',
-    b'{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"Internal error"}}',
-    b'{"jsonrpc":"2.0","id":4,"error":{"code":-32603,"message":"Internal error"}}',
+    b'{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"Internal error: unencodable',
+    b'{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"Internal error: unencodable',
     b'{"jsonrpc":"2.0","id":6,"result":{"params":null}}',
 ]
 
 
 @pytest.mark.parametrize("chunk", [len(WIRE), 1, 7])
-def test_server_loop_answers_every_request_whole_and_byte_by_byte(chunk: int) -> None:
-    loop = ServerLoop(echo)
+def test_server_stream_answers_every_request_whole_and_byte_by_byte(chunk: int) -> None:
+    stream = ServerStream(echo)
     out = b""
     for start in range(0, len(WIRE), chunk):
-        data, finished = loop.feed(WIRE[start : start + chunk])
-        out += data
-        assert not finished
-    data, finished = loop.feed(b"")
-    assert finished
-    assert data == b""
+        stream.receive_data(WIRE[start : start + chunk])
+        while (step := stream.next_output()) is not NEED_DATA:
+            assert isinstance(step, bytes)
+            out += step
+    stream.receive_data(b"")
+    assert stream.next_output() is FINISHED
     lines = out.splitlines()
     assert len(lines) == len(EXPECTED)
     for line, prefix in zip(lines, EXPECTED, strict=True):
@@ -333,18 +335,32 @@ def test_importing_skills_core_does_not_import_trio() -> None:
 
 
 def serve_over_pipes(wire: bytes, serve: Callable[[int, int], None]) -> list[bytes]:
-    """Run ``serve(stdin_fd, stdout_fd)`` with ``wire`` as its whole input; return its lines."""
+    """Run ``serve(stdin_fd, stdout_fd)`` with ``wire`` as its whole input; return its lines.
+
+    The output is read as it comes (a thread), so answers larger than a pipe cannot block it.
+    """
+    import threading
+
     in_read, in_write = os.pipe()
     out_read, out_write = os.pipe()
     os.write(in_write, wire)
     os.close(in_write)
+    chunks: list[bytes] = []
+
+    def drain() -> None:
+        while chunk := os.read(out_read, 1 << 16):
+            chunks.append(chunk)
+
+    reader = threading.Thread(target=drain)
+    reader.start()
     try:
         serve(in_read, out_write)
     finally:
         os.close(in_read)
         os.close(out_write)
-    with os.fdopen(out_read, "rb") as out:
-        return out.read().splitlines()
+        reader.join()
+        os.close(out_read)
+    return b"".join(chunks).splitlines()
 
 
 @pytest.mark.parametrize("flavour", FLAVOURS)
@@ -403,7 +419,8 @@ def test_blocking_serve_stdio_over_pipes() -> None:
         assert line.startswith(prefix), line
 
 
-def test_blocking_serve_stdio_stops_when_the_client_leaves() -> None:
+@pytest.mark.parametrize("flavour", ["blocking", *FLAVOURS])
+def test_serve_stdio_stops_when_the_client_leaves(flavour: str) -> None:
     from skills_core.adapters import blocking_stdio
 
     in_read, in_write = os.pipe()
@@ -411,22 +428,28 @@ def test_blocking_serve_stdio_stops_when_the_client_leaves() -> None:
     os.write(in_write, WIRE)
     os.close(out_read)  # nobody reads the answers: the first write fails with EPIPE
     try:
-        blocking_stdio.serve_stdio(echo, stdin_fd=in_read, stdout_fd=out_write)
+        if flavour == "blocking":
+            blocking_stdio.serve_stdio(echo, stdin_fd=in_read, stdout_fd=out_write)
+        elif flavour == "asyncio":
+            run(
+                flavour,
+                lambda: asyncio_stdio.serve_stdio(echo, stdin_fd=in_read, stdout_fd=out_write),
+            )
+        else:
+            run(
+                flavour, lambda: trio_stdio.serve_stdio(echo, stdin_fd=in_read, stdout_fd=out_write)
+            )
     finally:
         os.close(in_write)
         os.close(in_read)
         os.close(out_write)
 
 
-def test_server_loop_refuses_unencodable_results() -> None:
-    def bad(message: dict[str, JSONValue]) -> dict[str, object]:
-        return {"jsonrpc": "2.0", "id": message["id"], "result": {"x": {1, 2}}}
-
+def test_server_stream_refuses_unencodable_results() -> None:
     for keys in (False, True):
-        out, _ = ServerLoop(bad, results_have_string_keys=keys).feed(
-            b'{"jsonrpc":"2.0","id":1,"method":"m"}\n'
-        )
-        assert out == (
+        stream = ServerStream(echo, results_have_string_keys=keys)
+        stream.receive_data(b'{"jsonrpc":"2.0","id":1,"method":"weird"}\n')
+        assert stream.next_output() == (
             b'{"jsonrpc":"2.0","id":1,"error":{"code":-32603,'
             b'"message":"Internal error: unencodable result"}}\n'
         )
@@ -502,3 +525,87 @@ def test_every_serve_stdio_takes_a_server_connection(flavour: str) -> None:
     texts = {a["result"]["contents"][0]["text"] for a in answers}
     assert len(texts) == 1
     assert texts.pop().startswith("---\nname: pdf-processing")
+
+
+# --- an event loop stays free while a large file is read -------------------------------------
+
+
+class GatedSource:
+    """A MemorySource whose reads of ``big.md`` wait until the event loop has run meanwhile."""
+
+    def __init__(self, files: dict[str, bytes]) -> None:
+        import threading
+
+        from skills_core.server import MemorySource
+
+        self.inner = MemorySource(files)
+        self.started = threading.Event()
+        self.release = threading.Event()
+        self.threads: dict[str, str] = {}
+
+    def scan(self) -> Any:
+        return self.inner.scan()
+
+    def recheck(self, uri: str) -> Any:
+        return self.inner.recheck(uri)
+
+    def list_directory(self, skill: Any, dir_path: str) -> Any:
+        return self.inner.list_directory(skill, dir_path)
+
+    def poll(self, max_age_ms: int) -> Any:
+        return self.inner.poll(max_age_ms)
+
+    def read(self, skill: Any, file_path: str) -> bytes | None:
+        import threading
+
+        self.threads[file_path] = threading.current_thread().name
+        if file_path == "big.md":
+            self.started.set()
+            # On the event loop's thread this would wait for the loop itself: it never returns.
+            if not self.release.wait(timeout=10):
+                raise RuntimeError("the event loop did not run while a large file was read")
+        return self.inner.read(skill, file_path)
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_a_large_read_leaves_the_event_loop_free_and_small_reads_stay_on_it(flavour: str) -> None:
+    import threading
+
+    from server_helpers import KEY, request, skill_md
+
+    from skills_core.server import SkillsServer
+
+    big = b"b" * (300 << 10)  # over DEFAULT_DEFER_READS_OVER (256 KiB)
+    source = GatedSource({"s/SKILL.md": skill_md("s"), "s/big.md": big, "s/small.md": b"small"})
+    connection = SkillsServer(source, cursor_key=KEY).connection()
+    wire = b"".join(
+        json.dumps(request("resources/read", {"uri": f"skill://s/{name}"}, request_id=n)).encode()
+        + b"\n"
+        for n, name in enumerate(["small.md", "big.md", "small.md"])
+    )
+
+    def serve(stdin_fd: int, stdout_fd: int) -> None:
+        async def release_when_started() -> None:
+            # Runs on the event loop: only possible if the loop is not stuck in the read.
+            while not source.started.is_set():
+                await (asyncio.sleep(0.01) if flavour == "asyncio" else trio.sleep(0.01))
+            source.release.set()
+
+        async def body_asyncio() -> None:
+            helper = asyncio.ensure_future(release_when_started())
+            await asyncio_stdio.serve_stdio(connection, stdin_fd=stdin_fd, stdout_fd=stdout_fd)
+            await helper
+
+        async def body_trio() -> None:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(release_when_started)
+                await trio_stdio.serve_stdio(connection, stdin_fd=stdin_fd, stdout_fd=stdout_fd)
+
+        run(flavour, body_asyncio if flavour == "asyncio" else body_trio)
+
+    loop_thread = threading.current_thread().name
+    answers = [json.loads(line) for line in serve_over_pipes(wire, serve)]
+    assert [a["id"] for a in answers] == [0, 1, 2]
+    assert answers[1]["result"]["contents"][0]["text"] == big.decode()
+    assert source.threads["big.md"] != loop_thread
+    assert source.threads["small.md"] == loop_thread

@@ -946,7 +946,7 @@ def test_app_from_env(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SKILLS_CORE_PAGE_SIZE", "1")
     monkeypatch.setenv("SKILLS_CORE_TTL_MS", "5")
     app = app_from_env()
-    assert (app.server.page_size, app.server.ttl_ms) == (1, 5)
+    assert (app.server.options.page_size, app.server.options.ttl_ms) == (1, 5)
     headers, body = modern_request("resources/list")
     page = post(app, headers, body).json()["result"]
     assert len(page["resources"]) == 1

@@ -37,7 +37,7 @@ from skills_core.jsonrpc import (
     NotificationReceived,
     RequestReceived,
     ResponseReceived,
-    UnexpectedResponse,
+    UnmatchedResponse,
 )
 from skills_core.spec import MAX_TOTAL_BYTES, ErrorCode, Method
 
@@ -297,7 +297,7 @@ FIXTURES: list[Fixture] = [
         rpc(id=1, result={}) + rpc(id=1, result={}),
         [
             ResponseReceived(id=1, method="a", result={}),
-            UnexpectedResponse(id=1, result={}, error=None),
+            UnmatchedResponse(id=1, result={}, error=None),
             closed(),
         ],
         requests=("a",),
@@ -306,8 +306,8 @@ FIXTURES: list[Fixture] = [
         "unexpected-response-unknown-id",
         rpc(id=99, result={}) + rpc(id="1", result={}),
         [
-            UnexpectedResponse(id=99, result={}, error=None),
-            UnexpectedResponse(id="1", result={}, error=None),
+            UnmatchedResponse(id=99, result={}, error=None),
+            UnmatchedResponse(id="1", result={}, error=None),
             closed((1, "a")),
         ],
         requests=("a",),
@@ -317,10 +317,10 @@ FIXTURES: list[Fixture] = [
         rpc(id=None, error={"code": -32700, "message": "Parse error"})
         + rpc(error={"code": -32600, "message": "Invalid"}),
         [
-            UnexpectedResponse(
+            UnmatchedResponse(
                 id=None, result=None, error={"code": -32700, "message": "Parse error"}
             ),
-            UnexpectedResponse(id=None, result=None, error={"code": -32600, "message": "Invalid"}),
+            UnmatchedResponse(id=None, result=None, error={"code": -32600, "message": "Invalid"}),
             closed((1, "a")),
         ],
         requests=("a",),
@@ -341,7 +341,7 @@ FIXTURES: list[Fixture] = [
         rpc(id=1, result={}) + rpc(id=1, result={}),
         [
             LateResponse(id=1, method="a", result={}, error=None),
-            UnexpectedResponse(id=1, result={}, error=None),
+            UnmatchedResponse(id=1, result={}, error=None),
             closed(),
         ],
         requests=("a",),
@@ -810,7 +810,7 @@ def test_parse_error_reply_has_id_null() -> None:
     message = json.loads(event.reply)
     assert message["id"] is None
     assert message["error"]["code"] == -32700
-    assert message["error"]["message"].startswith("line is not valid JSON")
+    assert message["error"]["message"].startswith("the message is not valid JSON")
 
 
 def test_error_response_code_is_an_error_code_member_when_known() -> None:
@@ -998,7 +998,7 @@ def test_cancellations_remembered_are_bounded() -> None:
         conn.send_cancel(request_id)
     conn.receive_data(rpc(id=1, result={}) + rpc(id=2, result={}))
     first, second = drain(conn)
-    assert first == UnexpectedResponse(id=1, result={}, error=None)  # forgotten: the oldest
+    assert first == UnmatchedResponse(id=1, result={}, error=None)  # forgotten: the oldest
     assert second == LateResponse(id=2, method="m", result={}, error=None)
 
 
@@ -1337,7 +1337,7 @@ def test_events_match_exhaustively() -> None:
                 return error.kind
             case LateResponse(method=method):
                 return f"late {method}"
-            case UnexpectedResponse(id=request_id):
+            case UnmatchedResponse(id=request_id):
                 return f"unexpected {request_id}"
             case InvalidMessage(error=error):
                 return error.kind
@@ -1366,3 +1366,26 @@ def test_send_response_without_the_key_walk_still_refuses_non_json() -> None:
             conn.send_response(1, bad, check_keys=False)
     with pytest.raises(LocalProtocolError, match="not str"):
         conn.send_response(1, {"x": {1: "a"}})  # the default walk refuses non-string keys
+
+
+def test_the_fast_request_constructor_builds_the_dataclass() -> None:
+    """The endpoint builds RequestReceived through its slots; it must be the same object."""
+    from skills_core._jsonrpc_events import _new_request
+    from skills_core.jsonvalue import JSONValue
+
+    choices: list[dict[str, JSONValue] | None] = [None, {"a": [1]}]
+    for params in choices:
+        fast = _new_request("x", "m", params)
+        slow = RequestReceived(id="x", method="m", params=params)
+        assert type(fast) is RequestReceived
+        assert fast == slow
+        assert repr(fast) == repr(slow)
+    with pytest.raises(AttributeError):
+        fast.id = 2  # type: ignore[misc]
+
+
+def test_the_old_name_of_an_unmatched_response_still_imports() -> None:
+    from skills_core import jsonrpc
+
+    assert jsonrpc.UnexpectedResponse is UnmatchedResponse
+    assert "UnexpectedResponse" not in jsonrpc.__all__

@@ -34,7 +34,7 @@ from skills_core.jsonrpc import (
     NotificationReceived,
     RequestReceived,
     ResponseReceived,
-    UnexpectedResponse,
+    UnmatchedResponse,
 )
 
 SMALL = 1024
@@ -104,7 +104,7 @@ def check_reply(event: JsonRpcEvent, max_size: int) -> None:
     peer = JsonRpcConnection(max_message_size=max_size)
     peer.receive_data(event.reply)
     answer = peer.next_event()
-    assert isinstance(answer, UnexpectedResponse)
+    assert isinstance(answer, UnmatchedResponse)
     assert answer.error is not None
     assert answer.error["code"] == event.error.rpc_code
     assert answer.error["message"] == event.error.message
@@ -359,7 +359,7 @@ class Bookkeeping(RuleBasedStateMachine):
                 error=body.get("error"),  # type: ignore[arg-type]
             )
         else:
-            assert isinstance(event, UnexpectedResponse)
+            assert isinstance(event, UnmatchedResponse)
 
     @invariant()
     def pending_matches(self) -> None:

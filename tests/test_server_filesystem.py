@@ -35,6 +35,7 @@ from skills_core.server import (
     ProblemCode,
     PublishedSkill,
     RootSnapshot,
+    ServerOptions,
     SkillsServer,
     SkipCode,
     server_from_roots,
@@ -812,11 +813,8 @@ def test_server_from_roots_passes_options(root: Path) -> None:
     srv = server_from_roots(
         [root],
         cursor_key=KEY,
-        directory_read=False,
-        page_size=3,
-        ttl_ms=5,
+        options=ServerOptions(directory_read=False, page_size=3, ttl_ms=5, instructions="x"),
         scheme="docs",
-        instructions="x",
     )
     assert isinstance(srv.source, FilesystemSource)
     assert [s.uri for s in srv.catalog.skills] == ["docs://pdf-processing/SKILL.md"]
@@ -1086,7 +1084,7 @@ def test_a_poll_rescans_when_a_root_vanishes(tmp_path: Path, clock: dict[str, in
 
 def test_dynamic_skills_added_or_removed_show_at_once(root: Path) -> None:
     source = FilesystemSource([root])
-    c = Client(SkillsServer(source, cursor_key=KEY, ttl_ms=10**9))
+    c = Client(SkillsServer(source, cursor_key=KEY, options=ServerOptions(ttl_ms=10**9)))
     daily = Generated("skill://reports/daily/SKILL.md", {"SKILL.md": skill_md("daily")})
     source.add_dynamic(daily)
     assert listed(c) == [SKILL_URI, "skill://reports/daily/SKILL.md"]
@@ -1113,7 +1111,7 @@ def test_an_over_limit_skill_md_does_not_make_every_poll_rescan(
     monkeypatch.setattr(time, "time_ns", lambda: 1 << 62)
     write(tmp_path, {"big/SKILL.md": skill_md("big", body="x" * 200)})
     source = FilesystemSource([tmp_path], limits=Limits(max_resources=512, max_total_bytes=100))
-    c = Client(SkillsServer(source, cursor_key=KEY, ttl_ms=1_000))
+    c = Client(SkillsServer(source, cursor_key=KEY, options=ServerOptions(ttl_ms=1_000)))
     scans = count_scans(monkeypatch)
     clock["ns"] += 10**9
     assert listed(c) == []
@@ -1126,7 +1124,7 @@ def test_the_structure_walk_skips_what_the_scan_skips(
     monkeypatch.setattr(time, "time_ns", lambda: 1 << 62)
     write(root, {"x/.hidden/SKILL.md": skill_md("hidden"), "locked/a/SKILL.md": skill_md("a")})
     source = FilesystemSource([root])
-    c = Client(SkillsServer(source, cursor_key=KEY, ttl_ms=1_000))
+    c = Client(SkillsServer(source, cursor_key=KEY, options=ServerOptions(ttl_ms=1_000)))
     scans = count_scans(monkeypatch)
     clock["ns"] += 10**9
     assert listed(c) == ["skill://locked/a/SKILL.md", SKILL_URI]

@@ -30,7 +30,9 @@ from server_helpers import (
 
 from skills_core import SkillEntry
 from skills_core import spec_examples as ex
+from skills_core.jsonrpc import ErrorObject
 from skills_core.messages import (
+    CacheHint,
     CacheScope,
     Implementation,
     decode_read_result,
@@ -45,6 +47,7 @@ from skills_core.server import (
     OmittedSkill,
     PublishedSkill,
     ServerConnection,
+    ServerOptions,
     SkillsServer,
     mime_type_for,
 )
@@ -77,7 +80,7 @@ def test_discover_declares_the_extension_and_resources_CAP_01_CAP_02_CAP_03_CAP_
     assert result["_meta"] == {
         "io.modelcontextprotocol/serverInfo": {
             "name": "skills-core",
-            "version": srv.server_info.version,
+            "version": srv.options.server_info.version,
         }
     }
     assert result["ttlMs"] == 300_000
@@ -230,7 +233,7 @@ def test_initialize_negotiates_a_legacy_version(asked: str, answered: str) -> No
         "result": {
             "protocolVersion": answered,
             "capabilities": {"resources": {}, "extensions": {EXT: {"directoryRead": True}}},
-            "serverInfo": srv.server_info.to_json(),
+            "serverInfo": srv.options.server_info.to_json(),
             "instructions": "hi",
         },
     }
@@ -309,13 +312,11 @@ def test_server_tolerates_being_started_twice() -> None:
     [
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}},
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": None}},
         {"jsonrpc": "2.0", "method": "notifications/whatever", "params": [1]},
-        {"jsonrpc": "1.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 1, "result": {}},
-        {"jsonrpc": "2.0", "id": 1, "error": {"code": 1, "message": "x"}},
     ],
 )
-def test_notifications_and_responses_get_no_answer(message: dict[str, Any]) -> None:
+def test_notifications_get_no_answer(message: dict[str, Any]) -> None:
     assert answer(server().connection(), message) is None
 
 
@@ -336,6 +337,11 @@ def test_notifications_and_responses_get_no_answer(message: dict[str, Any]) -> N
         ({"jsonrpc": "2.0", "id": [1], "method": "ping"}, None),
         ({"jsonrpc": "2.0", "id": 4, "method": "ping", "params": "x"}, 4),
         ({"jsonrpc": "2.0", "id": 4, "method": "ping", "params": None}, 4),
+        # Not a valid Request object, so not a notification either (JSON-RPC §5: id null).
+        ({"jsonrpc": "1.0", "method": "notifications/initialized"}, None),
+        # A server sends no requests: a response on its own is refused, as an HTTP body is.
+        ({"jsonrpc": "2.0", "id": 1, "result": {}}, None),
+        ({"jsonrpc": "2.0", "id": 1, "error": {"code": 1, "message": "x"}}, None),
     ],
 )
 def test_invalid_requests_are_32600(message: object, reply_id: object) -> None:
@@ -455,7 +461,11 @@ def test_cursors_cannot_be_forged_and_are_bound_to_the_method() -> None:
         assert error["code"] == -32602
         assert error["message"] == "Invalid cursor"
     assert client.error("resources/list", {"cursor": cursor})["code"] == -32602
-    other_key = Client(SkillsServer(MemorySource(many(5)), cursor_key=b"k" * 32, page_size=2))
+    other_key = Client(
+        SkillsServer(
+            MemorySource(many(5)), cursor_key=b"k" * 32, options=ServerOptions(page_size=2)
+        )
+    )
     assert other_key.error("skills/list", {"cursor": cursor})["code"] == -32602
 
 
@@ -1103,19 +1113,22 @@ def test_internal_errors_are_32603_without_details_ERR_04_ERR_08() -> None:
         }
 
 
-def test_internal_error_on_a_notification_is_silent(monkeypatch: pytest.MonkeyPatch) -> None:
-    def boom(self: ServerConnection, message: dict[str, object]) -> dict[str, Any] | None:
-        raise RuntimeError("boom")
+# Requirement rows: ERR-04
+def test_a_failing_method_is_32603_and_notifications_never_reach_it_ERR_04(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def boom(*args: object) -> None:
+        raise RuntimeError("/secret/path exploded")
 
-    monkeypatch.setattr(ServerConnection, "_handle", boom)
+    monkeypatch.setattr(SkillsServer, "_dispatch", boom)
     connection = server().connection()
     assert answer(connection, {"jsonrpc": "2.0", "method": "notifications/initialized"}) is None
-    assert answer(connection, {"jsonrpc": "2.0", "id": True, "method": "ping"}) is None
     assert answer(connection, {"jsonrpc": "2.0", "id": 9, "method": "ping"}) == {
         "jsonrpc": "2.0",
         "id": 9,
         "error": {"code": -32603, "message": "Internal error"},
     }
+    assert connection.answer("ping", None) == ErrorObject(code=-32603, message="Internal error")
 
 
 # --- configuration ---------------------------------------------------------------------------------
@@ -1129,26 +1142,55 @@ def test_internal_error_on_a_notification_is_silent(monkeypatch: pytest.MonkeyPa
         {"page_size": 1.5},
         {"ttl_ms": -1},
         {"ttl_ms": False},
-        {"cursor_key": b"short"},
-        {"cursor_key": "text" * 10},
         {"cache_scope": "world"},
+        {"cache_scope": "public"},  # no coercion: a CacheScope member, not its value
+        {"directory_read": 1},
+        {"server_info": {"name": "x", "version": "1"}},
+        {"instructions": 5},
     ],
 )
-def test_bad_configuration_is_refused(options: dict[str, Any]) -> None:
-    settings: dict[str, Any] = {"cursor_key": KEY} | options
-    with pytest.raises(ValueError, match=r"page_size|ttl_ms|cursor_key|CacheScope|world"):
+def test_bad_options_are_refused(options: dict[str, Any]) -> None:
+    with pytest.raises(
+        ValueError, match=r"page_size|ttl_ms|cache_scope|directory_read|server_info|instructions"
+    ):
+        ServerOptions(**options)
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"cursor_key": b"short"},
+        {"cursor_key": "text" * 10},
+        {"cursor_key": KEY, "options": {"page_size": 5}},
+    ],
+)
+def test_bad_server_settings_are_refused(settings: dict[str, Any]) -> None:
+    with pytest.raises(ValueError, match=r"cursor_key|options"):
         SkillsServer(MemorySource(), **settings)
 
 
+@pytest.mark.parametrize("version", ["2026-07-28", "", "1.0"])
+def test_a_connection_cannot_start_in_an_unknown_legacy_version(version: str) -> None:
+    srv = server()
+    with pytest.raises(ValueError, match="legacy_version"):
+        srv.connection(legacy_version=version)
+    with pytest.raises(ValueError, match="legacy_version"):
+        srv.answer("ping", None, legacy_version=version)
+
+
 def test_from_files_and_accessors() -> None:
-    srv = SkillsServer.from_files(
-        spec_files(), cursor_key=KEY, page_size=5, ttl_ms=10, directory_read=False
-    )
+    options = ServerOptions(page_size=5, ttl_ms=10, directory_read=False)
+    srv = SkillsServer.from_files(spec_files(), cursor_key=KEY, options=options)
     assert isinstance(srv.source, MemorySource)
-    assert (srv.page_size, srv.ttl_ms, srv.directory_read) == (5, 10, False)
+    assert srv.options is options
+    assert options.cache_hint == CacheHint(ttl_ms=10, scope=CacheScope.PUBLIC, present=True)
     assert isinstance(srv.catalog, Catalog)
     assert srv.catalog.skills[0].uri == SKILL_URI
-    assert isinstance(srv.connection(), ServerConnection)
+    connection = srv.connection()
+    assert isinstance(connection, ServerConnection)
+    assert connection.server is srv
+    assert (connection.legacy, connection.legacy_version) == (False, None)
+    assert SkillsServer(MemorySource(), cursor_key=KEY).options == ServerOptions()
 
 
 def test_the_catalog_reflects_rechecks_and_omissions() -> None:

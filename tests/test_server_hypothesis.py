@@ -16,7 +16,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from server_helpers import KEY, Client, meta, server, skill_md, spec_files
+from server_helpers import KEY, Client, meta, server, skill_md
 
 from skills_core import SkillEntry, verify_bytes
 from skills_core.messages import decode_read_result
@@ -85,7 +85,7 @@ messages = st.fixed_dictionaries(
     },
 )
 
-SERVER = SkillsServer(MemorySource(spec_files()), cursor_key=KEY, page_size=1)
+SERVER = server(page_size=1)
 
 
 def check_response(message: object, response: dict[str, Any] | None) -> None:

@@ -3,7 +3,7 @@
 Theory of operation: :class:`ClientLoop` turns received bytes into :data:`ClientOutcome` values: a
 pending request resolved or failed, a line to report, bytes to write back, or the connection given
 up. The adapters differ only in how they read, write and wait. (The server half,
-:class:`~skills_core.adapters._core.ServerLoop`, lives apart, so that a server imports none of this.)
+:class:`~skills_core.adapters._core.ServerStream`, lives apart, so that a server imports none of this.)
 
 Client policy (DESIGN.md, the ``host`` command): a line that is not JSON is reported and skipped; a
 message over the size cap, or anything else that is not JSON-RPC, gives the connection up (exit 2);

@@ -92,26 +92,26 @@ import hmac
 import os
 import time
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final, TypeAlias, final
 
+from skills_core.adapters._core import DEFAULT_DEFER_READS_OVER
 from skills_core.adapters._http_session import SessionCodec
 from skills_core.errors import LocalProtocolError
 from skills_core.http_wire import decode_header_value
 from skills_core.jsonrpc import (
+    Answer,
     CancelRequested,
-    ConnectionClosed,
-    EncodedResult,
+    ErrorObject,
     InvalidMessage,
     JsonRpcConnection,
-    JsonRpcEvent,
-    NeedData,
     NotificationReceived,
     RequestId,
     RequestReceived,
+    parse_message,
 )
 from skills_core.jsonvalue import JSONValue
-from skills_core.server.handler import SkillsServer
+from skills_core.server.handler import PendingRead, SkillsServer
 from skills_core.spec import (
     META_CLIENT_CAPABILITIES,
     META_PROTOCOL_VERSION,
@@ -333,7 +333,7 @@ _CORS_ALLOW_HEADERS: Final = (
 @dataclass(frozen=True, slots=True)
 class _Reply:
     status: int
-    body: bytes = b""
+    body: bytes | _Deferred = b""
     content_type: bytes = _JSON
     headers: tuple[tuple[bytes, bytes], ...] = ()
 
@@ -361,22 +361,6 @@ def _mismatch(request_id: RequestId, message: str) -> _Reply:
 
 
 # --- reading the request ----------------------------------------------------------------------
-
-
-def _parse_message(body: bytes) -> JsonRpcEvent:
-    """One JSON-RPC message from a request body, as the stdio endpoint would read it.
-
-    To be replaced by the public one-message parser that ``skills_core.jsonrpc`` is growing; until
-    then the newline endpoint reads the body as one line. Outside strings, LF and CR are both
-    JSON whitespace, and inside strings both are forbidden raw, so turning every LF into CR keeps
-    the body exactly as valid or invalid as it was while making it one line.
-    """
-    parser = JsonRpcConnection()
-    parser.receive_data(body.replace(b"\n", b"\r") + b"\n")
-    parser.receive_data(b"")
-    event = parser.next_event()
-    assert not isinstance(event, NeedData)  # the stream has ended: there is an event
-    return event
 
 
 def _media_types(values: bytes) -> set[str]:
@@ -416,36 +400,54 @@ def _answer(
     request_id: RequestId,
     method: str,
     params: dict[str, JSONValue] | None,
-) -> tuple[bytes, int | None, str | None]:
-    """Ask the server; return (response bytes, the error code or None, the legacy version after).
+) -> tuple[bytes | _Deferred, int | None, str | None]:
+    """Ask the server; return (the response, the error code or None, the legacy version after).
 
-    Every call into the server goes through here, so that the server's request path, being
-    rewritten to answer ``(method, params)`` with a result or an error value and to make a
-    connection in a negotiated legacy state, changes this function only.
+    The one call into the server: its one request path answers ``(method, params)`` with a value,
+    in the legacy state a signed session id restored. A read of a large file comes back as a
+    :class:`_Deferred`, which :meth:`SkillsApp.__call__` completes in a worker thread so that the
+    event loop keeps serving other requests meanwhile.
     """
-    connection = server.connection()
-    if legacy_version is not None:
-        connection.legacy = True
-        connection.legacy_version = legacy_version
-    answer = connection.answer_request(request_id, method, params)
-    negotiated = connection.legacy_version
+    connection = server.connection(legacy_version=legacy_version)
+    answer = connection.answer(method, params, defer_reads_over=DEFAULT_DEFER_READS_OVER)
+    if isinstance(answer, PendingRead):
+        return _Deferred(request_id, answer), None, connection.legacy_version
+    body, code = _encode(request_id, answer)
+    return body, code, connection.legacy_version
+
+
+def _encode(request_id: RequestId, answer: Answer) -> tuple[bytes, int | None]:
+    """The response bytes of ``answer``, and its error code (None for a result)."""
     try:
-        if type(answer) is EncodedResult:
-            return _WRITER.send_response(request_id, answer), None, negotiated
-        assert isinstance(answer, dict)
-        result = answer.get("result")
-        if isinstance(result, dict):
-            return _WRITER.send_response(request_id, result, check_keys=False), None, negotiated
-        error = answer["error"]
-        assert isinstance(error, dict)
-        code, message = error["code"], error["message"]
-        assert isinstance(code, int)
-        assert isinstance(message, str)
-        reply = _WRITER.send_error(request_id, code, message, error.get("data"))
-        return reply, code, negotiated
+        body = _WRITER.send_answer(request_id, answer, check_keys=False)
     except LocalProtocolError:  # a result that cannot be written (over the message cap)
         code = ErrorCode.INTERNAL_ERROR
-        return _WRITER.send_error(request_id, code, "Internal error"), code, negotiated
+        return _WRITER.send_error(request_id, code, "Internal error"), code
+    return body, answer.code if isinstance(answer, ErrorObject) else None
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class _Deferred:
+    """A ``resources/read`` answer still to be read and encoded, off the event loop."""
+
+    request_id: RequestId
+    read: PendingRead
+
+    def complete(self) -> bytes:
+        """Read, encode and frame the answer (blocking: call it in a worker thread)."""
+        return _encode(self.request_id, self.read.complete())[0]
+
+
+async def _in_worker_thread(work: Callable[[], bytes]) -> bytes:
+    """Run ``work`` in a worker thread of the running event loop (asyncio, or trio)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # not asyncio: trio (hypercorn's trio worker)
+        import trio  # noqa: PLC0415 - only under trio, which is then installed
+
+        return await trio.to_thread.run_sync(work)
+    return await asyncio.to_thread(work)
 
 
 #: Methods of the modern era that a skills server has (anything else is 404/-32601: HTTP-14).
@@ -545,6 +547,8 @@ class SkillsApp:
             request = _Request(scope["headers"])
             reply, cors = await self._http(scope, request, receive)
             if reply is not None:
+                if isinstance(reply.body, _Deferred):  # a large file: read off the event loop
+                    reply = replace(reply, body=await _in_worker_thread(reply.body.complete))
                 await _send_reply(send, reply, cors)
         elif kind == "lifespan":
             await _lifespan(receive, send)
@@ -621,7 +625,7 @@ class SkillsApp:
         return _text(405, "Method Not Allowed: use POST", _ALLOW)
 
     def _post(self, scope: Scope, request: _Request, body: bytes) -> _Reply:
-        event = _parse_message(body)
+        event = parse_message(body)
         header_version = request.get(_H_VERSION)
         if header_version is not None:
             version = decode_header_value(header_version)
@@ -633,18 +637,7 @@ class SkillsApp:
             if reply is None:  # a notification with array params: refused, without an id
                 reply = _WRITER.send_error(None, event.error.rpc_code, event.error.message)
             return _Reply(400, reply)
-        if type(event) is ConnectionClosed:  # nothing but JSON whitespace: no JSON text at all
-            return _rpc_error(400, None, ErrorCode.PARSE_ERROR, "Parse error: the body is empty")
-        if type(event) is not RequestReceived and not isinstance(
-            event, NotificationReceived | CancelRequested
-        ):
-            # A response: a server sends no requests, so nothing awaits one.
-            return _rpc_error(
-                400,
-                None,
-                ErrorCode.INVALID_REQUEST,
-                "Invalid Request: the body must be one JSON-RPC request or notification",
-            )
+        # parse_message has refused an empty body (-32700) and a posted response (-32600) already.
         if modern:
             if type(event) is not RequestReceived:
                 return _Reply(202)  # HTTP-08: none are defined; accepted and dropped
@@ -818,6 +811,7 @@ _PREFLIGHT: Final = (
 
 
 async def _send_reply(send: Send, reply: _Reply, cors: bytes | None) -> None:
+    assert isinstance(reply.body, bytes)  # a deferred read is completed before it is sent
     headers = [
         (b"content-type", reply.content_type),
         (b"content-length", str(len(reply.body)).encode("ascii")),
@@ -1117,21 +1111,21 @@ class AppConfig:
             OSError: a root or the key file cannot be read.
             ValueError: a setting is out of range.
         """
-        from skills_core.server.filesystem import server_from_roots  # noqa: PLC0415
+        from skills_core.server import ServerOptions, server_from_roots  # noqa: PLC0415
 
         secret = self.secret if self.secret is not None else read_key_file(str(self.key_file))
-        settings: dict[str, Any] = {
-            "directory_read": self.directory_read,
-            "include_hidden": self.include_hidden,
-            "exclude": self.exclude,
-            "index": self.index,
-        }
+        settings: dict[str, Any] = {"directory_read": self.directory_read}
         if self.page_size is not None:
             settings["page_size"] = self.page_size
         if self.ttl_ms is not None:
             settings["ttl_ms"] = self.ttl_ms
         server = server_from_roots(
-            list(self.roots), cursor_key=derive_key(secret, "cursor"), **settings
+            list(self.roots),
+            cursor_key=derive_key(secret, "cursor"),
+            options=ServerOptions(**settings),
+            include_hidden=self.include_hidden,
+            exclude=self.exclude,
+            index=self.index,
         )
         options = HttpOptions(
             path=self.path,

@@ -4,8 +4,10 @@ Theory of operation: each function here is a thin loop around the I/O-free cores
 :mod:`skills_core.adapters._core`. Only this module (and its trio twin) reads pipes, spawns
 processes and waits on clocks; policy that is not I/O lives in the cores.
 
-* :func:`serve_stdio` reads stdin in large chunks, answers every complete message and writes the
-  answers of one chunk in one write, so pipelined requests cost one read and one write per chunk.
+* :func:`serve_stdio` drives a :class:`~skills_core.adapters.ServerStream`: it writes answers as
+  they are made (small ones batched), reads stdin in large chunks only when no complete request is
+  left, and reads and encodes large files in a worker thread, so the event loop stays free and
+  memory stays bounded however a client pipelines.
 * :func:`open_stdio_client` spawns a server command in a process group of its own and yields a
   :class:`StdioClient`: requests with timeouts (a timed-out or cancelled request sends
   ``notifications/cancelled``), the server's stderr read line by line and relayed labelled and
@@ -32,7 +34,13 @@ from skills_core.adapters._client import (
     Resolved,
     StderrLines,
 )
-from skills_core.adapters._core import Handler, Responder, ServerLoop
+from skills_core.adapters._core import (
+    DEFAULT_DEFER_READS_OVER,
+    FINISHED,
+    PendingOutput,
+    Responder,
+    ServerStream,
+)
 from skills_core.adapters._io import (
     GROUP_POLL,
     NEW_SESSION,
@@ -45,45 +53,56 @@ from skills_core.adapters._io import (
     write_all,
 )
 from skills_core.errors import SkillsError, TransportError
-from skills_core.jsonrpc import RequestId
+from skills_core.jsonrpc import NEED_DATA, RequestId
 from skills_core.jsonvalue import JSONValue
 
 __all__ = ["serve_stdio", "open_stdio_client", "StdioClient", "READ_CHUNK", "SHUTDOWN_GRACE"]
 
 
 async def serve_stdio(
-    handle: Handler | Responder,
+    responder: Responder,
     *,
     stdin_fd: int = 0,
     stdout_fd: int = 1,
     max_message_size: int | None = None,
     results_have_string_keys: bool = False,
+    defer_reads_over: int | None = DEFAULT_DEFER_READS_OVER,
 ) -> None:
-    """Serve ``handle`` over newline-delimited JSON-RPC on two file descriptors until end of input.
+    """Serve ``responder`` over newline-delimited JSON-RPC on two file descriptors until end of input.
 
     Reads and writes run in the default executor with blocking ``os.read``/``os.write``, which works
-    for pipes, ttys and regular files alike and keeps the event loop free.
+    for pipes, ttys and regular files alike and keeps the event loop free; so do the reads and
+    encoding of files larger than ``defer_reads_over``. Returns when the client leaves.
 
     Args:
-        handle: The request handler, e.g. ``ServerConnection(server).handle``, or a
-            :class:`~skills_core.adapters.Responder` such as the
-            ``ServerConnection`` itself, which answers repeated reads faster.
+        responder: The request path: a :class:`~skills_core.server.ServerConnection`.
         stdin_fd: Descriptor to read requests from.
         stdout_fd: Descriptor to write responses to (nothing else is ever written to it).
         max_message_size: The endpoint's message cap; ``None`` keeps the default.
+        results_have_string_keys: See :class:`~skills_core.adapters.ServerStream`.
+        defer_reads_over: Files listed as larger than this are read in a worker thread; ``None``
+            reads every file on the event loop.
     """
     loop = asyncio.get_running_loop()
-    core = ServerLoop(
-        handle,
+    stream = ServerStream(
+        responder,
         max_message_size=max_message_size,
         results_have_string_keys=results_have_string_keys,
+        defer_reads_over=defer_reads_over,
     )
     while True:
-        data = await loop.run_in_executor(None, os.read, stdin_fd, READ_CHUNK)
-        out, finished = core.feed(data)
-        if out:
+        out = stream.next_output()
+        if out is NEED_DATA:
+            stream.receive_data(await loop.run_in_executor(None, os.read, stdin_fd, READ_CHUNK))
+            continue
+        if out is FINISHED:
+            return
+        if isinstance(out, PendingOutput):
+            out = await loop.run_in_executor(None, out.run)
+        assert isinstance(out, bytes)
+        try:
             await loop.run_in_executor(None, write_all, stdout_fd, out)
-        if finished:
+        except BrokenPipeError:  # the client has gone; nobody is left to answer
             return
 
 

@@ -1,11 +1,13 @@
 """Blocking stdio server loop: the fastest way to serve one client, and what ``skills-core serve`` uses.
 
-Theory of operation: a server answers each request synchronously (the handler never waits), so a
-stdio server needs no event loop at all. :func:`serve_stdio` reads stdin in large chunks with
-``os.read``, feeds :class:`~skills_core.adapters._core.ServerLoop`, and writes all the answers to
-one chunk with one ``os.write`` loop. Without asyncio there is nothing to import at start-up and no
-thread hop per read. Use the asyncio or trio adapter instead when the server shares a process with
-other asynchronous work.
+Theory of operation: a server answers each request synchronously, so a stdio server needs no event
+loop at all. :func:`serve_stdio` drives a :class:`~skills_core.adapters.ServerStream`: it writes
+each batch of answers with ``os.write`` as soon as the stream makes it, and reads stdin (in large
+chunks, with ``os.read``) only when no complete request is left. A write blocks while the client
+is not reading, and nothing is read or answered meanwhile: that is the back-pressure that keeps
+memory bounded whatever a client pipelines. Without asyncio there is nothing to import at start-up
+and no thread hop per read. Use the asyncio or trio adapter instead when the server shares a
+process with other asynchronous work.
 """
 
 from __future__ import annotations
@@ -15,48 +17,49 @@ import fcntl
 import os
 from typing import Final
 
-from skills_core.adapters._core import Handler, Responder, ServerLoop
+from skills_core.adapters._core import FINISHED, Responder, ServerStream
 from skills_core.adapters._io import READ_CHUNK, write_all
+from skills_core.jsonrpc import NEED_DATA
 
 __all__ = ["serve_stdio", "READ_CHUNK"]
 
 
 def serve_stdio(
-    handle: Handler | Responder,
+    responder: Responder,
     *,
     stdin_fd: int = 0,
     stdout_fd: int = 1,
     max_message_size: int | None = None,
     results_have_string_keys: bool = False,
 ) -> None:
-    """Serve ``handle`` over newline-delimited JSON-RPC until end of input (or the client leaves).
+    """Serve ``responder`` over newline-delimited JSON-RPC until end of input (or the client leaves).
 
     Args:
-        handle: The request handler, e.g. ``ServerConnection(server).handle``, or a
-            :class:`~skills_core.adapters.Responder` such as the
-            ``ServerConnection`` itself, which answers repeated reads faster.
+        responder: The request path: a :class:`~skills_core.server.ServerConnection`.
         stdin_fd: Descriptor to read requests from.
         stdout_fd: Descriptor to write responses to (nothing else is ever written to it).
         max_message_size: The endpoint's message cap; ``None`` keeps the default.
-        results_have_string_keys: See :class:`~skills_core.adapters._core.ServerLoop`.
+        results_have_string_keys: See :class:`~skills_core.adapters.ServerStream`.
     """
-    core = ServerLoop(
-        handle,
+    stream = ServerStream(
+        responder,
         max_message_size=max_message_size,
         results_have_string_keys=results_have_string_keys,
     )
     _widen_pipe(stdin_fd)
     _widen_pipe(stdout_fd)
     while True:
-        data = os.read(stdin_fd, READ_CHUNK)
-        out, finished = core.feed(data)
-        if out:
+        out = stream.next_output()
+        if out is NEED_DATA:
+            stream.receive_data(os.read(stdin_fd, READ_CHUNK))
+        elif out is FINISHED:
+            return
+        else:
+            assert isinstance(out, bytes)  # nothing is deferred: this loop has nothing else to do
             try:
                 write_all(stdout_fd, out)
             except BrokenPipeError:  # the client has gone; nobody is left to answer
                 return
-        if finished:
-            return
 
 
 #: Pipe buffer asked for on Linux (the default is 64 KiB, 50 answers of a 1 KB file); a larger one

@@ -61,7 +61,8 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess witho
         "pip install 'skills-core[mcp]'"
     ) from exc
 
-from skills_core.jsonvalue import JSONValue
+from skills_core.jsonrpc import EncodedResult, ErrorObject
+from skills_core.jsonvalue import JSONValue, loads_strict
 from skills_core.server.handler import SkillsServer
 from skills_core.server.paths import DEFAULT_SCHEME
 from skills_core.spec import EXTENSION_ID, Method
@@ -77,25 +78,18 @@ class _RawParams(BaseModel):
 
 def _answer(skills: SkillsServer, ctx: ServerRequestContext[Any, Any]) -> dict[str, JSONValue]:
     """Our core's answer to the request in ``ctx``; an error answer is raised as ``MCPError``."""
-    connection = skills.connection()
     version = ctx.protocol_version
-    if version not in MODERN_PROTOCOL_VERSIONS and ctx.session.client_params is not None:
-        connection.legacy = True  # the SDK recorded initialize on this connection
-        connection.legacy_version = version
+    # The SDK recorded initialize on this connection: answer in that negotiated legacy state.
+    legacy = version not in MODERN_PROTOCOL_VERSIONS and ctx.session.client_params is not None
     params: dict[str, JSONValue] = dict(ctx.params) if ctx.params else {}
-    response = connection.handle(
-        {"jsonrpc": "2.0", "id": 0, "method": ctx.method, "params": params}
-    )
-    assert response is not None  # a request always gets an answer
-    error = response.get("error")
-    if isinstance(error, dict):
-        code, message = error["code"], error["message"]
-        assert isinstance(code, int)
-        assert isinstance(message, str)
-        raise MCPError(code, message, error.get("data"))
-    result = response["result"]
-    assert isinstance(result, dict)
-    return result
+    answer = skills.answer(ctx.method, params, legacy_version=version if legacy else None)
+    if isinstance(answer, ErrorObject):
+        raise MCPError(answer.code, answer.message, answer.data)
+    if isinstance(answer, EncodedResult):  # a read served again: the SDK writes dicts
+        result = loads_strict(answer.json)
+        assert isinstance(result, dict)
+        return result
+    return answer
 
 
 def add_skills(server: Server[Any], skills: SkillsServer) -> None:

@@ -31,7 +31,13 @@ from skills_core.adapters._client import (
     Resolved,
     StderrLines,
 )
-from skills_core.adapters._core import Handler, Responder, ServerLoop
+from skills_core.adapters._core import (
+    DEFAULT_DEFER_READS_OVER,
+    FINISHED,
+    PendingOutput,
+    Responder,
+    ServerStream,
+)
 from skills_core.adapters._io import (
     GROUP_POLL,
     NEW_SESSION,
@@ -43,41 +49,52 @@ from skills_core.adapters._io import (
     stderr_relay,
 )
 from skills_core.errors import SkillsError, TransportError
-from skills_core.jsonrpc import RequestId
+from skills_core.jsonrpc import NEED_DATA, RequestId
 from skills_core.jsonvalue import JSONValue
 
 __all__ = ["serve_stdio", "open_stdio_client", "StdioClient", "READ_CHUNK", "SHUTDOWN_GRACE"]
 
 
 async def serve_stdio(
-    handle: Handler | Responder,
+    responder: Responder,
     *,
     stdin_fd: int = 0,
     stdout_fd: int = 1,
     max_message_size: int | None = None,
     results_have_string_keys: bool = False,
+    defer_reads_over: int | None = DEFAULT_DEFER_READS_OVER,
 ) -> None:
-    """Serve ``handle`` over newline-delimited JSON-RPC on two file descriptors until end of input.
+    """Serve ``responder`` over newline-delimited JSON-RPC on two file descriptors until end of input.
 
-    ``handle`` is a request handler (``ServerConnection(server).handle``) or, faster, a
-    :class:`~skills_core.adapters.Responder` such as the ``ServerConnection`` itself. The
-    descriptors are duplicated, so closing the streams leaves the originals open.
+    Same arguments and behaviour as :func:`skills_core.adapters.asyncio_stdio.serve_stdio`: answers
+    are written as they are made, input is read only when no complete request is left, and files
+    larger than ``defer_reads_over`` are read and encoded in a worker thread
+    (``trio.to_thread.run_sync``). The descriptors are duplicated, so closing the streams leaves the
+    originals open.
     """
-    core = ServerLoop(
-        handle,
+    stream = ServerStream(
+        responder,
         max_message_size=max_message_size,
         results_have_string_keys=results_have_string_keys,
+        defer_reads_over=defer_reads_over,
     )
     async with (
         trio.lowlevel.FdStream(os.dup(stdin_fd)) as stdin,
         trio.lowlevel.FdStream(os.dup(stdout_fd)) as stdout,
     ):
         while True:
-            data = await stdin.receive_some(READ_CHUNK)
-            out, finished = core.feed(bytes(data))
-            if out:
+            out = stream.next_output()
+            if out is NEED_DATA:
+                stream.receive_data(bytes(await stdin.receive_some(READ_CHUNK)))
+                continue
+            if out is FINISHED:
+                return
+            if isinstance(out, PendingOutput):
+                out = await trio.to_thread.run_sync(out.run)
+            assert isinstance(out, bytes)
+            try:
                 await stdout.send_all(out)
-            if finished:
+            except trio.BrokenResourceError:  # the client has gone; nobody is left to answer
                 return
 
 

@@ -40,17 +40,15 @@ def run_serve(args: argparse.Namespace) -> int:
         return _run_http(args)
     from skills_core.adapters.blocking_stdio import serve_stdio  # noqa: PLC0415
     from skills_core.server.handler import SkillsServer  # noqa: PLC0415
+    from skills_core.server.options import ServerOptions  # noqa: PLC0415
 
     source = open_source(
         args.roots, include_hidden=args.include_hidden, exclude=args.exclude, index=args.index
     )
-    server = SkillsServer(
-        source,
-        cursor_key=os.urandom(32),
-        directory_read=not args.no_directory_read,
-        page_size=args.page_size,
-        ttl_ms=args.ttl_ms,
+    options = ServerOptions(
+        directory_read=not args.no_directory_read, page_size=args.page_size, ttl_ms=args.ttl_ms
     )
+    server = SkillsServer(source, cursor_key=os.urandom(32), options=options)
     if source.index_note is not None:
         error(f"serve: {source.index_note}")
     _report_omitted(len(server.catalog.omitted))

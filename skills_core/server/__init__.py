@@ -2,12 +2,14 @@
 
 Theory of operation
 -------------------
-A server author points a source at skills and wraps it in a server; a transport author feeds the
-server's connections decoded JSON-RPC messages and sends back what they return::
+A server author points a source at skills and wraps it in a server; a transport author reads
+each request with its own framing and hands the request's method and params to the server's one
+request path, then sends what comes back under the request's id::
 
     server = server_from_roots(["./skills"], cursor_key=os.urandom(32))
-    connection = server.connection()
-    response = connection.handle(request)        # a dict, or None for a notification
+    connection = server.connection()               # one per client (or per HTTP request)
+    answer = connection.answer(method, params)     # a result, an EncodedResult or an ErrorObject
+    data = endpoint.send_answer(request_id, answer)
 
 * :mod:`~skills_core.server.model` (pure): the value objects (published and omitted skills,
   snapshots, dynamic skills).
@@ -16,22 +18,25 @@ server's connections decoded JSON-RPC messages and sends back what they return::
 * :mod:`~skills_core.server.source` (pure): the :class:`SkillSource` protocol and
   :class:`MemorySource`.
 * :mod:`~skills_core.server.filesystem`: :class:`FilesystemSource`, the server's only I/O.
-* :mod:`~skills_core.server.handler` (pure): :class:`SkillsServer` and :class:`ServerConnection`.
+* :mod:`~skills_core.server.options` (pure): :class:`ServerOptions`, the settings.
+* :mod:`~skills_core.server.handler` (pure): :class:`SkillsServer` and :class:`ServerConnection`,
+  the one request path.
 * :mod:`~skills_core.server.paths`, :mod:`~skills_core.server.cursors`,
   :mod:`~skills_core.server.mime`: URI mapping, pagination cursors, MIME types.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+from typing import Protocol
+
+from skills_core.entry import DEFAULT_LIMITS, Limits
 from skills_core.server.catalog import Catalog as Catalog
 from skills_core.server.catalog import CatalogBuilder as CatalogBuilder
 from skills_core.server.cursors import CursorCodec as CursorCodec
 from skills_core.server.filesystem import DEFAULT_IGNORED_NAMES as DEFAULT_IGNORED_NAMES
 from skills_core.server.filesystem import FilesystemSource as FilesystemSource
-from skills_core.server.filesystem import server_from_roots as server_from_roots
-from skills_core.server.handler import DEFAULT_PAGE_SIZE as DEFAULT_PAGE_SIZE
-from skills_core.server.handler import DEFAULT_SERVER_INFO as DEFAULT_SERVER_INFO
-from skills_core.server.handler import DEFAULT_TTL_MS as DEFAULT_TTL_MS
+from skills_core.server.handler import PendingRead as PendingRead
 from skills_core.server.handler import ServerConnection as ServerConnection
 from skills_core.server.handler import SkillsServer as SkillsServer
 from skills_core.server.mime import mime_type_for as mime_type_for
@@ -45,6 +50,10 @@ from skills_core.server.model import SkipCode as SkipCode
 from skills_core.server.model import SkippedEntry as SkippedEntry
 from skills_core.server.model import SnapshotFile as SnapshotFile
 from skills_core.server.model import SourceProblem as SourceProblem
+from skills_core.server.options import DEFAULT_PAGE_SIZE as DEFAULT_PAGE_SIZE
+from skills_core.server.options import DEFAULT_SERVER_INFO as DEFAULT_SERVER_INFO
+from skills_core.server.options import DEFAULT_TTL_MS as DEFAULT_TTL_MS
+from skills_core.server.options import ServerOptions as ServerOptions
 from skills_core.server.paths import DEFAULT_SCHEME as DEFAULT_SCHEME
 from skills_core.server.source import MemorySource as MemorySource
 from skills_core.server.source import SkillSource as SkillSource
@@ -73,6 +82,8 @@ __all__ = [
     # handling
     "SkillsServer",
     "ServerConnection",
+    "ServerOptions",
+    "PendingRead",
     "server_from_roots",
     "DEFAULT_PAGE_SIZE",
     "DEFAULT_TTL_MS",
@@ -82,3 +93,54 @@ __all__ = [
     "CursorCodec",
     "mime_type_for",
 ]
+
+
+class _PathLike(Protocol):
+    """A path object (``os.PathLike[str]``, such as a ``pathlib.Path``), named without ``os``."""
+
+    def __fspath__(self) -> str:
+        """The path as a string."""
+        ...
+
+
+def server_from_roots(
+    roots: Sequence[str | _PathLike],
+    *,
+    cursor_key: bytes,
+    options: ServerOptions | None = None,
+    scheme: str = DEFAULT_SCHEME,
+    limits: Limits = DEFAULT_LIMITS,
+    ignore: Iterable[str] = DEFAULT_IGNORED_NAMES,
+    include_hidden: bool = False,
+    exclude: Iterable[str] = (),
+    index: str | _PathLike | None = None,
+) -> SkillsServer:
+    """Return a :class:`SkillsServer` publishing every skill under ``roots`` (what ``serve`` runs).
+
+    Args:
+        roots: Folders to publish, or skill folders themselves (see :class:`FilesystemSource`).
+        cursor_key: Secret for pagination cursors, at least 16 bytes.
+        options: The server's settings; the defaults when ``None``.
+        scheme: URI scheme of the published skills.
+        limits: Per-skill limits; over-limit skills are not served.
+        ignore: Names skipped everywhere.
+        include_hidden: Publish hidden files and folders too
+            (:mod:`skills_core.server.selection` says what "hidden" means).
+        exclude: Globs of paths not to publish (see :mod:`skills_core.server.selection`).
+        index: A digest index file to start warm from (see :mod:`skills_core.server.index`).
+
+    Raises:
+        NotADirectoryError: a root is not a folder.
+        FileNotFoundError: a root does not exist.
+        ValueError: a setting is out of range, or an exclude pattern is not a glob.
+    """
+    source = FilesystemSource(
+        roots,
+        scheme=scheme,
+        limits=limits,
+        ignore=ignore,
+        include_hidden=include_hidden,
+        exclude=exclude,
+        index=index,
+    )
+    return SkillsServer(source, cursor_key=cursor_key, options=options)

@@ -74,14 +74,7 @@ from typing import Final, final
 
 from skills_core._version import __version__
 from skills_core.entry import DEFAULT_LIMITS, Limits
-from skills_core.messages import CacheScope, Implementation
 from skills_core.server.catalog import Catalog
-from skills_core.server.handler import (
-    DEFAULT_PAGE_SIZE,
-    DEFAULT_SERVER_INFO,
-    DEFAULT_TTL_MS,
-    SkillsServer,
-)
 from skills_core.server.index import (
     DigestIndex,
     DigestIndexError,
@@ -105,7 +98,7 @@ from skills_core.server.selection import DEFAULT_IGNORED_NAMES, Selection
 from skills_core.server.source import TreeSource
 from skills_core.spec import SKILL_MD
 
-__all__ = ["DEFAULT_IGNORED_NAMES", "MAX_INDEX_BYTES", "FilesystemSource", "server_from_roots"]
+__all__ = ["DEFAULT_IGNORED_NAMES", "MAX_INDEX_BYTES", "FilesystemSource"]
 
 _DIR_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -757,51 +750,4 @@ def _problem(root: int, path: str, exc: OSError) -> SourceProblem:
     reason = os.strerror(exc.errno) if exc.errno is not None else "could not be read"
     return SourceProblem(
         root=root, path=path, code=ProblemCode.UNREADABLE, reason=f"could not be read ({reason})"
-    )
-
-
-def server_from_roots(
-    roots: Sequence[str | os.PathLike[str]],
-    *,
-    cursor_key: bytes,
-    directory_read: bool = True,
-    page_size: int = DEFAULT_PAGE_SIZE,
-    ttl_ms: int = DEFAULT_TTL_MS,
-    cache_scope: CacheScope = CacheScope.PUBLIC,
-    server_info: Implementation = DEFAULT_SERVER_INFO,
-    instructions: str | None = None,
-    scheme: str = DEFAULT_SCHEME,
-    limits: Limits = DEFAULT_LIMITS,
-    ignore: Iterable[str] = DEFAULT_IGNORED_NAMES,
-    include_hidden: bool = False,
-    exclude: Iterable[str] = (),
-    index: str | os.PathLike[str] | None = None,
-) -> SkillsServer:
-    """Return a :class:`SkillsServer` publishing every skill under ``roots`` (what ``serve`` runs).
-
-    The settings after ``instructions`` are the :class:`FilesystemSource`'s.
-
-    Raises:
-        NotADirectoryError: a root is not a folder.
-        FileNotFoundError: a root does not exist.
-        ValueError: a setting is out of range, or an exclude pattern is not a glob.
-    """
-    source = FilesystemSource(
-        roots,
-        scheme=scheme,
-        limits=limits,
-        ignore=ignore,
-        include_hidden=include_hidden,
-        exclude=exclude,
-        index=index,
-    )
-    return SkillsServer(
-        source,
-        cursor_key=cursor_key,
-        directory_read=directory_read,
-        page_size=page_size,
-        ttl_ms=ttl_ms,
-        cache_scope=cache_scope,
-        server_info=server_info,
-        instructions=instructions,
     )

@@ -2,25 +2,45 @@
 
 Theory of operation
 -------------------
-A transport decodes one JSON-RPC message and hands it to :meth:`ServerConnection.handle`, which
-returns the response object to encode and send (or None for a notification). ``handle`` never
-raises: a message that is not a valid request gets the JSON-RPC error it deserves, and any
-unexpected exception becomes ``-32603 Internal error`` with no traceback, path or exception text
-in it (ERR-04).
+**One path.** A transport reads a request with its own framing and its own envelope checks (the
+newline endpoint :class:`~skills_core.jsonrpc.JsonRpcConnection` for a stream,
+:func:`~skills_core.jsonrpc.parse_message` for an HTTP body) and hands the request's method and
+params to :meth:`SkillsServer.answer`. The id is the transport's business: the answer is a value,
+never an exception, and it is one of three (:data:`~skills_core.jsonrpc.Answer`): the result
+object, a result encoded before (:class:`~skills_core.jsonrpc.EncodedResult`: every
+``resources/read`` result is one), or an :class:`~skills_core.jsonrpc.ErrorObject`. A stream sends
+it with :meth:`~skills_core.jsonrpc.JsonRpcConnection.send_answer`; HTTP maps the error code to a
+status. Any unexpected exception becomes ``-32603 Internal error`` with no traceback, path or
+exception text in it (ERR-04).
 
-Two objects split the state. :class:`SkillsServer` holds the configuration and the catalog, shared
-by every connection; :class:`ServerConnection` holds only what one connection negotiated: whether
-``initialize`` selected legacy semantics, and the legacy version. A stateless HTTP transport can
-make a fresh connection per request.
+:class:`SkillsServer` holds the settings (:class:`~skills_core.server.options.ServerOptions`,
+frozen), the source and the catalog, shared by every client; :meth:`SkillsServer.answer` is
+stateless, and takes the one thing a client negotiates, the legacy protocol version, as an
+argument. :class:`ServerConnection` is that path for one client: it remembers what its
+``initialize`` agreed on and passes it along, so a stream transport serves a connection and an
+HTTP transport makes one per request, in the negotiated state it keeps itself
+(``server.connection(legacy_version=...)``). :meth:`ServerConnection.handle` is a convenience for
+callers that hold a decoded message dict: the same envelope checks
+(:func:`~skills_core.jsonrpc.classify_message`), the same answer, the response as a dict.
+
+**Reads block.** The handler reads files through its source, synchronously: with
+:class:`~skills_core.server.filesystem.FilesystemSource`, a ``resources/read`` waits for the disk
+and then encodes the whole file (text or base64). Called on an event loop, a 16 MiB file stops the
+loop for tens of milliseconds. So a caller on an event loop passes ``defer_reads_over=N``: a read
+of a file the catalog lists as larger than ``N`` bytes then comes back unread, as a
+:class:`PendingRead`, whose :meth:`~PendingRead.complete` reads and encodes it; run that in a
+worker thread (the asyncio and trio adapters do). ``complete`` touches only the source and pure
+encoders, never the server's state, so other requests may be answered meanwhile; the sources of
+this library can be read from another thread, and a custom source must allow it to be deferred.
 
 **Eras** (base-protocol.md, DESIGN.md decision 2). A request whose ``params._meta`` carries
 ``io.modelcontextprotocol/protocolVersion`` is *modern*: the version must be one we serve (else
 ``-32022`` with ``data: {supported, requested}``), ``io.modelcontextprotocol/clientCapabilities``
 must be an object (else ``-32602``), and it is answered statelessly in the modern shape whatever
-the connection did before. Other requests are *legacy* if ``initialize`` was received on this
-connection (``params`` may then be absent altogether, as the mcp 2.3.0 client sends them), and
-``-32602`` otherwise. Modern results carry ``resultType: "complete"``, ``_meta.serverInfo``, and,
-on every cacheable result (``server/discover``, ``resources/list``, ``resources/templates/list``,
+the connection did before. Other requests are *legacy* when a legacy version was negotiated
+(``params`` may then be absent altogether, as the mcp 2.3.0 client sends them), and ``-32602``
+otherwise. Modern results carry ``resultType: "complete"``, ``_meta.serverInfo``, and, on every
+cacheable result (``server/discover``, ``resources/list``, ``resources/templates/list``,
 ``resources/read``, ``skills/list``, ``skills/get``, ``resources/directory/read``), ``ttlMs`` and
 ``cacheScope``; legacy results carry none of these. Nothing requires ``server/discover`` first, and
 no client-side declaration of the extension is ever required (SIL-28, CAP-09).
@@ -31,7 +51,9 @@ re-scanned when the source sees skills added or removed (it looks at most once p
 ``resources/directory/read`` look at the files as they are now: ``skills/get`` re-checks that one
 skill through the source (and updates the catalog with what it finds), reads open the file now.
 So a file added to a served folder shows up in the next ``skills/get``, as in the spec's
-``credit-note.md`` flow.
+``credit-note.md`` flow. What is reused is the *encoded answer* of a read: kept per URI and era
+while the file's bytes are equal to the ones it was made from, for files up to 256 KiB, 8 MiB in
+all, oldest out first.
 
 **Paths.** Client URIs are decoded by :func:`skills_core.server.paths.split_uri`: canonical
 segments only, no dot segments, no encoded separators, no trailing slash; anything else is
@@ -40,14 +62,14 @@ innermost published skill whose root it lies in.
 
 **Listing cost.** Published skills are kept sorted by URI; a page is a binary search for the
 cursor's position plus the page itself, and each entry's JSON is built once and reused, so a page
-costs the same in a catalog of 100 or 100,000 skills. Responses share those cached objects:
+costs the same in a catalog of 100 or 100,000 skills. Results share those cached objects:
 serialise them, do not mutate them.
 
 Decisions where the protocol leaves room (tested in ``tests/test_server_handler.py``):
 
-* envelope errors follow :mod:`skills_core.jsonrpc`: a non-object, a missing or non-string
-  ``method``, ``jsonrpc`` other than ``"2.0"``, an ``id`` that is not a string or an integer, and
-  ``params`` that is not an object or array are ``-32600``; array ``params`` are ``-32602``;
+* ``params`` handed to :meth:`SkillsServer.answer` that are not an object (or None) are
+  ``-32602``; the envelope (``jsonrpc``, ``id``, a string ``method``, structured ``params``) is the
+  transport's to check, and :mod:`skills_core.jsonrpc` does it;
 * an unknown method is ``-32601`` before any ``_meta`` check, as is ``resources/directory/read``
   when it is not declared (ERR-05) and ``server/discover`` on a legacy request;
 * ``cursor: null`` means the first page; any other cursor we did not issue for that method (and
@@ -59,18 +81,26 @@ Decisions where the protocol leaves room (tested in ``tests/test_server_handler.
 from __future__ import annotations
 
 import bisect
+import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import Final, final
+from typing import Final, final, overload
 
-from skills_core._version import __version__
-from skills_core.errors import LocalProtocolError, URIError
-from skills_core.jsonrpc import EncodedResult, RequestId, encode_result
+from skills_core._jsonrpc_encode import _encode_spliced
+from skills_core.errors import URIError
+from skills_core.jsonrpc import (
+    Answer,
+    EncodedResult,
+    ErrorObject,
+    InvalidMessage,
+    JSONObject,
+    RequestId,
+    RequestReceived,
+    classify_message,
+)
 from skills_core.jsonvalue import JSONValue
 from skills_core.messages import (
     CacheHint,
-    CacheScope,
     Era,
-    Implementation,
     complete_result,
     encode_resource_contents,
     server_capabilities,
@@ -80,6 +110,7 @@ from skills_core.server.catalog import Catalog
 from skills_core.server.cursors import CursorCodec
 from skills_core.server.mime import mime_type_for
 from skills_core.server.model import OmittedSkill, PublishedSkill
+from skills_core.server.options import ServerOptions
 from skills_core.server.paths import encode_segment
 from skills_core.server.source import MemorySource, SkillSource
 from skills_core.spec import (
@@ -94,62 +125,46 @@ from skills_core.spec import (
 )
 from skills_core.uri import SkillURI
 
-__all__ = [
-    "DEFAULT_PAGE_SIZE",
-    "DEFAULT_TTL_MS",
-    "DEFAULT_SERVER_INFO",
-    "SkillsServer",
-    "ServerConnection",
-]
-
-#: Items per page of ``skills/list``, ``resources/list`` and ``resources/directory/read``.
-DEFAULT_PAGE_SIZE: Final = 50
-#: ``ttlMs`` of cacheable results: five minutes, as in the spec's examples.
-DEFAULT_TTL_MS: Final = 300_000
-#: ``serverInfo`` when the caller names none.
-DEFAULT_SERVER_INFO: Final = Implementation(name="skills-core", version=__version__)
+__all__ = ["SkillsServer", "ServerConnection", "PendingRead"]
 
 #: Longest URI quoted back in an error message; longer ones are cut (the full one is in ``data``).
 _MAX_QUOTED: Final = 300
+#: What any failure inside the handler answers: no exception text, no path (ERR-04).
+_INTERNAL_ERROR: Final = ErrorObject(code=ErrorCode.INTERNAL_ERROR, message="Internal error")
 
-_RequestId = str | int
 _Params = dict[str, JSONValue]
 
 
-class _RpcError(Exception):
-    """An error response to send; raised inside the handler only, never out of it."""
+class _RequestError(Exception):
+    """An error answer; raised inside the handler only, never out of it."""
 
     def __init__(self, code: int, message: str, data: JSONValue = None) -> None:
         super().__init__(message)
-        self.code = code
-        self.message = message
-        self.data = data
+        self.error = ErrorObject(code=code, message=message, data=data)
 
 
 def _show(uri: str) -> str:
     return uri if len(uri) <= _MAX_QUOTED else uri[: _MAX_QUOTED - 3] + "..."
 
 
-def _invalid_params(message: str, data: JSONValue = None) -> _RpcError:
-    return _RpcError(ErrorCode.INVALID_PARAMS, message, data)
+def _invalid_params(message: str, data: JSONValue = None) -> _RequestError:
+    return _RequestError(ErrorCode.INVALID_PARAMS, message, data)
 
 
-def _error_response(request_id: _RequestId | None, error: _RpcError) -> dict[str, JSONValue]:
-    body: dict[str, JSONValue] = {"code": int(error.code), "message": error.message}
-    if error.data is not None:
-        body["data"] = error.data
-    return {"jsonrpc": "2.0", "id": request_id, "error": body}
-
-
-def _is_request_id(value: object) -> bool:
-    return (isinstance(value, int) and not isinstance(value, bool)) or isinstance(value, str)
+def _check_legacy_version(legacy_version: str | None) -> None:
+    if legacy_version is not None and legacy_version not in SUPPORTED_LEGACY_VERSIONS:
+        raise ValueError(
+            f"legacy_version must be one of {', '.join(SUPPORTED_LEGACY_VERSIONS)} or None, "
+            f"not {legacy_version!r}"
+        )
 
 
 @final
 class SkillsServer:
-    """A skills server: configuration, the catalog, and the source it comes from.
+    """A skills server: settings, the catalog, the source it comes from, and the one request path.
 
-    Thread safety: none; drive a server from one thread or event loop (the adapters do).
+    Thread safety: drive a server from one thread or event loop (the adapters do); only
+    :meth:`PendingRead.complete` may run elsewhere.
 
     Example:
         >>> from skills_core import spec_examples
@@ -159,64 +174,35 @@ class SkillsServer:
         ... )
         >>> [skill.uri for skill in server.catalog.skills]
         ['skill://pdf-processing/SKILL.md']
+        >>> server.answer("ping", None, legacy_version="2025-11-25")
+        {}
     """
 
-    __slots__ = (
-        "_cache",
-        "_capabilities",
-        "_cursors",
-        "_live",
-        "_reads",
-        "_source",
-        "cache_scope",
-        "directory_read",
-        "instructions",
-        "page_size",
-        "server_info",
-        "ttl_ms",
-    )
+    __slots__ = ("_cache_hint", "_cursors", "_live", "_options", "_reads", "_source")
 
     def __init__(
-        self,
-        source: SkillSource,
-        *,
-        cursor_key: bytes,
-        directory_read: bool = True,
-        page_size: int = DEFAULT_PAGE_SIZE,
-        ttl_ms: int = DEFAULT_TTL_MS,
-        cache_scope: CacheScope = CacheScope.PUBLIC,
-        server_info: Implementation = DEFAULT_SERVER_INFO,
-        instructions: str | None = None,
+        self, source: SkillSource, *, cursor_key: bytes, options: ServerOptions | None = None
     ) -> None:
         """Serve the skills of ``source``; scans it once now.
 
         Args:
             source: Where the skills come from (:class:`MemorySource`, ``FilesystemSource``, ...).
-            cursor_key: Secret for pagination cursors, at least 16 bytes; pass ``os.urandom(32)``.
-            directory_read: Implement and declare ``resources/directory/read`` (CAP-05).
-            page_size: Items per page of every paginated result (at least 1).
-            ttl_ms: ``ttlMs`` of cacheable modern results (at least 0).
-            cache_scope: ``cacheScope`` of cacheable modern results.
-            server_info: ``serverInfo`` sent in ``initialize`` and in modern results' ``_meta``.
-            instructions: Server instructions for ``server/discover`` and ``initialize``.
+            cursor_key: Secret for pagination cursors, at least 16 bytes; pass ``os.urandom(32)``
+                (servers that share clients, such as HTTP workers, share the key).
+            options: The settings (:class:`~skills_core.server.options.ServerOptions`); the
+                defaults when ``None``.
 
         Raises:
-            ValueError: a setting is out of range.
+            ValueError: ``cursor_key`` is too short, or ``options`` is not a ServerOptions.
         """
-        if isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1:
-            raise ValueError(f"page_size must be a positive int, not {page_size!r}")
-        if isinstance(ttl_ms, bool) or not isinstance(ttl_ms, int) or ttl_ms < 0:
-            raise ValueError(f"ttl_ms must be a non-negative int, not {ttl_ms!r}")
+        if options is None:
+            options = ServerOptions()
+        elif not isinstance(options, ServerOptions):
+            raise ValueError(f"options must be a ServerOptions, not {options!r}")
         self._source = source
         self._cursors = CursorCodec(cursor_key)
-        self.directory_read = bool(directory_read)
-        self.page_size = page_size
-        self.ttl_ms = ttl_ms
-        self.cache_scope = CacheScope(cache_scope)
-        self.server_info = server_info
-        self.instructions = instructions
-        self._cache = CacheHint(ttl_ms=ttl_ms, scope=self.cache_scope, present=True)
-        self._capabilities = server_capabilities(directory_read=self.directory_read)
+        self._options = options
+        self._cache_hint = options.cache_hint
         self._live = LiveCatalog(source.scan())
         self._reads = _ReadCache()
 
@@ -226,24 +212,15 @@ class SkillsServer:
         files: Mapping[str, bytes],
         *,
         cursor_key: bytes,
-        directory_read: bool = True,
-        page_size: int = DEFAULT_PAGE_SIZE,
-        ttl_ms: int = DEFAULT_TTL_MS,
-        cache_scope: CacheScope = CacheScope.PUBLIC,
-        server_info: Implementation = DEFAULT_SERVER_INFO,
-        instructions: str | None = None,
+        options: ServerOptions | None = None,
     ) -> SkillsServer:
         """Serve an in-memory tree ``{relative path: bytes}`` (see :class:`MemorySource`)."""
-        return cls(
-            MemorySource(files),
-            cursor_key=cursor_key,
-            directory_read=directory_read,
-            page_size=page_size,
-            ttl_ms=ttl_ms,
-            cache_scope=cache_scope,
-            server_info=server_info,
-            instructions=instructions,
-        )
+        return cls(MemorySource(files), cursor_key=cursor_key, options=options)
+
+    @property
+    def options(self) -> ServerOptions:
+        """The settings; they never change while the server runs."""
+        return self._options
 
     @property
     def source(self) -> SkillSource:
@@ -262,185 +239,104 @@ class SkillsServer:
 
     def capabilities(self) -> dict[str, JSONValue]:
         """The ServerCapabilities this server declares (CAP-01, CAP-03, CAP-07)."""
-        return server_capabilities(directory_read=self.directory_read)
+        return server_capabilities(directory_read=self._options.directory_read)
 
-    def connection(self) -> ServerConnection:
-        """Return a new connection to this server."""
-        return ServerConnection(self)
-
-
-@final
-class ServerConnection:
-    """One client's connection to a :class:`SkillsServer`.
-
-    Attributes:
-        server: The server.
-        legacy: Whether ``initialize`` selected legacy (2025-11-25) semantics on this connection.
-        legacy_version: The protocol version ``initialize`` agreed on, when ``legacy``.
-    """
-
-    __slots__ = ("legacy", "legacy_version", "server")
-
-    def __init__(self, server: SkillsServer) -> None:
-        """Start a connection with nothing negotiated."""
-        self.server = server
-        self.legacy = False
-        self.legacy_version: str | None = None
-
-    def handle(self, message: object) -> dict[str, JSONValue] | None:
-        """Answer one decoded JSON-RPC message; never raises.
+    def connection(self, *, legacy_version: str | None = None) -> ServerConnection:
+        """Return a new connection to this server, in a negotiated state if you say so.
 
         Args:
-            message: Any decoded JSON value; a JSON-RPC request or notification object is expected.
+            legacy_version: ``None`` for a connection that has negotiated nothing (a stream before
+                ``initialize``, a modern HTTP request), or the 2025-11-25-era version an earlier
+                ``initialize`` agreed on (a legacy HTTP session, restored per request).
+
+        Raises:
+            ValueError: ``legacy_version`` is not a version this server supports.
+        """
+        return ServerConnection(self, legacy_version=legacy_version)
+
+    # -- the one path -----------------------------------------------------------------------------
+
+    @overload
+    def answer(
+        self, method: str, params: JSONObject | None, *, legacy_version: str | None = None
+    ) -> Answer: ...
+
+    @overload
+    def answer(
+        self,
+        method: str,
+        params: JSONObject | None,
+        *,
+        legacy_version: str | None = None,
+        defer_reads_over: int | None,
+    ) -> Answer | PendingRead: ...
+
+    def answer(
+        self,
+        method: str,
+        params: JSONObject | None,
+        *,
+        legacy_version: str | None = None,
+        defer_reads_over: int | None = None,
+    ) -> Answer | PendingRead:
+        """Answer one request; never raises for anything a client sends.
+
+        ``initialize`` is answered here too but changes nothing: its result's
+        ``protocolVersion`` is the version to pass as ``legacy_version`` from then on (a
+        :class:`ServerConnection` does that).
+
+        Args:
+            method: The request's method.
+            params: Its ``params`` object, or ``None`` when it had none.
+            legacy_version: The legacy version this client negotiated, or ``None``.
+            defer_reads_over: Return a :class:`PendingRead` instead of reading a file the catalog
+                lists as larger than this many bytes (for callers on an event loop); ``None``
+                reads every file now.
 
         Returns:
-            The JSON-RPC response object to send, or None when nothing is to be sent (a
-            notification, or a response from the client). Treat it as read-only.
-        """
-        if not isinstance(message, dict):
-            return _error_response(
-                None, _RpcError(ErrorCode.INVALID_REQUEST, "Invalid Request: not a JSON object")
-            )
-        request_id = message.get("id")
-        try:
-            return self._handle(message)
-        except Exception:  # noqa: BLE001 - the one place that turns any failure into -32603
-            if "id" not in message or not _is_request_id(request_id):
-                return None
-            assert isinstance(request_id, str | int)
-            return _error_response(
-                request_id, _RpcError(ErrorCode.INTERNAL_ERROR, "Internal error")
-            )
+            The result object (shared with the server's caches: do not mutate it), an
+            :class:`~skills_core.jsonrpc.EncodedResult`, an
+            :class:`~skills_core.jsonrpc.ErrorObject`, or, with ``defer_reads_over``, a
+            :class:`PendingRead`.
 
-    def answer_request(
-        self, request_id: RequestId, method: str, params: dict[str, JSONValue] | None
-    ) -> dict[str, JSONValue] | EncodedResult:
-        """Answer one request whose envelope a JSON-RPC endpoint has already checked; never raises.
-
-        For transports built on :class:`~skills_core.jsonrpc.JsonRpcConnection`: pass the
-        ``id``, ``method`` and ``params`` of a :class:`~skills_core.jsonrpc.RequestReceived`. The
-        answer is the same as :meth:`handle` gives for that request, in one of two forms: a
-        JSON-RPC response object (a result or an error), or, for a success whose result was
-        encoded before (a file read again while unchanged), an
-        :class:`~skills_core.jsonrpc.EncodedResult` to pass to
-        :meth:`~skills_core.jsonrpc.JsonRpcConnection.send_response` with this ``request_id``.
+        Raises:
+            ValueError: ``legacy_version`` is not a supported version (the caller's mistake).
         """
+        if legacy_version is not None:
+            _check_legacy_version(legacy_version)
         try:
             if params is None:
                 params = {}
             elif type(params) is not dict:  # an endpoint never passes these; a caller might
                 raise _invalid_params("params must be an object (named parameters)")
             if method == _RESOURCES_READ:
-                result = self._read_encoded(params)
-                if type(result) is EncodedResult:
-                    return result
-            else:
-                result = self._dispatch(method, params)
-            return {"jsonrpc": "2.0", "id": request_id, "result": result}
-        except _RpcError as error:
-            return _error_response(request_id, error)
-        except Exception:  # noqa: BLE001 - as in handle(): any failure becomes -32603
-            return _error_response(
-                request_id, _RpcError(ErrorCode.INTERNAL_ERROR, "Internal error")
-            )
+                return self._read(params, legacy_version, defer_reads_over)
+            if method == _INITIALIZE:
+                return self._initialize(params)
+            return self._dispatch(method, params, legacy_version)
+        except _RequestError as refusal:
+            return refusal.error
+        except Exception:  # noqa: BLE001 - the one place that turns any failure into -32603
+            return _INTERNAL_ERROR
 
-    # -- envelope ---------------------------------------------------------------------------------
-
-    def _handle(self, message: dict[str, object]) -> dict[str, JSONValue] | None:
-        method = message.get("method")
-        has_id = "id" in message
-        raw_id = message.get("id")
-        request_id = (
-            raw_id if isinstance(raw_id, str | int) and not isinstance(raw_id, bool) else None
-        )
-        if not isinstance(method, str):
-            if "method" not in message and ("result" in message or "error" in message):
-                return None  # a response to a request we never send; nothing to answer
-            return _error_response(
-                request_id,
-                _RpcError(ErrorCode.INVALID_REQUEST, "Invalid Request: 'method' must be a string"),
-            )
-        if message.get("jsonrpc") != "2.0":
-            if not has_id:
-                return None
-            return _error_response(
-                request_id,
-                _RpcError(ErrorCode.INVALID_REQUEST, "Invalid Request: 'jsonrpc' must be \"2.0\""),
-            )
-        if not has_id:
-            return None  # notifications/initialized, notifications/cancelled, anything else
-        if request_id is None:
-            return _error_response(
-                None,
-                _RpcError(
-                    ErrorCode.INVALID_REQUEST,
-                    "Invalid Request: 'id' must be a string or an integer",
-                ),
-            )
-        params = message.get("params")
-        try:
-            if params is None and "params" not in message:
-                params = {}
-            if isinstance(params, list):
-                raise _invalid_params("params must be an object (named parameters)")
-            if not isinstance(params, dict):
-                raise _RpcError(
-                    ErrorCode.INVALID_REQUEST, "Invalid Request: 'params' must be an object"
-                )
-            result = self._dispatch(method, params)
-        except _RpcError as error:
-            return _error_response(request_id, error)
-        return {"jsonrpc": "2.0", "id": request_id, "result": result}
-
-    def _era(self, params: _Params) -> Era:
-        meta = params.get("_meta")
-        if isinstance(meta, dict) and META_PROTOCOL_VERSION in meta:
-            version = meta[META_PROTOCOL_VERSION]
-            if not isinstance(version, str):
-                raise _invalid_params(f"_meta[{META_PROTOCOL_VERSION!r}] must be a string")
-            if version not in SUPPORTED_MODERN_VERSIONS:
-                raise _RpcError(
-                    ErrorCode.UNSUPPORTED_PROTOCOL_VERSION,
-                    f"Unsupported protocol version: {_show(version)}",
-                    {"supported": list(SUPPORTED_MODERN_VERSIONS), "requested": version},
-                )
-            if not isinstance(meta.get(META_CLIENT_CAPABILITIES), dict):
-                raise _invalid_params(
-                    f"Missing required request _meta: {META_CLIENT_CAPABILITIES} must be an object"
-                )
-            return Era.MODERN
-        if self.legacy:
-            return Era.LEGACY
-        missing = [META_PROTOCOL_VERSION]
-        if not isinstance(meta, dict) or not isinstance(meta.get(META_CLIENT_CAPABILITIES), dict):
-            missing.append(META_CLIENT_CAPABILITIES)
-        raise _invalid_params(
-            "Missing required request _meta: "
-            + " and ".join(missing)
-            + " (or send initialize first for a 2025-11-25 session)"
-        )
-
-    def _dispatch(self, method: str, params: _Params) -> dict[str, JSONValue]:
-        if method == Method.INITIALIZE:
-            return self._initialize(params)
+    def _dispatch(
+        self, method: str, params: _Params, legacy_version: str | None
+    ) -> dict[str, JSONValue]:
         handler = _METHODS.get(method)
-        if handler is None or (
-            method == Method.RESOURCES_DIRECTORY_READ and not self.server.directory_read
-        ):
-            raise _RpcError(ErrorCode.METHOD_NOT_FOUND, f"Method not found: {_show(method)}")
-        era = self._era(params)
-        if method == Method.SERVER_DISCOVER and era is Era.LEGACY:
-            raise _RpcError(
+        if handler is None or (method == _DIRECTORY_READ and not self._options.directory_read):
+            raise _RequestError(ErrorCode.METHOD_NOT_FOUND, f"Method not found: {_show(method)}")
+        era = _era(params, legacy_version)
+        if method == _DISCOVER and era is Era.LEGACY:
+            raise _RequestError(
                 ErrorCode.METHOD_NOT_FOUND,
                 "Method not found: server/discover needs the 2026-07-28 request _meta",
             )
         body, cacheable = handler(self, params)
-        server = self.server
         return complete_result(
             body,
             era=era,
-            cache=server._cache if cacheable else None,
-            server_info=server.server_info,
+            cache=self._cache_hint if cacheable else None,
+            server_info=self._options.server_info,
         )
 
     # -- lifecycle --------------------------------------------------------------------------------
@@ -450,38 +346,45 @@ class ServerConnection:
         if not isinstance(requested, str):
             raise _invalid_params("initialize needs params.protocolVersion (a string)")
         version = requested if requested in SUPPORTED_LEGACY_VERSIONS else LEGACY_PROTOCOL_VERSION
-        self.legacy = True
-        self.legacy_version = version
-        server = self.server
         result: dict[str, JSONValue] = {
             "protocolVersion": version,
-            "capabilities": server.capabilities(),
-            "serverInfo": server.server_info.to_json(),
+            "capabilities": self.capabilities(),
+            "serverInfo": self._options.server_info.to_json(),
         }
-        if server.instructions is not None:
-            result["instructions"] = server.instructions
+        if self._options.instructions is not None:
+            result["instructions"] = self._options.instructions
         return result
 
     def _discover(self, params: _Params) -> tuple[dict[str, JSONValue], bool]:
-        server = self.server
         body: dict[str, JSONValue] = {
             "supportedVersions": list(SUPPORTED_MODERN_VERSIONS),
-            "capabilities": server.capabilities(),
+            "capabilities": self.capabilities(),
         }
-        if server.instructions is not None:
-            body["instructions"] = server.instructions
+        if self._options.instructions is not None:
+            body["instructions"] = self._options.instructions
         return body, True
 
     def _ping(self, params: _Params) -> tuple[dict[str, JSONValue], bool]:
         return {}, False
 
-    # -- skills -----------------------------------------------------------------------------------
+    # -- listings ---------------------------------------------------------------------------------
+
+    def _listing(self) -> LiveCatalog:
+        """The catalog ``skills/list`` and ``resources/list`` page through.
+
+        The one place a listing gets it: skills added to or removed from the source since the last
+        scan are picked up here, the source looking at most once per ``ttlMs`` (see
+        :meth:`~skills_core.server._live.LiveCatalog.sync`).
+        """
+        live = self._live
+        live.sync(self._source, self.options.ttl_ms)
+        return live
 
     def _cursor(self, params: _Params, context: str) -> str | None:
         cursor = params.get("cursor")
         if cursor is None:
             return None
-        position = self.server._cursors.decode(context, cursor)
+        position = self._cursors.decode(context, cursor)
         if position is None:
             raise _invalid_params("Invalid cursor")
         return position
@@ -490,17 +393,16 @@ class ServerConnection:
         self, keys: Sequence[str], position: str | None, context: str
     ) -> tuple[int, int, str | None]:
         start = 0 if position is None else bisect.bisect_right(keys, position)
-        end = min(start + self.server.page_size, len(keys))
+        end = min(start + self._options.page_size, len(keys))
         next_cursor = None
         if end < len(keys):
-            next_cursor = self.server._cursors.encode(context, keys[end - 1])
+            next_cursor = self._cursors.encode(context, keys[end - 1])
         return start, end, next_cursor
 
     def _skills_list(self, params: _Params) -> tuple[dict[str, JSONValue], bool]:
         context = Method.SKILLS_LIST.value
         position = self._cursor(params, context)
-        live = self.server._live
-        live.sync(self.server.source, self.server.ttl_ms)  # skills added or removed (_live.py)
+        live = self._listing()
         keys = live.listed
         start, end, next_cursor = self._page(keys, position, context)
         skills: list[JSONValue] = []
@@ -513,81 +415,10 @@ class ServerConnection:
             body["nextCursor"] = next_cursor
         return body, True
 
-    def _skills_get(self, params: _Params) -> tuple[dict[str, JSONValue], bool]:
-        uri = _uri_param(params)
-        try:
-            SkillURI.parse(uri)
-        except URIError as exc:
-            raise _invalid_params(
-                f"No skill is served at {_show(uri)}: a skill is named by the URI of its "
-                f"SKILL.md ({exc.message})",
-                {"uri": uri},
-            ) from None
-        live = self.server._live
-        result = self.server.source.recheck(uri)
-        live.update(uri, result)
-        if not isinstance(result, PublishedSkill):
-            detail = f" ({result.reason})" if isinstance(result, OmittedSkill) else ""
-            raise _invalid_params(f"No skill is served at {_show(uri)}{detail}", {"uri": uri})
-        skill = live.get(uri)
-        assert skill is not None
-        return {"skill": live.entry_json(skill)}, True
-
-    # -- resources --------------------------------------------------------------------------------
-
-    def _resources_read(self, params: _Params) -> tuple[dict[str, JSONValue], bool]:
-        uri, data, file_path = self._read_file(params)
-        return _read_body(uri, data, file_path), True
-
-    def _read_file(self, params: _Params) -> tuple[str, bytes, str]:
-        """The ``resources/read`` of ``params``: (uri, the file's bytes now, its path)."""
-        uri = _uri_param(params)
-        source = self.server.source
-        resolved = self.server._live.resolve(uri)
-        if resolved is None:
-            raise _not_found(uri)
-        skill, file_path = resolved
-        data = source.read(skill, file_path) if file_path else None
-        if data is None:
-            if not file_path or source.list_directory(skill, file_path) is not None:
-                raise _invalid_params(
-                    f"{_show(uri)} is a directory resource; list it with resources/directory/read",
-                    {"uri": uri},
-                )
-            raise _not_found(uri)
-        return uri, data, file_path
-
-    def _read_encoded(self, params: _Params) -> dict[str, JSONValue] | EncodedResult:
-        """The result of ``resources/read`` as :meth:`_dispatch` makes it, encoded and cached.
-
-        The file is read every time, as always; only when its bytes equal those of the cached
-        answer (same URI, era and server info) is the encoded result reused.
-        """
-        era = self._era(params)
-        uri, data, file_path = self._read_file(params)
-        server = self.server
-        key = (uri, era)
-        cached = server._reads.get(key)
-        if cached is not None and cached[0] == data and cached[1] is server.server_info:
-            return cached[2]
-        result = complete_result(
-            _read_body(uri, data, file_path),
-            era=era,
-            cache=server._cache,
-            server_info=server.server_info,
-        )
-        try:
-            encoded = encode_result(result, check_keys=False)
-        except LocalProtocolError:  # not for our results; if so, the caller's encoding says why
-            return result
-        server._reads.put(key, (data, server.server_info, encoded))
-        return encoded
-
     def _resources_list(self, params: _Params) -> tuple[dict[str, JSONValue], bool]:
         context = Method.RESOURCES_LIST.value
         position = self._cursor(params, context)
-        self.server._live.sync(self.server.source, self.server.ttl_ms)  # as in skills/list
-        uris, items = self.server._live.resource_index()
+        uris, items = self._listing().resource_index()
         start, end, next_cursor = self._page(uris, position, context)
         body: dict[str, JSONValue] = {"resources": list(items[start:end])}
         if next_cursor is not None:
@@ -598,20 +429,81 @@ class ServerConnection:
         self._cursor(params, Method.RESOURCES_TEMPLATES_LIST.value)
         return {"resourceTemplates": []}, True
 
+    # -- skills/get -------------------------------------------------------------------------------
+
+    def _skills_get(self, params: _Params) -> tuple[dict[str, JSONValue], bool]:
+        uri = _uri_param(params)
+        try:
+            SkillURI.parse(uri)
+        except URIError as exc:
+            raise _invalid_params(
+                f"No skill is served at {_show(uri)}: a skill is named by the URI of its "
+                f"SKILL.md ({exc.message})",
+                {"uri": uri},
+            ) from None
+        live = self._live
+        result = self._source.recheck(uri)
+        live.update(uri, result)
+        if not isinstance(result, PublishedSkill):
+            detail = f" ({result.reason})" if isinstance(result, OmittedSkill) else ""
+            raise _invalid_params(f"No skill is served at {_show(uri)}{detail}", {"uri": uri})
+        skill = live.get(uri)
+        assert skill is not None
+        return {"skill": live.entry_json(skill)}, True
+
+    # -- resources/read and resources/directory/read ----------------------------------------------
+
+    def _read(
+        self, params: _Params, legacy_version: str | None, defer_over: int | None
+    ) -> EncodedResult | PendingRead:
+        """``resources/read``: the file's bytes now; the encoded answer reused while they match."""
+        era = _era(params, legacy_version)
+        uri = params.get("uri")
+        if type(uri) is not str:
+            uri = _uri_param(params)  # a str subclass, or the error
+        resolved = self._live.resolve(uri)
+        if resolved is None:
+            raise _not_found(uri)
+        skill, file_path = resolved
+        if not file_path:
+            raise _a_directory(uri)
+        if defer_over is not None:
+            listed = skill.entry.resource(uri)
+            if listed is not None and listed.size > defer_over:
+                return PendingRead(
+                    source=self._source,
+                    skill=skill,
+                    file_path=file_path,
+                    uri=uri,
+                    era=era,
+                    hint=self._cache_hint,
+                    options=self._options,
+                )
+        data = _read_now(self._source, skill, file_path, uri)
+        key = (uri, era is Era.MODERN)  # a bool hashes in C; an Enum member in Python
+        cached = self._reads.entries.get(key)
+        if cached is not None and cached[0] == data:
+            return cached[1]
+        encoded = _encode_read(
+            uri, data, file_path, era=era, hint=self._cache_hint, options=self._options
+        )
+        self._reads.put(key, data, encoded)
+        return encoded
+
     def _directory_read(self, params: _Params) -> tuple[dict[str, JSONValue], bool]:
         uri = _uri_param(params)
-        context = f"{Method.RESOURCES_DIRECTORY_READ.value}\0{uri}"
+        context = f"{_DIRECTORY_READ}\0{uri}"
         if uri.endswith("/"):
             raise _invalid_params(
                 f"{_show(uri)} is not a directory resource; directory URIs have no trailing slash",
                 {"uri": uri},
             )
         position = self._cursor(params, context)
-        live = self.server._live
+        live = self._live
         resolved = live.resolve(uri)
         children = None
         if resolved is not None:
-            children = self.server.source.list_directory(*resolved)
+            children = self._source.list_directory(*resolved)
         if children is None:
             raise _invalid_params(f"{_show(uri)} is not a directory resource", {"uri": uri})
         names = [name for name, _ in children]
@@ -629,51 +521,200 @@ class ServerConnection:
         return body, True
 
 
-def _read_body(uri: str, data: bytes, file_path: str) -> dict[str, JSONValue]:
-    name = file_path.rpartition("/")[2]
-    contents: list[JSONValue] = [encode_resource_contents(uri, data, mime_type_for(name))]
-    return {"contents": contents}
+@final
+class ServerConnection:
+    """One client's connection to a :class:`SkillsServer`: the one path, plus what it negotiated.
 
+    A stream transport keeps one per client; an HTTP transport makes one per request, in the
+    state its session recorded (:meth:`SkillsServer.connection`).
+    """
 
-_RESOURCES_READ: Final = Method.RESOURCES_READ.value
-#: Bytes of file content and encoded answers the read cache of a server may hold, and the largest
-#: file it caches: a hot set of small files, not a copy of the catalog.
-_READ_CACHE_BYTES: Final = 8 << 20
-_READ_CACHE_FILE: Final = 256 << 10
+    __slots__ = ("_legacy_version", "_server")
 
-_CachedRead = tuple[bytes, Implementation, EncodedResult]
+    def __init__(self, server: SkillsServer, *, legacy_version: str | None = None) -> None:
+        """Start a connection to ``server``; see :meth:`SkillsServer.connection`."""
+        _check_legacy_version(legacy_version)
+        self._server = server
+        self._legacy_version = legacy_version
+
+    @property
+    def server(self) -> SkillsServer:
+        """The server."""
+        return self._server
+
+    @property
+    def legacy_version(self) -> str | None:
+        """The 2025-11-25-era version ``initialize`` agreed on, or ``None`` before any."""
+        return self._legacy_version
+
+    @property
+    def legacy(self) -> bool:
+        """Whether requests without the modern ``_meta`` are served with legacy semantics."""
+        return self._legacy_version is not None
+
+    @overload
+    def answer(self, method: str, params: JSONObject | None) -> Answer: ...
+
+    @overload
+    def answer(
+        self, method: str, params: JSONObject | None, *, defer_reads_over: int | None
+    ) -> Answer | PendingRead: ...
+
+    def answer(
+        self, method: str, params: JSONObject | None, *, defer_reads_over: int | None = None
+    ) -> Answer | PendingRead:
+        """Answer one request in this connection's state; never raises.
+
+        As :meth:`SkillsServer.answer`; a successful ``initialize`` also records the version it
+        agreed on (:attr:`legacy_version`).
+        """
+        answer = self._server.answer(
+            method,
+            params,
+            legacy_version=self._legacy_version,
+            defer_reads_over=defer_reads_over,
+        )
+        if method == _INITIALIZE and type(answer) is dict:
+            version = answer["protocolVersion"]
+            assert isinstance(version, str)
+            self._legacy_version = version
+        return answer
+
+    def handle(self, message: object) -> dict[str, JSONValue] | None:
+        """Answer one decoded JSON-RPC message, as a response dict; never raises.
+
+        A convenience for callers that hold a message as a dict (tests, in-process use): the
+        envelope is checked by :func:`~skills_core.jsonrpc.classify_message`, the request goes
+        through :meth:`answer`, and the answer comes back as a response object (an encoded read
+        result is decoded again, so transports should call :meth:`answer`).
+
+        Returns:
+            The JSON-RPC response object, or None when nothing is to be sent (a notification,
+            or a malformed one). Treat it as read-only.
+        """
+        verdict = classify_message(message)
+        if type(verdict) is RequestReceived:
+            answer = self.answer(verdict.method, verdict.params)
+            return _response_object(verdict.id, answer)
+        if type(verdict) is InvalidMessage and verdict.reply is not None:
+            response: dict[str, JSONValue] = json.loads(verdict.reply)
+            return response
+        return None
 
 
 @final
-class _ReadCache:
-    """Encoded ``resources/read`` results by (URI, era), bounded in bytes, oldest out first."""
+class PendingRead:
+    """A ``resources/read`` of a large file, not read yet (see ``defer_reads_over``).
 
-    __slots__ = ("_entries", "_size")
+    Attributes:
+        uri: The URI read.
+    """
 
-    def __init__(self) -> None:
-        self._entries: dict[tuple[str, Era], _CachedRead] = {}
-        self._size = 0
+    __slots__ = ("_era", "_file_path", "_hint", "_options", "_skill", "_source", "uri")
 
-    def get(self, key: tuple[str, Era]) -> _CachedRead | None:
-        return self._entries.get(key)
+    def __init__(
+        self,
+        *,
+        source: SkillSource,
+        skill: PublishedSkill,
+        file_path: str,
+        uri: str,
+        era: Era,
+        hint: CacheHint,
+        options: ServerOptions,
+    ) -> None:
+        """Made by :meth:`SkillsServer.answer` only."""
+        self._source = source
+        self._skill = skill
+        self._file_path = file_path
+        self.uri = uri
+        self._era = era
+        self._hint = hint
+        self._options = options
 
-    def put(self, key: tuple[str, Era], value: _CachedRead) -> None:
-        entries = self._entries
-        old = entries.pop(key, None)
-        if old is not None:
-            self._size -= _cost(old)
-        if len(value[0]) > _READ_CACHE_FILE:
-            return
-        cost = _cost(value)
-        while entries and self._size + cost > _READ_CACHE_BYTES:
-            self._size -= _cost(entries.pop(next(iter(entries))))
-        entries[key] = value
-        self._size += cost
+    def complete(self) -> EncodedResult | ErrorObject:
+        """Read the file now and encode its result (blocking; run it in a worker thread).
+
+        Never raises: a file gone since is the error it would have been, a failure ``-32603``.
+        """
+        try:
+            data = _read_now(self._source, self._skill, self._file_path, self.uri)
+            return _encode_read(
+                self.uri,
+                data,
+                self._file_path,
+                era=self._era,
+                hint=self._hint,
+                options=self._options,
+            )
+        except _RequestError as refusal:
+            return refusal.error
+        except Exception:  # noqa: BLE001 - as in SkillsServer.answer
+            return _INTERNAL_ERROR
+
+    def __repr__(self) -> str:
+        return f"<PendingRead of {self.uri!r}>"
 
 
-def _cost(cached: _CachedRead) -> int:
-    """Bytes a cached read holds: the file's and the encoded answer's."""
-    return len(cached[0]) + len(cached[2])
+# -- helpers ------------------------------------------------------------------------------------
+
+
+def _era(params: _Params, legacy_version: str | None) -> Era:
+    meta = params.get("_meta")
+    if isinstance(meta, dict) and META_PROTOCOL_VERSION in meta:
+        version = meta[META_PROTOCOL_VERSION]
+        if not isinstance(version, str):
+            raise _invalid_params(f"_meta[{META_PROTOCOL_VERSION!r}] must be a string")
+        if version not in SUPPORTED_MODERN_VERSIONS:
+            raise _RequestError(
+                ErrorCode.UNSUPPORTED_PROTOCOL_VERSION,
+                f"Unsupported protocol version: {_show(version)}",
+                {"supported": list(SUPPORTED_MODERN_VERSIONS), "requested": version},
+            )
+        if not isinstance(meta.get(META_CLIENT_CAPABILITIES), dict):
+            raise _invalid_params(
+                f"Missing required request _meta: {META_CLIENT_CAPABILITIES} must be an object"
+            )
+        return Era.MODERN
+    if legacy_version is not None:
+        return Era.LEGACY
+    missing = [META_PROTOCOL_VERSION]
+    if not isinstance(meta, dict) or not isinstance(meta.get(META_CLIENT_CAPABILITIES), dict):
+        missing.append(META_CLIENT_CAPABILITIES)
+    raise _invalid_params(
+        "Missing required request _meta: "
+        + " and ".join(missing)
+        + " (or send initialize first for a 2025-11-25 session)"
+    )
+
+
+def _read_now(source: SkillSource, skill: PublishedSkill, file_path: str, uri: str) -> bytes:
+    """The file's bytes now, or the refusal a missing file or a directory gets."""
+    data = source.read(skill, file_path)
+    if data is None:
+        if source.list_directory(skill, file_path) is not None:
+            raise _a_directory(uri)
+        raise _not_found(uri)
+    return data
+
+
+def _encode_read(
+    uri: str, data: bytes, file_path: str, *, era: Era, hint: CacheHint, options: ServerOptions
+) -> EncodedResult:
+    """The encoded ``resources/read`` result; the content is spliced in (fewer copies of a file)."""
+    name = file_path.rpartition("/")[2]
+    item = encode_resource_contents(uri, data, mime_type_for(name))
+    result = complete_result(
+        {"contents": [item]}, era=era, cache=hint, server_info=options.server_info
+    )
+    return _encode_spliced(result, item, "text" if "text" in item else "blob")
+
+
+def _response_object(request_id: RequestId, answer: Answer) -> dict[str, JSONValue]:
+    if type(answer) is ErrorObject:
+        return {"jsonrpc": "2.0", "id": request_id, "error": answer.to_json()}
+    result: JSONValue = json.loads(answer.json) if type(answer) is EncodedResult else answer
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 
 def _uri_param(params: _Params) -> str:
@@ -683,19 +724,68 @@ def _uri_param(params: _Params) -> str:
     return uri
 
 
-def _not_found(uri: str) -> _RpcError:
+def _not_found(uri: str) -> _RequestError:
     return _invalid_params(f"No resource is served at {_show(uri)}", {"uri": uri})
 
 
-_Handler = Callable[[ServerConnection, _Params], tuple[dict[str, JSONValue], bool]]
+def _a_directory(uri: str) -> _RequestError:
+    return _invalid_params(
+        f"{_show(uri)} is a directory resource; list it with resources/directory/read",
+        {"uri": uri},
+    )
+
+
+#: Bytes of file content and encoded answers the read cache of a server may hold, and the largest
+#: file it caches: a hot set of small files, not a copy of the catalog.
+_READ_CACHE_BYTES: Final = 8 << 20
+_READ_CACHE_FILE: Final = 256 << 10
+
+_CachedRead = tuple[bytes, EncodedResult]
+
+
+@final
+class _ReadCache:
+    """Encoded ``resources/read`` results by (URI, modern?), bounded in bytes, oldest out first."""
+
+    __slots__ = ("_size", "entries")
+
+    def __init__(self) -> None:
+        #: Read it directly (one dictionary lookup per read); change it with :meth:`put` only.
+        self.entries: dict[tuple[str, bool], _CachedRead] = {}
+        self._size = 0
+
+    def put(self, key: tuple[str, bool], data: bytes, encoded: EncodedResult) -> None:
+        entries = self.entries
+        old = entries.pop(key, None)
+        if old is not None:
+            self._size -= _cost(old)
+        if len(data) > _READ_CACHE_FILE:
+            return
+        cost = len(data) + len(encoded)
+        while entries and self._size + cost > _READ_CACHE_BYTES:
+            self._size -= _cost(entries.pop(next(iter(entries))))
+        entries[key] = (data, encoded)
+        self._size += cost
+
+
+def _cost(cached: _CachedRead) -> int:
+    """Bytes a cached read holds: the file's and the encoded answer's."""
+    return len(cached[0]) + len(cached[1])
+
+
+_RESOURCES_READ: Final = Method.RESOURCES_READ.value
+_INITIALIZE: Final = Method.INITIALIZE.value
+_DISCOVER: Final = Method.SERVER_DISCOVER.value
+_DIRECTORY_READ: Final = Method.RESOURCES_DIRECTORY_READ.value
+
+_Handler = Callable[[SkillsServer, _Params], tuple[dict[str, JSONValue], bool]]
 
 _METHODS: Final[Mapping[str, _Handler]] = {
-    Method.SERVER_DISCOVER.value: ServerConnection._discover,
-    Method.PING.value: ServerConnection._ping,
-    Method.SKILLS_LIST.value: ServerConnection._skills_list,
-    Method.SKILLS_GET.value: ServerConnection._skills_get,
-    Method.RESOURCES_READ.value: ServerConnection._resources_read,
-    Method.RESOURCES_LIST.value: ServerConnection._resources_list,
-    Method.RESOURCES_TEMPLATES_LIST.value: ServerConnection._templates_list,
-    Method.RESOURCES_DIRECTORY_READ.value: ServerConnection._directory_read,
+    _DISCOVER: SkillsServer._discover,
+    Method.PING.value: SkillsServer._ping,
+    Method.SKILLS_LIST.value: SkillsServer._skills_list,
+    Method.SKILLS_GET.value: SkillsServer._skills_get,
+    Method.RESOURCES_LIST.value: SkillsServer._resources_list,
+    Method.RESOURCES_TEMPLATES_LIST.value: SkillsServer._templates_list,
+    _DIRECTORY_READ: SkillsServer._directory_read,
 }

@@ -5,11 +5,12 @@ Run: ``.venv/bin/python tests/benchmarks/bench_list.py``.
 For in-memory catalogs of 100, 1,000 and 10,000 skills (each with a SKILL.md and two supporting
 files, in ten prefix folders), a :class:`SkillsServer` with the default page size (50) answers
 ``skills/list`` for the first page (no cursor), a middle page and the last page (with their
-cursors). Each figure is the median of 1,000 calls of ``ServerConnection.handle`` for one
-modern request: ``_meta`` checks, cursor authentication (HMAC-SHA256), a binary search and the
-page's entries (whose JSON is built once per catalog, on first use; one warm-up walk precedes
-timing). The nine figures are measured round-robin, 7 rounds, and the lowest median of each is
-kept, so that noise from other processes lands on no figure in particular.
+cursors). Each figure is the median of 1,000 calls of ``ServerConnection.answer`` (the one
+request path) for one modern request: ``_meta`` checks, cursor authentication (HMAC-SHA256), a
+binary search and the page's entries (whose JSON is built once per catalog, on first use; one
+warm-up walk precedes timing). The nine figures are measured round-robin, 7 rounds, and the
+lowest median of each is kept, so that noise from other processes lands on no figure in
+particular.
 The claim under test: the cost of a page does not grow with the catalog.
 """
 
@@ -49,11 +50,11 @@ def catalog(count: int) -> dict[str, bytes]:
     return files
 
 
-def request(cursor: str | None) -> dict[str, Any]:
-    params: dict[str, Any] = {"_meta": META}
+def params(cursor: str | None) -> dict[str, Any]:
+    out: dict[str, Any] = {"_meta": META}
     if cursor is not None:
-        params["cursor"] = cursor
-    return {"jsonrpc": "2.0", "id": 1, "method": "skills/list", "params": params}
+        out["cursor"] = cursor
+    return out
 
 
 def cursors(server: SkillsServer) -> list[str | None]:
@@ -61,9 +62,7 @@ def cursors(server: SkillsServer) -> list[str | None]:
     connection = server.connection()
     out: list[str | None] = [None]
     while True:
-        response = connection.handle(request(out[-1]))
-        assert response is not None
-        result = response["result"]
+        result = connection.answer("skills/list", params(out[-1]))
         assert isinstance(result, dict)
         cursor = result.get("nextCursor")
         if cursor is None:
@@ -72,11 +71,11 @@ def cursors(server: SkillsServer) -> list[str | None]:
         out.append(cursor)
 
 
-def median_us(connection: ServerConnection, message: dict[str, Any]) -> float:
+def median_us(connection: ServerConnection, page: dict[str, Any]) -> float:
     samples = []
     for _ in range(CALLS):
         start = time.perf_counter()
-        connection.handle(message)
+        connection.answer("skills/list", page)
         samples.append(time.perf_counter() - start)
     return statistics.median(samples) * 1e6
 
@@ -97,11 +96,11 @@ def main() -> None:
             ("middle", pages[len(pages) // 2]),
             ("last", pages[-1]),
         ):
-            cases.append((size, len(pages), label, server.connection(), request(cursor)))
+            cases.append((size, len(pages), label, server.connection(), params(cursor)))
     best: dict[tuple[int, str], float] = {}
     for _ in range(ROUNDS):
-        for size, _pages, label, connection, message in cases:
-            figure = median_us(connection, message)
+        for size, _pages, label, connection, page in cases:
+            figure = median_us(connection, page)
             best[size, label] = min(best.get((size, label), figure), figure)
     print(f"{'skills':>8} {'pages':>6} {'first':>10} {'middle':>10} {'last':>10}")
     for size in SIZES:

@@ -11,29 +11,26 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
+from skills_core.jsonrpc import Answer, ErrorObject
 from skills_core.jsonvalue import JSONValue
 
 
-def handle(message: dict[str, JSONValue]) -> Mapping[str, object] | None:
-    method = message.get("method")
-    if "id" not in message:
-        return None
-    params = message.get("params") or {}
-    if method == "echo":
-        return {"jsonrpc": "2.0", "id": message["id"], "result": {"echo": params}}
-    if method == "sleep":
-        return {"jsonrpc": "2.0", "id": message["id"], "result": {"never": True}}
-    if method == "boom":
-        raise RuntimeError("handler bug")
-    return {
-        "jsonrpc": "2.0",
-        "id": message["id"],
-        "error": {"code": -32601, "message": f"no {method}"},
-    }
+class Echo:
+    """A responder (the shape of ServerConnection.answer) that echoes params."""
+
+    def answer(
+        self, method: str, params: dict[str, JSONValue] | None, *, defer_reads_over: int | None
+    ) -> Answer:
+        if method == "echo":
+            return {"echo": params or {}}
+        if method == "sleep":
+            return {"never": True}
+        if method == "boom":
+            raise RuntimeError("handler bug")
+        return ErrorObject(code=-32601, message=f"no {method}")
 
 
 def main() -> None:
@@ -46,13 +43,13 @@ def main() -> None:
 
         from skills_core.adapters.trio_stdio import serve_stdio as trio_serve
 
-        trio.run(trio_serve, handle)
+        trio.run(trio_serve, Echo())
     else:
         import asyncio
 
         from skills_core.adapters.asyncio_stdio import serve_stdio
 
-        asyncio.run(serve_stdio(handle))
+        asyncio.run(serve_stdio(Echo()))
 
 
 def raw() -> None:
