@@ -35,6 +35,7 @@ from skills_core.adapters._http_session import SessionCodec
 from skills_core.adapters.asgi import AppConfig, HttpOptions, SkillsApp, derive_key
 from skills_core.errors import LocalProtocolError
 from skills_core.http_wire import decode_header_value, encode_header_value
+from skills_core.server import ServerOptions
 from skills_core.server.handler import SkillsServer
 
 SESSION_KEY = b"s" * 32
@@ -43,7 +44,9 @@ FILES = {f"pdf-processing/{path}": data for path, data in ex.FILES.items()}
 
 
 def make_app(options: HttpOptions | None = None, **server_settings: Any) -> SkillsApp:
-    server = SkillsServer.from_files(FILES, cursor_key=b"c" * 32, **server_settings)
+    server = SkillsServer.from_files(
+        FILES, cursor_key=b"c" * 32, options=ServerOptions(**server_settings)
+    )
     return SkillsApp(server, session_key=SESSION_KEY, options=options)
 
 
@@ -628,7 +631,7 @@ def test_internal_error_has_no_stack_trace(monkeypatch: pytest.MonkeyPatch) -> N
     def broken(*args: object) -> None:
         raise RuntimeError("secret /etc/path in the exception text")
 
-    monkeypatch.setattr("skills_core.server.handler._read_body", broken)
+    monkeypatch.setattr("skills_core.server.handler._encode_read", broken)
     app = make_app()
     headers, body = _read()
     response = post(app, headers, body)

@@ -70,8 +70,9 @@ def alarm() -> Iterator[None]:
         yield
 
 
-def client(*roots: Path, **options: Any) -> Client:
-    return Client(server_from_roots(list(roots), cursor_key=KEY, **options))
+def client(*roots: Path, ttl_ms: int | None = None, **source_options: Any) -> Client:
+    options = None if ttl_ms is None else ServerOptions(ttl_ms=ttl_ms)
+    return Client(server_from_roots(list(roots), cursor_key=KEY, options=options, **source_options))
 
 
 def assert_inside(paths: list[str], *roots: Path) -> None:
