@@ -517,14 +517,14 @@ def decode_read_result(result: object, *, uri: str, max_size: int | None = None)
         else _check_result_object(result, "resources/read")
     )
     contents = body.get("contents")
-    if not isinstance(contents, list) or len(contents) != 1:
+    if not isinstance(contents, list):
+        raise _content_error(uri, "'contents' is not an array")
+    try:
+        [item] = contents
+    except ValueError:
         raise _content_error(
-            uri,
-            f"expected exactly one content item, got {len(contents)}"
-            if isinstance(contents, list)
-            else "'contents' is not an array",
-        )
-    item = contents[0]
+            uri, f"expected exactly one content item, got {len(contents)}"
+        ) from None
     if type(item) is not dict and not isinstance(item, Mapping):
         raise _content_error(uri, "the content item is not an object")
     if item.get("uri") != uri:
