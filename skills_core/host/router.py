@@ -21,8 +21,9 @@ request that call made.
 
 **Answers** are dispatched by the kind of request they answer: :data:`_ON_RESULT` and
 :data:`_ON_FAILURE` map each record type of :mod:`skills_core.host.requests` to its one handler. An
-answer for a load session is used only while the session is in the generation the request was
-made in; otherwise it is discarded (``ResponseDiscarded``), never delivered.
+answer for a load session goes to the session the request names (or its acting window) only while
+that session is in the generation the request was made in; otherwise it is discarded
+(``ResponseDiscarded``), never delivered.
 
 **Refusals.** A call that the current state does not allow returns ``[Refused(code, ...)]`` and
 changes nothing. Methods never raise for anything a model, user or server can cause; two

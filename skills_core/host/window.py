@@ -91,7 +91,9 @@ class ActingWindow:
 
     __slots__ = ("_ctx", "_root", "_server", "_session", "bytes_used", "held", "key", "settled")
 
-    def __init__(self, ctx: HostContext, session: LoadSession, held: SkillEntry, *, delivered: int):
+    def __init__(
+        self, ctx: HostContext, session: LoadSession, held: SkillEntry, *, delivered: int
+    ) -> None:
         """Open ``session``'s window on ``held``, whose SKILL.md (``delivered`` bytes) was just
         delivered."""
         self._ctx = ctx
@@ -176,13 +178,14 @@ class ActingWindow:
         return effects
 
     def _send_read(self, uri: str, resource: SkillResource | None) -> SendRequest:
+        origin, skill_uri = self.key
         session = self._session
         request = ReadFile(
-            origin=session.server.label,
+            origin=origin,
             uri=uri,
             session=session,
             generation=session.generation,
-            skill_uri=self.key[1],
+            skill_uri=skill_uri,
             resource=resource,
         )
         return self._ctx.send(self._server, {"uri": uri}, request)
