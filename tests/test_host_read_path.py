@@ -73,6 +73,7 @@ def _reference_decode(result: object, *, uri: str, max_size: int | None) -> byte
 
 
 _json_scalars = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.text(max_size=4))
+_not_objects = st.one_of(_json_scalars, st.lists(_json_scalars, max_size=2))
 _texts = st.one_of(
     st.text(max_size=12),
     st.sampled_from(["\ud800", "a\udfffb", "é" * 5, ""]),
@@ -91,7 +92,7 @@ _blobs = st.one_of(
 def _items(draw: st.DrawFn) -> object:
     """Mostly a well-formed item for the URI read, with text, blob, both or neither."""
     if draw(st.integers(0, 9)) == 0:
-        return draw(st.one_of(_json_scalars, st.lists(_json_scalars, max_size=2)))
+        return draw(_not_objects)
     item: dict[str, Any] = {}
     choice = draw(st.integers(0, 7))
     if choice:
@@ -111,7 +112,7 @@ def _items(draw: st.DrawFn) -> object:
 def _results(draw: st.DrawFn) -> object:
     """Mostly ``{"contents": [item]}``; sometimes a bad envelope or a bad ``contents``."""
     if draw(st.integers(0, 12)) == 0:
-        return draw(st.one_of(_json_scalars, st.lists(_json_scalars, max_size=2)))
+        return draw(_not_objects)
     result: dict[str, Any] = {}
     kind = draw(st.integers(0, 9))
     if kind == 1:
