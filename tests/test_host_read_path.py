@@ -7,7 +7,8 @@
 * A file read names the held entry's row it was sent for; its answer is verified against that row,
   and only in the generation it was sent in, so an answer that outlived its entry is never
   delivered, even when a later entry lists the very same URI with other bytes (HELD-01, HELD-05,
-  VER-06).
+  VER-06); a ``skills/get`` for a load goes back to the session that sent it, only while that
+  session has not moved.
 """
 
 from __future__ import annotations
@@ -18,12 +19,17 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from host_helpers import FakeServer, Harness, kinds, of, one, read_result
+from host_helpers import FakeServer, Harness, get_result, kinds, of, one, read_result
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skills_core import spec_examples as ex
-from skills_core.errors import RemoteProtocolError, VerificationError, VerificationKind
+from skills_core.errors import (
+    LocalProtocolError,
+    RemoteProtocolError,
+    VerificationError,
+    VerificationKind,
+)
 from skills_core.host import DeliverToModel, HeldEntryReplaced, LoadState, SendRequest
 from skills_core.messages import decode_read_result
 
@@ -210,3 +216,20 @@ def test_an_answer_that_outlived_its_entry_is_not_delivered_HELD_05_VER_06() -> 
     assert delivered.verified
     stale = h.host.on_response(L, old_read.token, result=read_result(INVOICE, ex.INVOICE))
     assert kinds(stale) == ["UnexpectedResponse"]
+
+
+def test_a_skills_get_for_a_load_that_was_cleared_is_discarded_LIST_06() -> None:
+    """The request names its session: once that session was cleared (ERROR, then ``close``), the
+    ``skills/get`` it sent is answered into the registry but never resumes the load."""
+    h = Harness()
+    server = h.add_server("srv")
+    uri = server.add("a")
+    [send] = of(h.host.load("srv", uri), SendRequest)
+    session = h.host._sessions["srv", uri]  # reach in to break it, as the state-machine tests do
+    with pytest.raises(LocalProtocolError):
+        session._fault("broken on purpose")
+    assert h.host.close("srv", uri) == []
+    effects = h.host.on_response("srv", send.token, result=get_result(server.entry(uri)))
+    assert kinds(effects) == ["RegistryUpdated", "ResponseDiscarded"]
+    assert h.host.state("srv", uri) is LoadState.IDLE
+    assert h.host.registry.get("srv", uri) is not None
