@@ -369,7 +369,10 @@ def measure(count: int, rounds: int) -> None:
         if row.target is not None:
             ratio = median[row.key] / median[row.floor]
             verdict = "met" if ratio <= row.target else "not met"
-            print(f"target: {row.name[6:]} <= {row.target}x {row.floor}: {ratio:.3f}x ({verdict})")
+            print(
+                f"target: {row.name[6:]} <= {row.target}x {row.floor}: {ratio:.3f}x ({verdict}; "
+                f"fastest rounds: {best[row.key] / best[row.floor]:.3f}x)"
+            )
     print()
 
 
