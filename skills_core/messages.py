@@ -519,37 +519,47 @@ def decode_read_result(result: object, *, uri: str, max_size: int | None = None)
     contents = body.get("contents")
     if not isinstance(contents, list):
         raise _content_error(uri, "'contents' is not an array")
-    if len(contents) != 1:
-        raise _content_error(uri, f"expected exactly one content item, got {len(contents)}")
-    item = contents[0]
+    try:
+        [item] = contents
+    except ValueError:
+        raise _content_error(
+            uri, f"expected exactly one content item, got {len(contents)}"
+        ) from None
     if type(item) is not dict and not isinstance(item, Mapping):
         raise _content_error(uri, "the content item is not an object")
     if item.get("uri") != uri:
         raise _content_error(
             uri, f"the content item is for {quote_for_message(item.get('uri'))}, not the URI read"
         )
+    text = item.get("text")
+    if not isinstance(text, str) or "blob" in item:
+        return _decode_blob(item, uri, max_size)
+    if max_size is not None and len(text) > max_size:
+        raise _oversize(uri, max_size, len(text))
+    # The one copy the host makes of a text file: its UTF-8 bytes, hashed and delivered.
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        raise _content_error(uri, "'text' contains a lone surrogate") from None
+
+
+def _decode_blob(item: Mapping[str, Any], uri: str, max_size: int | None) -> bytes:
+    """The item holds no string ``text`` alone: it must be a ``blob`` alone, strict base64."""
     has_text = "text" in item
     if has_text == ("blob" in item):
         raise _content_error(uri, "the content item must have exactly one of 'text' and 'blob'")
     if has_text:
-        text = item["text"]
-        if not isinstance(text, str):
-            raise _content_error(uri, "'text' is not a string")
-        if max_size is not None and len(text) > max_size:
-            raise _oversize(uri, max_size, len(text))
-        # The one copy the host makes of a text file: its UTF-8 bytes, hashed and delivered.
-        try:
-            return text.encode()
-        except UnicodeEncodeError:
-            raise _content_error(uri, "'text' contains a lone surrogate") from None
+        raise _content_error(uri, "'text' is not a string")
     blob = item["blob"]
     if not isinstance(blob, str):
         raise _content_error(uri, "'blob' is not a string")
     if max_size is not None and len(blob) > 4 * -(-max_size // 3):
         raise _oversize(uri, max_size, None)
+    # Strict base64 (what ``base64.b64decode(validate=True)`` does), read straight from the ASCII
+    # string: no intermediate copy of the encoded form.
     try:
-        return base64.b64decode(blob.encode("ascii"), validate=True)
-    except (binascii.Error, UnicodeEncodeError, ValueError):
+        return binascii.a2b_base64(blob, strict_mode=True)
+    except ValueError:  # binascii.Error, or a character outside ASCII
         raise _content_error(uri, "'blob' is not valid base64") from None
 
 

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import FrozenInstanceError
 from pathlib import Path
 from types import MappingProxyType
 
@@ -94,8 +95,12 @@ def test_fast_delivery_is_the_dataclass() -> None:
         )
         assert fast == slow
         assert repr(fast) == repr(slow)
+        assert hash(fast) == hash(slow)
+        assert type(fast) is DeliverToModel
         assert fast.model_text == slow.model_text
         assert fast.trust == "untrusted"
+        with pytest.raises(FrozenInstanceError):
+            fast.origin = "another"  # type: ignore[misc]
 
 
 # --- values -------------------------------------------------------------------------------------

@@ -5,11 +5,13 @@ Theory of operation
 Every ``SendRequest`` the host returns is remembered, under its token, as one of the records below
 until its answer (or failure) comes back; the router (:mod:`skills_core.host.router`) dispatches the
 answer through a table keyed by the record's type, so each kind has exactly one handler for a
-result and one for a failure. A record holds only what its handler needs that the host does not
-already know: a request made for a load session names the session's **generation** at the time it
-was sent, and its answer is used only while the session is still in that generation (anything that
-moves the session bumps it), so an answer to a request made under an entry that has since changed
-is discarded, never delivered.
+result and one for a failure. A record holds only what its handler needs: a request made for a load
+session (a :class:`SessionRequest`) names **the session** and its **generation** at the time it was
+sent, and its answer goes to that session only while it is still in that generation (anything that
+moves the session bumps it, from one counter for the whole host), so an answer to a request made
+under an entry that has since changed, or by a session since closed, is discarded, never delivered.
+A read under the held entry (:class:`ReadFile`) also names the entry's row it was sent for, which
+that generation guarantees is still the held one.
 
 Open prompts are records too: :class:`SkillPrompt` (an approval bound to the entry a session is
 loading or proposing, in the session's generation when it was shown) and
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import ClassVar, TypeAlias, final
+from typing import TYPE_CHECKING, ClassVar, TypeAlias, final
 
 from skills_core.entry import SkillEntry, SkillResource
 from skills_core.errors import quote_for_message
@@ -33,9 +35,13 @@ from skills_core.host.registry import ListingWalk
 from skills_core.messages import DirectoryChild
 from skills_core.spec import Method
 
+if TYPE_CHECKING:
+    from skills_core.host.session import LoadSession
+
 __all__ = [
     "Key",
     "PendingRequest",
+    "SessionRequest",
     "ListPage",
     "GetForLoad",
     "GetRefresh",
@@ -71,6 +77,20 @@ class PendingRequest:
     uri: str | None
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionRequest(PendingRequest):
+    """A request a load session made; its answer is for that session in that generation only.
+
+    Attributes:
+        session: The session that sent it.
+        generation: The session's generation when it was sent.
+    """
+
+    uri: str
+    session: LoadSession = field(repr=False, compare=False)
+    generation: int
+
+
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ListPage(PendingRequest):
@@ -82,12 +102,10 @@ class ListPage(PendingRequest):
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
-class GetForLoad(PendingRequest):
+class GetForLoad(SessionRequest):
     """``skills/get`` for a load session: the entry is unknown, or SKILL.md failed (VER-09)."""
 
     method: ClassVar[Method] = Method.SKILLS_GET
-    uri: str
-    generation: int
 
 
 @final
@@ -121,24 +139,25 @@ class GetPreview(PendingRequest):
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ReadSkillMd(PendingRequest):
+class ReadSkillMd(SessionRequest):
     """``resources/read`` of the SKILL.md of ``entry``, which the session is loading."""
 
     method: ClassVar[Method] = Method.RESOURCES_READ
-    uri: str
-    generation: int
     entry: SkillEntry
 
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ReadFile(PendingRequest):
-    """``resources/read`` of a file of the held entry of ``skill_uri`` (HELD-03)."""
+class ReadFile(SessionRequest):
+    """``resources/read`` of a file of the held entry of ``skill_uri`` (HELD-03).
+
+    Attributes:
+        resource: The held entry's row for ``uri`` (None for a dynamic skill, which has none).
+    """
 
     method: ClassVar[Method] = Method.RESOURCES_READ
-    uri: str
     skill_uri: str
-    generation: int
+    resource: SkillResource | None
 
 
 @final
@@ -173,13 +192,11 @@ class DirectoryWalk:
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ReadDirectory(PendingRequest):
+class ReadDirectory(SessionRequest):
     """A page of ``resources/directory/read`` of a directory of the held entry of ``skill_uri``."""
 
     method: ClassVar[Method] = Method.RESOURCES_DIRECTORY_READ
-    uri: str
     skill_uri: str
-    generation: int
     gathered: DirectoryWalk
 
 

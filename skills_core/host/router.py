@@ -21,8 +21,9 @@ request that call made.
 
 **Answers** are dispatched by the kind of request they answer: :data:`_ON_RESULT` and
 :data:`_ON_FAILURE` map each record type of :mod:`skills_core.host.requests` to its one handler. An
-answer for a load session is used only while the session is in the generation the request was
-made in; otherwise it is discarded (``ResponseDiscarded``), never delivered.
+answer for a load session goes to the session the request names (or its acting window) only while
+that session is in the generation the request was made in; otherwise it is discarded
+(``ResponseDiscarded``), never delivered.
 
 **Refusals.** A call that the current state does not allow returns ``[Refused(code, ...)]`` and
 changes nothing. Methods never raise for anything a model, user or server can cause; two
@@ -99,11 +100,13 @@ from skills_core.host.requests import (
     ReadPreview,
     ReadResource,
     ReadSkillMd,
+    SessionRequest,
     SkillPrompt,
     error_fields,
 )
 from skills_core.host.session import LoadSession, WindowView, declined_invalid
 from skills_core.host.states import LoadState
+from skills_core.host.window import ActingWindow
 from skills_core.jsonvalue import ABSENT, JSONValue
 from skills_core.messages import (
     Era,
@@ -237,13 +240,6 @@ class Host:
                 origin=origin,
             )
         return server
-
-    def _current(self, origin: str, skill_uri: str, generation: int) -> LoadSession | None:
-        """The session a request was made for, if it has not moved since."""
-        session = self._sessions.get((origin, skill_uri))
-        if session is None or session.generation != generation:
-            return None
-        return session
 
     # -- origins --------------------------------------------------------------------------------
 
@@ -781,7 +777,8 @@ class Host:
             result: The JSON-RPC ``result`` (decoded JSON), when the server answered with one.
             error: The JSON-RPC ``error`` object, when the server answered with an error.
         """
-        request = self._ctx.pending.get(token)
+        pending = self._ctx.pending
+        request = pending.get(token)
         if request is None:
             return [
                 UnexpectedResponse(
@@ -800,15 +797,15 @@ class Host:
                     f"{origin!r}; ignored",
                 )
             ]
-        if (result is ABSENT) == (error is ABSENT):
+        if error is ABSENT and result is not ABSENT:
+            del pending[token]
+            return _ON_RESULT[type(request)](self, token, request, result)
+        if error is ABSENT or result is not ABSENT:
             return self._request_failed(
                 token, None, "the response must carry exactly one of result and error"
             )
-        if error is not ABSENT:
-            code, message = error_fields(error)
-            return self._request_failed(token, code, message)
-        del self._ctx.pending[token]
-        return _ON_RESULT[type(request)](self, token, request, result)
+        code, message = error_fields(error)
+        return self._request_failed(token, code, message)
 
     def on_request_failed(self, origin: str, token: int, message: str) -> list[Effect]:
         """The request could not complete (timeout, transport failure, the server died)."""
@@ -849,7 +846,7 @@ class Host:
     # -- answers: skills/get --------------------------------------------------------------------
 
     def _on_get_for_load(self, token: int, request: GetForLoad, result: object) -> list[Effect]:
-        load = self._current(request.origin, request.uri, request.generation)
+        load = _current(request)
         effects, entry = self._intake.take_entry(token, request, result, load)
         if load is None:
             effects.append(discarded(request))
@@ -886,11 +883,7 @@ class Host:
     ) -> list[Effect]:
         origin, uri = request.origin, request.uri
         self._intake.refresh_answered(token, (origin, uri))
-        load = (
-            self._current(origin, uri, request.generation)
-            if isinstance(request, GetForLoad)
-            else None
-        )
+        load = _current(request) if isinstance(request, GetForLoad) else None
         if not not_found:
             effects: list[Effect] = [failed]
             if load is not None:
@@ -908,27 +901,29 @@ class Host:
     # -- answers: resources/read and resources/directory/read -----------------------------------
 
     def _on_skill_md(self, token: int, request: ReadSkillMd, result: object) -> list[Effect]:
-        session = self._current(request.origin, request.uri, request.generation)
+        session = _current(request)
         if session is None:
             return [discarded(request)]
         return session.on_skill_md(request, result)
 
     def _on_file(self, token: int, request: ReadFile, result: object) -> list[Effect]:
-        session = self._current(request.origin, request.skill_uri, request.generation)
-        if session is None:
+        # The hot path of reading a skill (one answer per file): _current and the window, inlined.
+        session = request.session
+        window = session.window
+        if window is None or session.generation != request.generation:
             return [discarded(request)]
-        return session.on_file(request, result)
+        return window.on_file(request, result)
 
     def _on_directory(self, token: int, request: ReadDirectory, result: object) -> list[Effect]:
-        session = self._current(request.origin, request.skill_uri, request.generation)
-        if session is None:
+        window = _current_window(request)
+        if window is None:
             return [discarded(request)]
-        return session.on_directory(request, result)
+        return window.on_directory(request, result)
 
     def _skill_md_failed(
         self, token: int, request: ReadSkillMd, failed: RequestFailed, not_found: bool
     ) -> list[Effect]:
-        session = self._current(request.origin, request.uri, request.generation)
+        session = _current(request)
         if session is None:
             return [discarded(request)]
         return session.skill_md_request_failed(request, failed, not_found)
@@ -936,10 +931,10 @@ class Host:
     def _file_failed(
         self, token: int, request: ReadFile, failed: RequestFailed, not_found: bool
     ) -> list[Effect]:
-        session = self._current(request.origin, request.skill_uri, request.generation)
-        if session is None:
+        window = _current_window(request)
+        if window is None:
             return [discarded(request)]
-        return session.file_request_failed(request, failed, not_found)
+        return window.file_request_failed(request, failed, not_found)
 
     def _on_preview(self, token: int, request: ReadPreview, result: object) -> list[Effect]:
         return take_preview(self._ctx, request, result)
@@ -982,6 +977,18 @@ _ON_FAILURE: Final[
     ReadResource: Host._only_failed,
     ReadDirectory: Host._only_failed,
 }
+
+
+def _current(request: SessionRequest) -> LoadSession | None:
+    """The session that made ``request``, if it has not moved since (else the answer is stale)."""
+    session = request.session
+    return session if session.generation == request.generation else None
+
+
+def _current_window(request: ReadFile | ReadDirectory) -> ActingWindow | None:
+    """The window that sent ``request``, if its session has not moved since."""
+    session = _current(request)
+    return session.window if session is not None else None
 
 
 def _unknown_origin(origin: str) -> Refused:

@@ -95,8 +95,6 @@ from skills_core.host.requests import (
     GetForLoad,
     GetRefresh,
     Key,
-    ReadDirectory,
-    ReadFile,
     ReadSkillMd,
     SkillPrompt,
 )
@@ -326,7 +324,7 @@ class LoadSession:
         """The entry is unknown: ask for it with ``skills/get`` (LIST-06)."""
         self._move(LoadInput.FETCH_ENTRY)
         origin, uri = self.key
-        request = GetForLoad(origin=origin, uri=uri, generation=self.generation)
+        request = GetForLoad(origin=origin, uri=uri, session=self, generation=self.generation)
         return [self._ctx.send(self.server, {"uri": uri}, request)]
 
     def begin(self, entry: SkillEntry, *, preapproved: bool = False) -> list[Effect]:
@@ -423,7 +421,9 @@ class LoadSession:
                 LoadFailed(origin=origin, uri=uri, message=f"{origin!r} is disconnected")
             )
             return effects
-        request = ReadSkillMd(origin=origin, uri=entry.uri, generation=self.generation, entry=entry)
+        request = ReadSkillMd(
+            origin=origin, uri=entry.uri, session=self, generation=self.generation, entry=entry
+        )
         effects.append(self._ctx.send(self.server, {"uri": entry.uri}, request))
         return effects
 
@@ -475,7 +475,7 @@ class LoadSession:
         if resource is not None and not from_cache:
             self._ctx.cache.put(origin, resource, data)
         self._move(LoadInput.OPEN_WINDOW)
-        self.window = ActingWindow(self._ctx, self.server, entry, delivered=len(data))
+        self.window = ActingWindow(self._ctx, self, entry, delivered=len(data))
         self.loading = None
         self.proposed = None
         return [
@@ -758,29 +758,15 @@ class LoadSession:
 
     def read(self, ref: str, found_in: str | None) -> list[Effect]:
         """Read the file ``ref`` names (ACTING only; the router checked)."""
-        return self._window().read(ref, found_in, self.generation)
+        return self._window().read(ref, found_in)
 
     def read_uri(self, uri: str) -> list[Effect]:
         """Read ``uri`` under the held entry (ACTING only; the router checked)."""
-        return self._window().read_uri(uri, self.generation)
+        return self._window().read_uri(uri)
 
     def list_dir(self, ref: str) -> list[Effect]:
         """List a directory of the skill (ACTING only; the router checked)."""
-        return self._window().list_dir(ref, self.generation)
-
-    def on_file(self, request: ReadFile, result: object) -> list[Effect]:
-        """A file read answered (the router checked the generation)."""
-        return self._window().on_file(request, result)
-
-    def file_request_failed(
-        self, request: ReadFile, failed: RequestFailed, not_found: bool
-    ) -> list[Effect]:
-        """A file read failed (the router checked the generation)."""
-        return self._window().file_request_failed(request, failed, not_found)
-
-    def on_directory(self, request: ReadDirectory, result: object) -> list[Effect]:
-        """A page of a directory read answered (the router checked the generation)."""
-        return self._window().on_directory(request, result)
+        return self._window().list_dir(ref)
 
     # -- gates ------------------------------------------------------------------------------------
 

@@ -14,8 +14,10 @@ answer that arrives after the session moved is discarded before it reaches the w
   was found in that nested SKILL.md (URI-18), with the foundation's resolver, and only to URIs
   listed in the held entry (HELD-03, URI-25); an unlisted file is a verification failure and no
   request is sent (HELD-04). Bytes are verified, size first, against the held entry's row for the
-  URI at the moment they arrive, then delivered, tagged with the origin; verified files are kept
-  in the verified cache, which re-verifies every hit (CACHE-02).
+  URI, then delivered, tagged with the origin; verified files are kept in the verified cache,
+  which re-verifies every hit (CACHE-02). A read names the row it was sent for, and its answer
+  reaches the window only in the generation it was sent in, when that row is still the held
+  entry's (the held entry changes only with a move of the session).
 * **A verification failure** is reported and triggers at most one ``skills/get`` refresh per
   skill at a time; if the refreshed entry is unchanged, the failure stands and that file is not
   refreshed again under this entry (VER-09, VER-16, no loop).
@@ -27,13 +29,14 @@ answer that arrives after the session moved is discarded before it reaches the w
   DIR-14, DIR-16, DIR-18).
 
 The invariant, by construction: :func:`~skills_core.host.effects._skill_file_delivery` (a verified
-supporting file) is called in exactly one place, right after ``verify_bytes`` against the held
-entry's row, or on a cache hit that re-verified against it.
+supporting file) is called in exactly two places: in :meth:`ActingWindow.on_file` right after
+``verify_bytes`` against the held entry's row, and in :meth:`ActingWindow.read_uri` on a cache hit
+that re-verified against it.
 """
 
 from __future__ import annotations
 
-from typing import final
+from typing import TYPE_CHECKING, final
 
 from skills_core.digest import verify_bytes
 from skills_core.entry import SkillEntry, SkillResource
@@ -42,9 +45,7 @@ from skills_core.host.approvals import same_manifest
 from skills_core.host.codes import DeliveryKind, FailureSource, NoticeCode, NoticeLevel, RefusalCode
 from skills_core.host.context import (
     HostContext,
-    OriginRecord,
     cache_failure,
-    discarded,
     not_connected,
     protocol_failed,
     reference_error,
@@ -71,6 +72,9 @@ from skills_core.uri import (
     resolve_reference,
 )
 
+if TYPE_CHECKING:
+    from skills_core.host.session import LoadSession
+
 __all__ = ["ActingWindow", "manifest_children"]
 
 
@@ -85,27 +89,31 @@ class ActingWindow:
         bytes_used: Bytes a dynamic skill delivered in this load (ENTRY-22, HELD-08).
     """
 
-    __slots__ = ("_ctx", "_server", "bytes_used", "held", "key", "settled")
+    __slots__ = ("_ctx", "_root", "_server", "_session", "bytes_used", "held", "key", "settled")
 
     def __init__(
-        self, ctx: HostContext, server: OriginRecord, held: SkillEntry, *, delivered: int
+        self, ctx: HostContext, session: LoadSession, held: SkillEntry, *, delivered: int
     ) -> None:
-        """Open a window on ``held``, whose SKILL.md (``delivered`` bytes) was just delivered."""
+        """Open ``session``'s window on ``held``, whose SKILL.md (``delivered`` bytes) was just
+        delivered."""
         self._ctx = ctx
-        self._server = server
-        self.key: Key = (server.label, held.uri)
+        self._session = session
+        self._server = session.server
+        self.key: Key = session.key
         self.held = held
+        self._root = held.root
         self.settled: set[str] = set()
         self.bytes_used = delivered if held.is_dynamic else 0
 
     def replace(self, entry: SkillEntry) -> None:
         """Hold ``entry`` instead: re-approved, and its SKILL.md is unchanged (HELD-05)."""
         self.held = entry
+        self._root = entry.root
         self.settled.clear()
 
     # -- files ------------------------------------------------------------------------------------
 
-    def read(self, ref: str, found_in: str | None, generation: int) -> list[Effect]:
+    def read(self, ref: str, found_in: str | None) -> list[Effect]:
         """Read the file ``ref`` names (SIL-21; URI-18 when ``found_in`` is a nested SKILL.md)."""
         held = self.held
         base = held.skill
@@ -120,9 +128,9 @@ class ActingWindow:
             uri = resolve_reference(base, ref)
         except URIError as exc:
             return [reference_error(self.key[0], self.key[1], ref, exc)]
-        return self.read_uri(uri, generation)
+        return self.read_uri(uri)
 
-    def read_uri(self, uri: str, generation: int) -> list[Effect]:
+    def read_uri(self, uri: str) -> list[Effect]:
         """Read ``uri``: only a file the held entry lists (HELD-03, HELD-04)."""
         origin, skill_uri = self.key
         held = self.held
@@ -132,7 +140,7 @@ class ActingWindow:
                 return [self._size_limit(uri)]
             if not self._server.connected:
                 return [not_connected(self._server, uri)]
-            return [self._send_read(uri, generation)]
+            return [self._send_read(uri, None)]
         resource = held.resource(uri)
         if resource is None:
             error = VerificationError(
@@ -158,46 +166,53 @@ class ActingWindow:
         if hit.error is not None:
             effects.append(cache_failure(origin, skill_uri, hit.error))
         if hit.data is not None:
-            effects.append(self._deliver(resource, hit.data, from_cache=True))
+            effects.append(
+                _skill_file_delivery(origin, uri, hit.data, skill_uri, self._root, from_cache=True)
+            )
         elif not self._server.connected:
             effects.append(not_connected(self._server, uri))
         elif not self._server.can_fetch(resource.size, policy):
             effects.append(self._ctx.over_budget(self._server, uri))
         else:
-            effects.append(self._send_read(uri, generation))
+            effects.append(self._send_read(uri, resource))
         return effects
 
-    def _send_read(self, uri: str, generation: int) -> SendRequest:
+    def _send_read(self, uri: str, resource: SkillResource | None) -> SendRequest:
         origin, skill_uri = self.key
-        request = ReadFile(origin=origin, uri=uri, skill_uri=skill_uri, generation=generation)
+        session = self._session
+        request = ReadFile(
+            origin=origin,
+            uri=uri,
+            session=session,
+            generation=session.generation,
+            skill_uri=skill_uri,
+            resource=resource,
+        )
         return self._ctx.send(self._server, {"uri": uri}, request)
 
-    def _deliver(self, resource: SkillResource, data: bytes, *, from_cache: bool) -> Effect:
-        """Deliver a supporting file verified against ``resource``, a row of the held entry."""
-        origin, skill_uri = self.key
-        return _skill_file_delivery(
-            origin, resource.uri, data, skill_uri, self.held.root, from_cache=from_cache
-        )
-
     def on_file(self, request: ReadFile, result: object) -> list[Effect]:
-        """A file read answered, in the session's current generation: verify and deliver."""
-        held = self.held
-        uri = request.uri
-        if held.is_dynamic:
+        """A file read answered, in the generation it was sent in: verify and deliver.
+
+        That generation guarantees the row the read was sent for is still the held entry's.
+        """
+        resource = request.resource
+        if resource is None:
             return self._on_dynamic_file(request, result)
-        resource = held.resource(uri)
-        if resource is None:  # the read was sent for a listed file of this very entry
-            return [discarded(request)]
+        uri = request.uri
+        size = resource.size
         try:
-            data = decode_read_result(result, uri=uri, max_size=resource.size)
+            data = decode_read_result(result, uri=uri, max_size=size)
             self._server.bytes_fetched += len(data)
-            verify_bytes(data, size=resource.size, digest=resource.digest, uri=uri)
+            verify_bytes(data, size=size, digest=resource.digest, uri=uri)
         except VerificationError as exc:
             return self._verification_failed(uri, exc, FailureSource.SERVER)
         except RemoteProtocolError as exc:
             return [protocol_failed(request, exc)]
-        self._ctx.cache.put(self.key[0], resource, data)
-        return [self._deliver(resource, data, from_cache=False)]
+        origin = request.origin
+        self._ctx.cache.put(origin, resource, data)
+        return [
+            _skill_file_delivery(origin, uri, data, request.skill_uri, self._root, from_cache=False)
+        ]
 
     def _on_dynamic_file(self, request: ReadFile, result: object) -> list[Effect]:
         """A dynamic skill's file: nothing to verify against, but capped (ENTRY-22, HELD-08)."""
@@ -312,7 +327,7 @@ class ActingWindow:
 
     # -- directories ------------------------------------------------------------------------------
 
-    def list_dir(self, ref: str, generation: int) -> list[Effect]:
+    def list_dir(self, ref: str) -> list[Effect]:
         """List a directory: from the held entry, or a live read filtered by it (DIR-07..DIR-18)."""
         origin, skill_uri = self.key
         held = self.held
@@ -357,7 +372,8 @@ class ActingWindow:
             origin=origin,
             uri=directory,
             skill_uri=skill_uri,
-            generation=generation,
+            session=self._session,
+            generation=self._session.generation,
             gathered=DirectoryWalk(walk=walk),
         )
         return [self._ctx.send(self._server, {"uri": directory}, request)]
