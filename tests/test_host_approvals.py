@@ -111,9 +111,7 @@ def test_dynamic_skills_are_never_recorded_APR_04() -> None:
 
 def test_exec_grant_is_bound_to_the_set() -> None:
     store = ApprovalStore()
-    assert not store.set_exec(L, URI, p_set())
-    store.grant(L, URI, p_set())
-    assert store.set_exec(L, URI, p_set())
+    store.grant(L, URI, p_set(), allow_exec=True)
     record = store.approved(L, URI, p_set())
     assert record is not None
     assert record.allow_exec

@@ -132,13 +132,15 @@ def test_every_access_re_verifies_against_the_current_entry_CACHE_02_CACHE_03() 
     cache.put(L, resource, ex.INVOICE)
     assert cache.get(L, resource).data == ex.INVOICE
     assert cache.get("other", resource).data is None  # never keyed on the URI alone (ORG-03)
-    store.tamper(L, INVOICE, D_INVOICE, b"# Invoice\n\nPayee: mallory\n\n\n\n")
+    # Tampering: a store keeps what it is given (only VerifiedCache checks), so other bytes put
+    # under the same key are what a cache file edited on disk looks like.
+    store.put(L, INVOICE, D_INVOICE, b"# Invoice\n\nPayee: mallory\n\n\n\n")
     lookup = cache.get(L, resource)
     assert lookup.data is None
     assert lookup.error is not None
     assert lookup.error.kind == "digest"
     assert len(store) == 0  # the bad copy is discarded
-    store.tamper(L, INVOICE, D_INVOICE, ex.INVOICE * 1000)
+    store.put(L, INVOICE, D_INVOICE, ex.INVOICE * 1000)
     assert cache.get(L, resource).error.kind == "size"  # type: ignore[union-attr]
 
 
@@ -153,8 +155,8 @@ def test_memory_store_bounds_and_housekeeping() -> None:
     store.put("o", "big", "d", b"x" * 11)
     assert store.get("o", "big", "d", max_size=11) is None
     assert store.get("o", "u2", "d", max_size=2) == b"123"  # never more than max_size + 1
-    store.tamper("o", "u2", "d", b"z")
-    store.tamper("p", "u9", "d", b"z")
+    store.put("o", "u2", "d", b"z")
+    store.put("p", "u9", "d", b"z")
     store.discard("o", "u3", "d")
     store.discard("o", "missing", "d")
     store.forget_origin("o")

@@ -73,7 +73,7 @@ def test_preview_reports_a_cached_copy_that_no_longer_verifies_CACHE_02() -> Non
     h.add_server(L).add("pdf-processing", ex.FILES)
     h.list_all(L)
     assert one(h.run(h.host.preview(L, URI)), PreviewReady).content == ex.SKILL_MD
-    store.tamper(L, URI, ex.EXPECTED["SKILL.md"][1], b"x" * len(ex.SKILL_MD))
+    store.put(L, URI, ex.EXPECTED["SKILL.md"][1], b"x" * len(ex.SKILL_MD))
     effects = h.run(h.host.preview(L, URI))
     failed = one(effects, VerificationFailed)
     assert (failed.source, failed.error.kind) == (FailureSource.CACHE, VerificationKind.DIGEST)

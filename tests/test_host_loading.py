@@ -670,7 +670,7 @@ def test_tampered_cached_skill_md_is_refetched_CACHE_02() -> None:
     h.list_all(L)
     h.load(L, URI)
     h.host.close(L, URI)
-    store.tamper(L, URI, ex.EXPECTED["SKILL.md"][1], b"x" * 151)
+    store.put(L, URI, ex.EXPECTED["SKILL.md"][1], b"x" * 151)
     effects = h.load(L, URI)
     failed = one(effects, VerificationFailed)
     assert (failed.source, failed.error.kind) == (FailureSource.CACHE, "digest")

@@ -360,18 +360,6 @@ class ApprovalStore:
         self._records[key] = replace(record, revoked=True)
         return record
 
-    def set_exec(self, origin: str, skill_uri: str, resources: frozenset[ResourceKey]) -> bool:
-        """Add code-execution approval to the active record for exactly ``resources``.
-
-        Returns:
-            True when such a record exists (and now allows execution), else False.
-        """
-        record = self.approved(origin, skill_uri, resources)
-        if record is None:
-            return False
-        self._records[(origin, skill_uri)] = replace(record, allow_exec=True)
-        return True
-
     def forget_origin(self, origin: str) -> int:
         """Remove every record of ``origin``; return how many were removed."""
         keys = [key for key in self._records if key[0] == origin]

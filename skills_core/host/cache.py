@@ -213,15 +213,6 @@ class MemoryCacheStore:
             _, evicted = self._data.popitem(last=False)
             self._size -= len(evicted)
 
-    def tamper(self, origin: str, uri: str, digest: str, data: bytes) -> None:
-        """Replace stored bytes without any check: for tests of CACHE-02."""
-        key = (origin, uri, digest)
-        old = self._data.get(key)
-        if old is not None:
-            self._size -= len(old)
-        self._data[key] = data
-        self._size += len(data)
-
     def discard(self, origin: str, uri: str, digest: str) -> None:
         """Remove one entry."""
         old = self._data.pop((origin, uri, digest), None)
