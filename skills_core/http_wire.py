@@ -77,7 +77,7 @@ from skills_core.jsonrpc import (
     RequestId,
     RequestReceived,
     ResponseReceived,
-    UnexpectedResponse,
+    UnmatchedResponse,
 )
 from skills_core.jsonvalue import JSONValue
 from skills_core.messages import Era
@@ -786,7 +786,7 @@ class ResponseReader:
             return [
                 Failed(error=_rpc_error(label, method, int(event.code), event.message, event.data))
             ]
-        if isinstance(event, UnexpectedResponse) and event.id is None and event.error is not None:
+        if isinstance(event, UnmatchedResponse) and event.id is None and event.error is not None:
             # An error with id null (the server could not read the id) answers this POST (HTTP-34).
             self._done = True
             return [Failed(error=_rpc_error_object(label, method, event.error))]
@@ -798,7 +798,7 @@ class ResponseReader:
             return [event]
         if isinstance(event, RequestReceived):
             return [Noted(message=f"ignored a request ({event.method}) sent on a response stream")]
-        if isinstance(event, UnexpectedResponse | ResponseReceived | ErrorResponseReceived):
+        if isinstance(event, UnmatchedResponse | ResponseReceived | ErrorResponseReceived):
             return [Noted(message=f"ignored a response to another request ({event.id!r})")]
         return []  # CancelRequested, LateResponse: nothing to do
 
@@ -869,7 +869,7 @@ def status_error(
         while (event := connection.next_event()) is not NEED_DATA:
             if isinstance(event, ErrorResponseReceived):
                 found = _rpc_error(label, method, int(event.code), event.message, event.data)
-            elif isinstance(event, UnexpectedResponse) and event.error is not None:
+            elif isinstance(event, UnmatchedResponse) and event.error is not None:
                 found = _rpc_error_object(label, method, event.error)
         if found is not None:
             return JsonRpcError(

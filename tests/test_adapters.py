@@ -16,7 +16,7 @@ import trio
 
 from skills_core.adapters import asyncio_stdio, trio_stdio
 from skills_core.adapters._client import (
-    ClientLoop,
+    ClientStream,
     Failed,
     GiveUp,
     Reply,
@@ -103,7 +103,7 @@ def test_server_stream_answers_every_request_whole_and_byte_by_byte(chunk: int) 
 
 
 def test_client_loop_outcomes() -> None:
-    loop = ClientLoop(label="docs-server", max_message_size=1024)
+    loop = ClientStream(label="docs-server", max_message_size=1024)
     first, _ = loop.request("skills/list", {})
     second, _ = loop.request("skills/get", {"uri": "x"})
     third, _ = loop.request("resources/read", {"uri": "y"})
@@ -136,7 +136,7 @@ def test_client_loop_outcomes() -> None:
 
 
 def test_client_loop_gives_up_on_oversized_or_invalid_messages() -> None:
-    loop = ClientLoop(label="L", max_message_size=1024)
+    loop = ClientStream(label="L", max_message_size=1024)
     loop.request("x", None)
     outcomes = loop.feed(b'{"jsonrpc":"2.0","id":1,"result":{"x":"' + b"a" * 2000 + b'"}}\n')
     assert len(outcomes) == 1
@@ -144,7 +144,7 @@ def test_client_loop_gives_up_on_oversized_or_invalid_messages() -> None:
     assert outcomes[0].error.kind == "protocol"
     assert "L" in str(outcomes[0].error)
 
-    loop = ClientLoop(label="L")
+    loop = ClientStream(label="L")
     loop.request("x", None)
     outcomes = loop.feed(b'{"jsonrpc":"2.0","id":1,"result":5}\n')
     assert isinstance(outcomes[0], Failed)
@@ -153,7 +153,7 @@ def test_client_loop_gives_up_on_oversized_or_invalid_messages() -> None:
 
 
 def test_client_loop_end_of_stream_fails_pending() -> None:
-    loop = ClientLoop(label="L")
+    loop = ClientStream(label="L")
     loop.request("a", None)
     loop.request("b", None)
     outcomes = loop.feed(b"")

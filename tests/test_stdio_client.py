@@ -23,7 +23,7 @@ from skills_core.adapters._client import (
     REPORTS_SHOWN,
     STDERR_LINE_BYTES,
     STDERR_TAIL,
-    ClientLoop,
+    ClientStream,
     Report,
     StderrLines,
 )
@@ -56,7 +56,7 @@ def opener(flavour: str) -> Any:
 
 def test_repeated_reports_are_counted_not_repeated() -> None:
     """Issue 11 "bounded noise": 50,000 junk lines give a few reports and one count."""
-    loop = ClientLoop(label="h")
+    loop = ClientStream(label="h")
     loop.request("skills/list", None)
     outcomes = loop.feed(b"junk, not JSON\n" * 50_000)
     reports = [o for o in outcomes if isinstance(o, Report)]

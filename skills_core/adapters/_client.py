@@ -1,6 +1,6 @@
 """The I/O-free client half of the asyncio and trio stdio adapters.
 
-Theory of operation: :class:`ClientLoop` turns received bytes into :data:`ClientOutcome` values: a
+Theory of operation: :class:`ClientStream` turns received bytes into :data:`ClientOutcome` values: a
 pending request resolved or failed, a line to report, bytes to write back, or the connection given
 up. The adapters differ only in how they read, write and wait. (The server half,
 :class:`~skills_core.adapters._core.ServerStream`, lives apart, so that a server imports none of this.)
@@ -11,7 +11,7 @@ a request from the server is refused with -32601 (a modern server MUST NOT send 
 response nobody waits for is reported; a late answer to a cancelled request is dropped.
 
 Noise stays bounded: of each kind of report, the first :data:`REPORTS_SHOWN` are given, the rest
-counted, and :meth:`ClientLoop.summaries` says how many there were in all (a server writing
+counted, and :meth:`ClientStream.summaries` says how many there were in all (a server writing
 endless junk lines costs a few lines of output, not one per junk line).
 
 :class:`StderrLines` bounds what the server writes on its stderr: it splits the bytes into lines,
@@ -48,7 +48,7 @@ from skills_core.jsonrpc import (
     RequestId,
     RequestReceived,
     ResponseReceived,
-    UnexpectedResponse,
+    UnmatchedResponse,
 )
 from skills_core.jsonvalue import JSONValue
 from skills_core.spec import ErrorCode
@@ -57,7 +57,7 @@ __all__ = [
     "REPORTS_SHOWN",
     "STDERR_LINE_BYTES",
     "STDERR_TAIL",
-    "ClientLoop",
+    "ClientStream",
     "StderrLines",
     "Resolved",
     "Failed",
@@ -68,7 +68,7 @@ __all__ = [
 ]
 
 
-#: Reports of one kind given per connection; later ones are counted (see ClientLoop.summaries).
+#: Reports of one kind given per connection; later ones are counted (see ClientStream.summaries).
 REPORTS_SHOWN: Final = 3
 #: Bytes of one stderr line kept; the rest of a longer line is dropped (its length is counted).
 #: 4 KiB holds any log line a person reads; it bounds the memory a line without an end can take.
@@ -124,12 +124,12 @@ class GiveUp:
     error: TransportError
 
 
-#: What :meth:`ClientLoop.feed` produces.
+#: What :meth:`ClientStream.feed` produces.
 ClientOutcome: TypeAlias = Resolved | Failed | Report | Reply | GiveUp
 
 
 @final
-class ClientLoop:
+class ClientStream:
     """Client side: requests out, bytes from the server in, outcomes out."""
 
     __slots__ = ("_conn", "_counts", "_label")
@@ -236,7 +236,7 @@ class ClientLoop:
                 f"this client does not serve requests ({event.method})",
             )
             return Reply(refusal)
-        if isinstance(event, UnexpectedResponse):
+        if isinstance(event, UnmatchedResponse):
             return self._report(
                 _ReportKind.UNKNOWN_RESPONSE,
                 f"server {label!r} sent a response for unknown request id {event.id!r}",

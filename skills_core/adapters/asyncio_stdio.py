@@ -25,8 +25,8 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import final
 
 from skills_core.adapters._client import (
-    ClientLoop,
     ClientOutcome,
+    ClientStream,
     Failed,
     GiveUp,
     Reply,
@@ -147,7 +147,7 @@ class StdioClient:
         self._transport = transport
         self._protocol = protocol
         self._own_group = own_group
-        self._loop = ClientLoop(label=label, max_message_size=max_message_size)
+        self._loop = ClientStream(label=label, max_message_size=max_message_size)
         self._stderr = StderrLines()
         self._on_report = on_report
         self._on_stderr = on_stderr

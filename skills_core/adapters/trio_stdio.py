@@ -22,8 +22,8 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 from skills_core.adapters._client import (
-    ClientLoop,
     ClientOutcome,
+    ClientStream,
     Failed,
     GiveUp,
     Reply,
@@ -129,7 +129,7 @@ class StdioClient:
         self._grace = shutdown_grace
         self._process = process
         self._own_group = own_group
-        self._loop = ClientLoop(label=label, max_message_size=max_message_size)
+        self._loop = ClientStream(label=label, max_message_size=max_message_size)
         self._stderr = StderrLines()
         self._on_report = on_report
         self._on_stderr = on_stderr
