@@ -326,6 +326,30 @@ def test_modern_validation_table(  # noqa: PLR0917
         assert code != -32002
 
 
+@pytest.mark.parametrize("method", ["server/discover", "skills/list", "resources/read"])
+def test_no_client_capability_is_ever_required_HTTP_15(app: SkillsApp, method: str) -> None:
+    """HTTP-15: -32021 answers a request whose needed client capability is undeclared. A skills
+    server needs none (SIL-28: not even the extension's declaration), so it never sends -32021:
+    a client declaring nothing at all is answered."""
+    params = {"uri": f"{SKILL_MD_URI}"} if method == "resources/read" else None
+    meta = {**META, "io.modelcontextprotocol/clientCapabilities": {}}
+    headers, body = modern_request(method, params, meta=meta)
+    response = post(app, headers, body)
+    assert response.status == 200, response.body
+    assert "result" in response.json()
+
+
+def test_authorization_is_never_echoed_or_forwarded_HTTP_42(app: SkillsApp) -> None:
+    """HTTP-42: a client's token is the embedding app's business; the app never echoes it in a
+    response (nor has anywhere to forward it: a skills server calls no other server)."""
+    token = "Bearer s3cr3t-t0ken"
+    for method in ("server/discover", "skills/list", "nope/unknown"):
+        headers, body = modern_request(method)
+        response = post(app, [*headers, ("authorization", token)], body)
+        assert b"s3cr3t" not in response.body
+        assert all(b"s3cr3t" not in value for _, value in response.headers)
+
+
 def test_unsupported_version_data(app: SkillsApp) -> None:
     """HTTP-13: -32022 carries supported and requested."""
     headers, body = modern_request(
@@ -533,7 +557,8 @@ def test_sessions_cross_apps_sharing_the_key() -> None:
 
 
 def test_sessions_bound_to_the_principal() -> None:
-    """§4: a session opened by one principal is unknown to another (404)."""
+    """§4, HTTP-42: sessions are not authentication: a session opened by one principal is unknown
+    to another (404), and to a caller the embedding app did not authenticate."""
     app = make_app(HttpOptions(principal=lambda scope: scope.get("user")))
 
     def as_user(user: str | None, headers: list[tuple[str, str]], body: bytes) -> Response:
