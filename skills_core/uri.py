@@ -43,6 +43,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Final, final
 
+from skills_core._fast import new_blank, slot_setters
 from skills_core.errors import URIError, URIErrorKind, quote_for_message
 from skills_core.names import skill_name_problem
 from skills_core.spec import SKILL_MD
@@ -507,18 +508,18 @@ class SkillURI:
         return _resolve(self, ref, directory=True)
 
 
-_set_uri_uri = SkillURI.__dict__["uri"].__set__
-_set_uri_scheme = SkillURI.__dict__["scheme"].__set__
-_set_uri_skill_path = SkillURI.__dict__["skill_path"].__set__
+_set_uri_uri, _set_uri_scheme, _set_uri_skill_path = slot_setters(
+    SkillURI, "uri", "scheme", "skill_path"
+)
 
 
 def _new_skill_uri(uri: str, scheme: str, skill_path: str) -> SkillURI:
     """``SkillURI(uri, scheme, skill_path)`` through the slot descriptors (package-private).
 
-    The same object as the dataclass constructor makes, at a fraction of the cost; for code that
-    builds thousands of URIs it encoded itself.
+    The same object as the dataclass constructor makes, at a fraction of the cost
+    (:mod:`skills_core._fast`); for code that builds thousands of URIs it encoded itself.
     """
-    skill = object.__new__(SkillURI)
+    skill = new_blank(SkillURI)
     _set_uri_uri(skill, uri)
     _set_uri_scheme(skill, scheme)
     _set_uri_skill_path(skill, skill_path)

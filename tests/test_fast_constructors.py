@@ -228,3 +228,28 @@ def test_a_rebuild_judges_each_skill_md_once(monkeypatch: pytest.MonkeyPatch) ->
         == builder.build([snapshot], dynamic=dynamic).skills
     )
     assert sorted(judged) == ["a", "d"]
+
+
+# --- the helper itself --------------------------------------------------------------------------
+
+
+def test_slot_setters_refuse_a_name_that_is_not_a_slot() -> None:
+    """A renamed field makes the builder's module fail at import, not build half an object."""
+    from skills_core._fast import slot_setters
+    from skills_core.uri import SkillURI
+
+    assert len(slot_setters(SkillURI, "uri", "scheme")) == 2
+    with pytest.raises(TypeError, match="no slot 'nope'"):
+        slot_setters(SkillURI, "uri", "nope")
+    with pytest.raises(TypeError, match="no slot 'resolve'"):
+        slot_setters(SkillURI, "resolve")  # a method is not a slot
+
+
+def test_an_unfrozen_twin_needs_a_slotted_class_with_one_base() -> None:
+    from skills_core._fast import unfrozen_twin
+
+    class Plain:
+        pass
+
+    with pytest.raises(TypeError, match="slotted"):
+        unfrozen_twin(Plain)

@@ -35,6 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final, Literal, final
 
+from skills_core._fast import unfrozen_twin
 from skills_core.entry import SkillEntry, SkillResource
 from skills_core.errors import (
     InvalidEntryError,
@@ -400,16 +401,10 @@ class DeliverToModel(Delivery):
         )
 
 
-# A frozen dataclass's __init__ sets each field through object.__setattr__ after parsing keyword
-# arguments. The host delivers one DeliverToModel per file read (up to 512 per skill), so the
-# supporting-file delivery is built as an instance of a twin class with the very same slots and no
-# frozen __setattr__ (each field one plain slot store), then given its real class: the same object
-# the dataclass constructor builds (tests/test_fast_constructors.py), in a third of the time.
-class _DeliveryUnderConstruction(Delivery):
-    """``DeliverToModel``'s slot layout without its frozen ``__setattr__``; never escapes."""
-
-    __slots__ = DeliverToModel.__slots__
-
+# The host delivers one DeliverToModel per file read (up to 512 per skill), so the supporting-file
+# delivery is built through an unfrozen twin of the class (skills_core._fast): the same object the
+# dataclass constructor builds (tests/test_fast_constructors.py), in a third of the time.
+_DeliveryUnderConstruction: Final = unfrozen_twin(DeliverToModel)
 
 #: Looking a member up on its enum class costs as much as building the rest of the effect.
 _SKILL_FILE: Final = DeliveryKind.SKILL_FILE
