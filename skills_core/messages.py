@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, final
 
+from skills_core._version import __version__
 from skills_core.entry import DEFAULT_LIMITS, Limits, SkillEntry
 from skills_core.errors import (
     EntryProblem,
@@ -59,6 +60,7 @@ from skills_core.spec import (
 from skills_core.uri import check_path_segment
 
 __all__ = [
+    "SKILLS_CORE",
     "Era",
     "CacheScope",
     "CacheHint",
@@ -127,6 +129,11 @@ class Implementation:
     def to_json(self) -> dict[str, JSONValue]:
         """Return ``{"name": ..., "version": ...}``."""
         return {"name": self.name, "version": self.version}
+
+
+#: How this library introduces itself: the default ``clientInfo`` of a host and ``serverInfo`` of
+#: a server (each may name its own).
+SKILLS_CORE: Final = Implementation(name="skills-core", version=__version__)
 
 
 # --- requests ---------------------------------------------------------------------------------

@@ -39,7 +39,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, Final, final
 
-from skills_core._version import __version__
 from skills_core.errors import (
     quote_for_message,
 )
@@ -109,6 +108,7 @@ from skills_core.host.states import LoadState
 from skills_core.host.window import ActingWindow
 from skills_core.jsonvalue import ABSENT, JSONValue
 from skills_core.messages import (
+    SKILLS_CORE,
     Era,
     Implementation,
     ServerFeatures,
@@ -121,7 +121,7 @@ from skills_core.uri import is_skill_md_uri
 __all__ = ["DEFAULT_CLIENT_INFO", "DEFAULT_MEMORY_CACHE_BYTES", "Host"]
 
 #: ``clientInfo`` sent in modern requests unless the host gives its own.
-DEFAULT_CLIENT_INFO: Final = Implementation(name="skills-core", version=__version__)
+DEFAULT_CLIENT_INFO: Final = SKILLS_CORE
 #: Bound of the in-memory cache a :class:`Host` makes when given none: four maximal skills.
 DEFAULT_MEMORY_CACHE_BYTES: Final = 64 * 1024 * 1024
 

@@ -13,8 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, final
 
-from skills_core._version import __version__
-from skills_core.messages import CacheHint, CacheScope, Implementation
+from skills_core.messages import SKILLS_CORE, CacheHint, CacheScope, Implementation
 
 __all__ = ["DEFAULT_PAGE_SIZE", "DEFAULT_TTL_MS", "DEFAULT_SERVER_INFO", "ServerOptions"]
 
@@ -23,7 +22,7 @@ DEFAULT_PAGE_SIZE: Final = 50
 #: ``ttlMs`` of cacheable results: five minutes, as in the spec's examples.
 DEFAULT_TTL_MS: Final = 300_000
 #: ``serverInfo`` when the caller names none.
-DEFAULT_SERVER_INFO: Final = Implementation(name="skills-core", version=__version__)
+DEFAULT_SERVER_INFO: Final = SKILLS_CORE
 
 
 def _is_int(value: object) -> bool:
