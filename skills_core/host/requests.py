@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar, TypeAlias, final
+from typing import ClassVar, Protocol, TypeAlias, final
 
 from skills_core.entry import SkillEntry, SkillResource
 from skills_core.errors import quote_for_message
@@ -35,12 +35,10 @@ from skills_core.host.registry import ListingWalk
 from skills_core.messages import DirectoryChild
 from skills_core.spec import Method
 
-if TYPE_CHECKING:
-    from skills_core.host.session import LoadSession
-
 __all__ = [
     "Key",
     "PendingRequest",
+    "Sender",
     "SessionRequest",
     "ListPage",
     "GetForLoad",
@@ -77,6 +75,16 @@ class PendingRequest:
     uri: str | None
 
 
+class Sender(Protocol):
+    """What a request keeps of the load session that sent it (a
+    :class:`~skills_core.host.session.LoadSession`; this module does not import that one, which
+    imports it: the router, which knows both, takes the session back)."""
+
+    @property
+    def generation(self) -> int:
+        """The session's generation now (a request is current while it equals its own)."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SessionRequest(PendingRequest):
     """A request a load session made; its answer is for that session in that generation only.
@@ -87,7 +95,7 @@ class SessionRequest(PendingRequest):
     """
 
     uri: str
-    session: LoadSession = field(repr=False, compare=False)
+    session: Sender = field(repr=False, compare=False)
     generation: int
 
 

@@ -37,7 +37,7 @@ lacks (a bug in the host; the session is left in ERROR, refuses everything, and
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, Final, final
+from typing import Any, Final, cast, final
 
 from skills_core.errors import (
     quote_for_message,
@@ -908,7 +908,7 @@ class Host:
 
     def _on_file(self, token: int, request: ReadFile, result: object) -> list[Effect]:
         # The hot path of reading a skill (one answer per file): _current and the window, inlined.
-        session = request.session
+        session = cast(LoadSession, request.session)  # the only kind of sender
         window = session.window
         if window is None or session.generation != request.generation:
             return [discarded(request)]
@@ -981,7 +981,7 @@ _ON_FAILURE: Final[
 
 def _current(request: SessionRequest) -> LoadSession | None:
     """The session that made ``request``, if it has not moved since (else the answer is stale)."""
-    session = request.session
+    session = cast(LoadSession, request.session)  # the only kind of sender
     return session if session.generation == request.generation else None
 
 

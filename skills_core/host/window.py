@@ -36,7 +36,7 @@ that re-verified against it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, final
+from typing import Protocol, final
 
 from skills_core.digest import verify_bytes
 from skills_core.entry import SkillEntry, SkillResource
@@ -45,6 +45,7 @@ from skills_core.host.approvals import same_manifest
 from skills_core.host.codes import DeliveryKind, FailureSource, NoticeCode, NoticeLevel, RefusalCode
 from skills_core.host.context import (
     HostContext,
+    OriginRecord,
     cache_failure,
     not_connected,
     protocol_failed,
@@ -72,8 +73,23 @@ from skills_core.uri import (
     resolve_reference,
 )
 
-if TYPE_CHECKING:
-    from skills_core.host.session import LoadSession
+
+class _Owner(Protocol):
+    """What a window knows of the load session that opened it (a
+    :class:`~skills_core.host.session.LoadSession`, which imports this module)."""
+
+    @property
+    def server(self) -> OriginRecord:
+        """The record of the skill's server."""
+
+    @property
+    def key(self) -> Key:
+        """``(origin label, skill uri)``."""
+
+    @property
+    def generation(self) -> int:
+        """The session's generation now."""
+
 
 __all__ = ["ActingWindow", "manifest_children"]
 
@@ -92,7 +108,7 @@ class ActingWindow:
     __slots__ = ("_ctx", "_root", "_server", "_session", "bytes_used", "held", "key", "settled")
 
     def __init__(
-        self, ctx: HostContext, session: LoadSession, held: SkillEntry, *, delivered: int
+        self, ctx: HostContext, session: _Owner, held: SkillEntry, *, delivered: int
     ) -> None:
         """Open ``session``'s window on ``held``, whose SKILL.md (``delivered`` bytes) was just
         delivered."""
