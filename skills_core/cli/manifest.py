@@ -24,7 +24,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator
+from json.encoder import encode_basestring
+from types import MappingProxyType
 
 from skills_core.cli._common import EXIT_OK, error, open_source
 from skills_core.display import display
@@ -49,9 +51,9 @@ def run_manifest(args: argparse.Namespace) -> int:
     if source.index_note is not None:
         error(f"manifest: {source.index_note}")
     if args.json:
-        _write(_json_lines(catalog))
+        _write(_json_document(catalog))
     else:
-        _write(_text_lines(catalog))
+        _write(["".join(_text_lines(catalog)).encode("utf-8")])
     return EXIT_OK
 
 
@@ -84,51 +86,94 @@ def _text_lines(catalog: Catalog) -> list[str]:
     return lines
 
 
-def _json_lines(catalog: Catalog) -> list[str]:
-    """The JSON document, one list item per line (each written by the C encoder: fast)."""
-    document: dict[str, Sequence[Mapping[str, object]]] = {
-        "skills": [skill.entry.to_json() for skill in catalog.skills],
+def _json_document(catalog: Catalog) -> list[bytes]:
+    """The JSON document, one list item per line, as UTF-8 byte strings to write in order.
+
+    Each item is encoded on its own (one character outside the BMP in a document of megabytes
+    would otherwise make the whole text four bytes a character before it is encoded).
+    """
+    encode = json.JSONEncoder(ensure_ascii=False, default=_plain).encode
+    sections: dict[str, Iterable[str]] = {
+        "skills": _entry_texts(catalog, encode),
         "omitted": [
-            {**_path(o.path), "uri": o.uri, "code": str(o.code), "reason": _text(o.reason)}
+            encode({**_path(o.path), "uri": o.uri, "code": str(o.code), "reason": _text(o.reason)})
             for o in catalog.omitted
         ],
         "warnings": [
-            {"uri": skill.entry.uri, **_strict(finding_json(f))}
+            encode({"uri": skill.entry.uri, **_strict(finding_json(f))})
             for skill in catalog.skills
             for f in catalog.findings(skill)
         ],
         "problems": [
-            {**_path(p.path), "code": str(p.code), "reason": _text(p.reason)}
+            encode({**_path(p.path), "code": str(p.code), "reason": _text(p.reason)})
             for p in catalog.problems
         ],
         "skipped": [
-            {**_path(s.path), "code": str(s.code), "reason": _text(s.reason)}
+            encode({**_path(s.path), "code": str(s.code), "reason": _text(s.reason)})
             for s in catalog.skipped
         ],
     }
-    encode = json.JSONEncoder(ensure_ascii=False).encode
-    lines = ["{\n"]
-    for number, (key, items) in enumerate(document.items()):
-        close = "]\n" if number == len(document) - 1 else "],\n"
-        if not items:
-            lines.append(f'  "{key}": [{close}')
+    chunks = [b"{\n"]
+    for number, (key, items) in enumerate(sections.items()):
+        chunks.append(b'  "%s": [' % key.encode())
+        first = True
+        for item in items:
+            chunks.append(b"\n    " if first else b",\n    ")
+            chunks.append(item.encode("utf-8"))
+            first = False
+        if not first:
+            chunks.append(b"\n  ")
+        chunks.append(b"]\n" if number == len(sections) - 1 else b"],\n")
+    chunks.append(b"}\n")
+    return chunks
+
+
+def _entry_texts(catalog: Catalog, encode: Callable[[object], str]) -> Iterator[str]:
+    """``encode(entry.to_json())`` for each published entry, made from the entry's parts.
+
+    Skills that share a SKILL.md share its frozen frontmatter object, so each distinct
+    frontmatter is encoded once (by identity, while the catalog keeps it alive), straight from
+    its read-only form (:func:`_plain`); the rest of an entry is URIs, digests and sizes. Entries
+    with fields of their own (``extra``) or ``"dynamic"`` resources are encoded whole.
+    """
+    frontmatters: dict[int, str] = {}
+    string = encode_basestring
+    for skill in catalog.skills:
+        entry = skill.entry
+        resources = entry.resources
+        if entry.extra or isinstance(resources, str):
+            yield encode(entry.to_json())
             continue
-        lines.append(f'  "{key}": [\n')
-        lines.append(",\n".join("    " + encode(item) for item in items))
-        lines.append(f"\n  {close}")
-    lines.append("}\n")
-    return lines
+        frontmatter = entry.frontmatter
+        text = frontmatters.get(id(frontmatter))
+        if text is None:
+            text = frontmatters[id(frontmatter)] = encode(frontmatter)
+        files = ", ".join(
+            [
+                f'{{"uri": {string(r.uri)}, "digest": {string(r.digest)}, "size": {r.size}}}'
+                if not r.extra
+                else encode(r.to_json())
+                for r in resources
+            ]
+        )
+        yield f'{{"uri": {string(entry.uri)}, "frontmatter": {text}, "resources": [{files}]}}'
 
 
-def _write(lines: list[str]) -> None:
-    """Write ``lines`` to stdout as strict UTF-8, whatever the locale says."""
-    text = "".join(lines)
+def _plain(value: object) -> object:
+    """The JSON encoder's hook for frozen JSON: a read-only mapping is encoded as its dict."""
+    if type(value) is MappingProxyType:
+        return dict(value)
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def _write(chunks: list[bytes]) -> None:
+    """Write ``chunks`` to stdout (bytes, whatever the locale says)."""
     buffer = getattr(sys.stdout, "buffer", None)
     if buffer is None:  # a text-only stream put in stdout's place (tests, embedding)
-        sys.stdout.write(text)
+        sys.stdout.write(b"".join(chunks).decode("utf-8"))
         return
     sys.stdout.flush()
-    buffer.write(text.encode("utf-8"))
+    buffer.write(b"".join(chunks))
     buffer.flush()
 
 

@@ -58,7 +58,7 @@ from pathlib import Path
 from _bench_common import REPO, child_env, compile_bytecode, cpu_model
 from bench_catalog import bare_safe_walk, build_tree
 
-from skills_core.cli.manifest import _json_lines
+from skills_core.cli.manifest import _json_document
 from skills_core.server import FilesystemSource
 
 #: Issue 15: warm at most this fraction of the bare walk on the large tree ...
@@ -202,7 +202,7 @@ def breakdown(label: str, tree: Path, index: Path, empty: Path, rounds: int) -> 
             catalog = source._builder.build([snapshot])
             clock(f"{mode}: build the catalog", start)
             start = time.process_time()
-            "".join(_json_lines(catalog)).encode()
+            b"".join(_json_document(catalog))
             clock(f"{mode}: write the JSON", start)
         start = time.process_time()
         bare_safe_walk(tree, stat_only=True)
