@@ -129,6 +129,9 @@ def warm_up(root: Path, index: Path, **options: Any) -> FilesystemSource:
 # --- the format ----------------------------------------------------------------------------------
 
 DIGEST = "sha256:" + "ab" * 32
+HEADER = b"index %d\n" % FORMAT_VERSION
+VERSION = IndexProblem.VERSION
+MALFORMED = IndexProblem.MALFORMED
 
 
 def sample() -> DigestIndex:
@@ -144,6 +147,10 @@ def sample() -> DigestIndex:
                     "a/SKILL.md": ((1, 3, 10, 4, 5), DIGEST),
                     "a/b\udcff.md": ((1, 4, 0, 4, 5), DIGEST),  # not UTF-8: kept exactly
                 },
+                folders={
+                    "": ((1, 2, 4096, 4, 5), ("da", "o.sock", "lnk")),
+                    "a": ((1, 5, 4096, 4, 5), ("fSKILL.md", "fb\udcff.md", "d...x")),
+                },
             ),
         ),
         frontmatter={DIGEST: {"name": "a", "description": "é ✓", "n": [1, 1.5, None, True]}},
@@ -158,6 +165,15 @@ def test_format_round_trip_and_layout() -> None:
     assert checksum == b"sha256:" + hashlib.sha256(body).hexdigest().encode()
     assert decode_index(data) == sample()
     assert json.loads(body)["roots"][0]["files"][0] == ["a/SKILL.md", 1, 3, 10, 4, 5, DIGEST]
+    assert json.loads(body)["roots"][0]["folders"][0] == [
+        "",
+        1,
+        2,
+        4096,
+        4,
+        5,
+        ["da", "o.sock", "lnk"],
+    ]
     assert encode_index(sample()) == data  # the same index, the same bytes
 
 
@@ -172,7 +188,15 @@ def resign(body: bytes, version: int = FORMAT_VERSION) -> bytes:
 
 def section(**changes: Any) -> dict[str, Any]:
     """A root section of the body, with ``changes``."""
-    return {"path": "/x", "device": 1, "inode": 2, "mount": "", "files": [], **changes}
+    return {
+        "path": "/x",
+        "device": 1,
+        "inode": 2,
+        "mount": "",
+        "files": [],
+        "folders": [],
+        **changes,
+    }
 
 
 def body_of(**changes: Any) -> bytes:
@@ -189,9 +213,10 @@ def body_of(**changes: Any) -> bytes:
         (encode_index(sample())[:-40], IndexProblem.CHECKSUM),  # truncated
         (encode_index(sample())[:40], IndexProblem.CHECKSUM),
         (encode_index(sample()).replace(b'"a/SKILL.md"', b'"a/SKILL.mD"'), IndexProblem.CHECKSUM),
-        (encode_index(sample()).replace(b"index 1\n", b"index 2\n"), IndexProblem.VERSION),
-        (encode_index(sample()).replace(b"index 1\n", b"index 0\n"), IndexProblem.VERSION),
-        (b"skills-core digest index 1", IndexProblem.VERSION),
+        (encode_index(sample()).replace(HEADER, b"index %d\n" % (FORMAT_VERSION + 1)), VERSION),
+        (encode_index(sample()).replace(HEADER, b"index %d\n" % (FORMAT_VERSION - 1)), VERSION),
+        (encode_index(sample()).replace(HEADER, b"index 1\n"), VERSION),  # the first format
+        (b"skills-core digest index %d" % FORMAT_VERSION, VERSION),
         (resign(b"{not json"), IndexProblem.MALFORMED),
         (resign(b"NaN"), IndexProblem.MALFORMED),
         (resign(b"[]"), IndexProblem.MALFORMED),
@@ -213,6 +238,12 @@ def body_of(**changes: Any) -> bytes:
             resign(body_of(roots=[section(files=[[1, 1, 2, 3, 4, 5, DIGEST]])])),
             IndexProblem.MALFORMED,
         ),
+        (resign(body_of(roots=[section(folders=[["", 1, 2, 3, 4, 5, "fa"]])])), MALFORMED),
+        (resign(body_of(roots=[section(folders=[["", 1, 2, 3, 4, 5]])])), MALFORMED),
+        *[
+            (resign(body_of(roots=[section(folders=[["", 1, 2, 3, 4, 5, [item]]])])), MALFORMED)
+            for item in ["d..", "d.", "f", "", "xname", "da/b", "fa\0b", 7, None]
+        ],
         (resign(body_of(frontmatter={"x": {}})), IndexProblem.MALFORMED),
         (resign(body_of(frontmatter={DIGEST: 1})), IndexProblem.MALFORMED),
     ],
@@ -303,6 +334,57 @@ def test_warm_start_reads_no_unchanged_file(
     assert warm.index_note is None
 
 
+def test_a_warm_start_lists_no_unchanged_folder(
+    root: Path, index: Path, trusted: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Folders are replayed from their records: one fstatat each, no open, no listing."""
+    cold = warm_up(root, index).scan()
+    opened = spy_opens(monkeypatch)
+    listed: list[object] = []
+    real_scandir = os.scandir
+
+    def scandir(fd: Any) -> Any:
+        listed.append(fd)
+        return real_scandir(fd)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    warm = FilesystemSource([root], index=index)
+    assert warm.scan() == cold
+    assert listed == []
+    assert opened == [str(index), str(root)]  # the index, and the root (its signature, by fstat)
+    # A change in one folder lists that folder only (its parents keep their signatures).
+    write(root, {"pdf-processing/templates/new.md": b"new\n"})
+    cold = FilesystemSource([root]).scan()
+    opened.clear()
+    listed.clear()
+    assert FilesystemSource([root], index=index).scan() == cold
+    assert len(listed) == 1
+    folders = [p for p in opened if os.path.isdir(p)]
+    assert folders == [
+        str(root),
+        str(root / "pdf-processing"),  # opened name by name from the root
+        str(root / "pdf-processing/templates"),
+    ]
+    assert regular_files(opened) == [str(index), str(root / "pdf-processing/templates/new.md")]
+
+
+def test_a_folder_changed_within_the_tick_of_its_listing_is_listed_again(
+    root: Path, index: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The racy rule, for folders: a young folder is not recorded."""
+    templates = root / "pdf-processing/templates"
+    changed = templates.stat().st_ctime_ns
+    monkeypatch.setattr(time, "time_ns", lambda: changed + 500_000_000)
+    warm_up(root, index)
+    folders = decode_index(index.read_bytes()).roots[0].folders
+    assert "pdf-processing/templates" not in folders
+    monkeypatch.setattr(time, "time_ns", lambda: changed + 10 * 10**9)
+    FilesystemSource([root], index=index).scan()
+    folders = decode_index(index.read_bytes()).roots[0].folders
+    (kind_and_names) = folders["pdf-processing/templates"][1]
+    assert sorted(kind_and_names) == ["finvoice.md", "fpurchase-order.md"]
+
+
 def test_a_warm_start_that_changed_nothing_does_not_write(
     root: Path, index: Path, trusted: None
 ) -> None:
@@ -372,6 +454,21 @@ def _link_skill_md(root: Path) -> None:
     (root / "warns/SKILL.md").symlink_to(root / "pdf-processing/SKILL.md")
 
 
+def _link_a_folder(root: Path) -> None:
+    (root / "warns").rename(root / ".moved")
+    (root / "warns").symlink_to(root / ".moved")
+
+
+def _file_to_folder(root: Path) -> None:
+    (root / "pdf-processing/templates/invoice.md").unlink()
+    write(root, {"pdf-processing/templates/invoice.md/x.md": b"x\n"})
+
+
+def _folder_to_file(root: Path) -> None:
+    shutil.rmtree(root / "acme/billing/refunds/examples")
+    (root / "acme/billing/refunds/examples").write_bytes(b"now a file\n")
+
+
 CHANGES: dict[str, Callable[[Path], object]] = {
     "nothing": lambda root: None,
     "edit": lambda root: (root / "pdf-processing/templates/invoice.md").write_bytes(b"new\n"),
@@ -393,6 +490,12 @@ CHANGES: dict[str, Callable[[Path], object]] = {
     "move a file between skills": lambda root: (root / "acme/billing/refunds/bin/blob.bin").rename(
         root / "pdf-processing/blob.bin"
     ),
+    "add a file in a subfolder": lambda root: write(
+        root, {"pdf-processing/templates/new.md": b"new\n"}
+    ),
+    "a skill folder swapped for a link to itself": _link_a_folder,
+    "a file becomes a folder": _file_to_folder,
+    "a folder becomes a file": _folder_to_file,
     "same-size edit of a large file": lambda root: (
         root / "acme/billing/refunds/bin/large.bin"
     ).write_bytes(bytes(range(255, -1, -1)) * 5000),
@@ -496,7 +599,7 @@ def corruptions(index: Path) -> dict[str, Callable[[], object]]:
         index.write_bytes(bytes(data))
 
     def future() -> None:
-        index.write_bytes(index.read_bytes().replace(b"index 1\n", b"index 99\n", 1))
+        index.write_bytes(index.read_bytes().replace(HEADER, b"index 99\n", 1))
 
     return {
         "truncated": truncate,

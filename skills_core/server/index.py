@@ -39,16 +39,26 @@ bytes.
 * the parsed frontmatter is reused only when the index was written by the same version of
   skills_core (another parser could read a file differently); the digests are reused either way.
 
+**Folders.** Alongside files, the index records each folder the walk listed: its signature and
+its listing (every name in it with its kind: folder, regular file, link, other). A folder's
+``mtime`` and ``ctime`` move whenever a name in it is created, removed or renamed (POSIX), so a
+folder whose signature is unchanged holds the names it held: a warm walk neither opens nor lists
+it, and looks only at the signature of each file in it (git's "untracked cache" rests on the same
+rule). The racy rule applies to folders as to files. A folder is always judged by its own
+signature: a change deep in a tree moves only the folders it touches.
+
 The index is an optimisation the operator controls, like the server's own files: keep it where
 only the server's user can write (it is created with mode 0600), and outside the served roots. A
 file it lists whose signature changed is hashed again, and what is served is always read from disk
-at the time of each ``resources/read``.
+at the time of each ``resources/read``, through descriptors that follow no link. The names of a
+listing are checked to be single path components (never empty, ``.`` or ``..``, never holding
+``/`` or NUL) before anything is trusted.
 
-Format (version 1)
+Format (version 2)
 ------------------
 The file is ASCII: three parts, the first two ending with a line feed::
 
-    skills-core digest index 1
+    skills-core digest index 2
     sha256:<64 lowercase hex digits: the SHA-256 of the body>
     <body: one JSON object, ASCII only (non-ASCII characters and undecodable names escaped)>
 
@@ -58,13 +68,18 @@ The body::
      "roots": [{"path": "<resolved absolute path>", "device": <int>, "inode": <int>,
                 "mount": "<name the root is published under, or empty>",
                 "files": [["<path below the root>", <device>, <inode>, <size>, <mtime_ns>,
-                           <ctime_ns>, "sha256:<hex>"], ...]}, ...],
+                           <ctime_ns>, "sha256:<hex>"], ...],
+                "folders": [["<path below the root, empty for the root>", <device>, <inode>,
+                             <size>, <mtime_ns>, <ctime_ns>, ["<kind><name>", ...]], ...]},
+               ...],
      "frontmatter": {"sha256:<hex of a SKILL.md>": <its frontmatter object> | "<why it has none>",
                      ...}}
 
 File paths are ``/``-separated names as the filesystem spells them (a name that is not UTF-8 is
 kept as Python's ``surrogateescape`` form, escaped in the JSON), the published name of a mounted
-root included. Rows are sorted by path, so the same tree gives the same bytes.
+root included. A listing item is one character of :class:`EntryKind` and the name, in the order
+the filesystem listed them (which a walk reproduces). Rows are sorted by path, so the same tree
+gives the same bytes. Version 1 (files and frontmatter only) is not read: it is rebuilt.
 """
 
 from __future__ import annotations
@@ -85,6 +100,8 @@ __all__ = [
     "FORMAT_VERSION",
     "MAGIC",
     "Signature",
+    "Listing",
+    "EntryKind",
     "IndexProblem",
     "DigestIndexError",
     "RootIndex",
@@ -94,15 +111,32 @@ __all__ = [
 ]
 
 #: The format this module reads and writes; any other is treated as absent.
-FORMAT_VERSION: Final = 1
+FORMAT_VERSION: Final = 2
 #: The first line of an index, before the version number.
 MAGIC: Final = b"skills-core digest index "
 
 #: A file's stat signature: ``(st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns)``.
 Signature = tuple[int, int, int, int, int]
+#: A folder's signature and its listing: each name with its kind (one character) before it.
+Listing = tuple[Signature, tuple[str, ...]]
+
+
+class EntryKind(enum.StrEnum):
+    """What a name in a folder's listing is (the first character of a listing item)."""
+
+    #: A folder (not a link to one).
+    FOLDER = "d"
+    #: A regular file.
+    FILE = "f"
+    #: A symbolic link, to anything.
+    LINK = "l"
+    #: Anything else: a FIFO, a socket, a device.
+    OTHER = "o"
+
 
 _DIGEST_RE: Final = re.compile(r"sha256:[0-9a-f]{64}")
 _CHECKSUM_RE: Final = re.compile(rb"sha256:([0-9a-f]{64})\n")
+_LISTING_ITEM_RE: Final = re.compile(r"[dflo][^/\0]+")
 
 
 class IndexProblem(enum.StrEnum):
@@ -142,6 +176,9 @@ class RootIndex:
         inode: ``st_ino`` of the root folder.
         mount: The name the root is published under when it is itself a skill folder, else ``""``.
         files: ``{path below the root: (signature, digest)}``.
+        folders: ``{folder path below the root: (signature, listing)}``: what the folder held
+            when it had that signature, each name preceded by its kind (:class:`EntryKind`), in
+            the order the filesystem listed them.
     """
 
     path: str
@@ -149,6 +186,7 @@ class RootIndex:
     inode: int
     mount: str = ""
     files: Mapping[str, tuple[Signature, str]] = field(default_factory=lambda: MappingProxyType({}))
+    folders: Mapping[str, Listing] = field(default_factory=lambda: MappingProxyType({}))
 
 
 @final
@@ -180,6 +218,10 @@ def encode_index(index: DigestIndex) -> bytes:
                 "files": [
                     [path, *signature, digest]
                     for path, (signature, digest) in sorted(root.files.items())
+                ],
+                "folders": [
+                    [path, *signature, list(listing)]
+                    for path, (signature, listing) in sorted(root.folders.items())
                 ],
             }
             for root in index.roots
@@ -251,12 +293,13 @@ def _index(document: object) -> DigestIndex:
 def _root(section: object) -> RootIndex:
     if type(section) is not dict:
         raise TypeError("a root section is not an object")
-    path, device, inode, mount, rows = (
+    path, device, inode, mount, rows, folders = (
         section["path"],
         section["device"],
         section["inode"],
         section["mount"],
         section["files"],
+        section["folders"],
     )
     if (
         type(path) is not str
@@ -264,9 +307,17 @@ def _root(section: object) -> RootIndex:
         or type(inode) is not int
         or type(mount) is not str
         or type(rows) is not list
+        or type(folders) is not list
     ):
         raise TypeError("a root section has a field of the wrong type")
-    return RootIndex(path=path, device=device, inode=inode, mount=mount, files=_files(rows))
+    return RootIndex(
+        path=path,
+        device=device,
+        inode=inode,
+        mount=mount,
+        files=_files(rows),
+        folders=_folders(folders),
+    )
 
 
 def _files(rows: list[Any]) -> dict[str, tuple[Signature, str]]:
@@ -289,3 +340,26 @@ def _files(rows: list[Any]) -> dict[str, tuple[Signature, str]]:
             raise TypeError(f"the file row for {str(path)[:80]!r} has a value of the wrong type")
         files[path] = ((dev, ino, size, mtime, ctime), digest)
     return files
+
+
+def _folders(rows: list[Any]) -> dict[str, Listing]:
+    folders: dict[str, Listing] = {}
+    fullmatch = _LISTING_ITEM_RE.fullmatch
+    for path, dev, ino, size, mtime, ctime, listing in rows:
+        if (
+            type(path) is not str
+            or type(dev) is not int
+            or type(ino) is not int
+            or type(size) is not int
+            or type(mtime) is not int
+            or type(ctime) is not int
+            or type(listing) is not list
+        ):
+            raise TypeError(f"the folder row for {str(path)[:80]!r} has a value of the wrong type")
+        for item in listing:
+            # A name is one path component: never empty, ".", "..", or holding "/" or NUL (the
+            # walk joins it to the folder's path and may open it).
+            if type(item) is not str or fullmatch(item) is None or item[1:] in (".", ".."):
+                raise ValueError(f"the listing of {path[:80]!r} holds {str(item)[:80]!r}")
+        folders[path] = ((dev, ino, size, mtime, ctime), tuple(listing))
+    return folders
