@@ -16,9 +16,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from server_helpers import Generated, skill_md
 
-from skills_core.cli.manifest import _entry_texts, _json_document, _plain
+from skills_core.cli.manifest import (
+    _encoded_entries,
+    _json_document,
+    _plain,
+    _text,
+    _warning_text,
+    finding_json,
+)
 from skills_core.entry import SkillEntry, SkillResource
 from skills_core.server import Catalog, PublishedSkill
+from skills_core.validation import Finding, Severity
 
 ENCODE = json.JSONEncoder(ensure_ascii=False, default=_plain).encode
 DIGEST = "sha256:" + "0f" * 32
@@ -31,8 +39,10 @@ json_values = st.recursive(
 )
 
 
-def plain_texts(catalog: Catalog) -> list[str]:
-    return [json.dumps(skill.entry.to_json(), ensure_ascii=False) for skill in catalog.skills]
+def plain_texts(catalog: Catalog) -> list[bytes]:
+    return [
+        json.dumps(skill.entry.to_json(), ensure_ascii=False).encode() for skill in catalog.skills
+    ]
 
 
 def published(entries: Sequence[SkillEntry]) -> Catalog:
@@ -64,7 +74,7 @@ def test_entry_text_is_the_plain_encoding(
     ]
     shared = SkillEntry(uri="skill://a/SKILL.md", frontmatter=frontmatter, resources=resources)
     catalog = published([shared])
-    assert list(_entry_texts(catalog, ENCODE)) == plain_texts(catalog)
+    assert list(_encoded_entries(catalog, ENCODE)) == plain_texts(catalog)
 
 
 EMPTY = "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
@@ -109,7 +119,7 @@ def test_entries_with_fields_of_their_own_and_dynamic_entries() -> None:
             )
         )
     )
-    assert list(_entry_texts(mixed, ENCODE)) == plain_texts(mixed)
+    assert list(_encoded_entries(mixed, ENCODE)) == plain_texts(mixed)
 
 
 def test_document_layout_with_a_character_outside_the_bmp() -> None:
@@ -131,3 +141,29 @@ def test_document_layout_with_a_character_outside_the_bmp() -> None:
         "}",
     ]
     assert json.loads(text)["skills"] == catalog.manifest_json()
+
+
+texts = st.text() | st.sampled_from(["", "\udcff", "a\udcfe\nb", "\u202e", "😀", '"\\'])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    uri=st.sampled_from(["skill://a/SKILL.md", "skill://a%20b/c/SKILL.md"]),
+    severity=st.sampled_from(list(Severity)),
+    field=texts,
+    code=texts,
+    message=texts,
+    line=st.none() | st.integers(1, 10**6),
+)
+def test_warning_text_is_the_plain_encoding(  # noqa: PLR0917 - hypothesis gives them by name
+    uri: str, severity: Severity, field: str, code: str, message: str, line: int | None
+) -> None:
+    """Names that are not UTF-8 (lone surrogates) shown as their bytes, as before."""
+    finding = Finding(severity=severity, field=field, code=code, message=message, line=line)
+    plain = {
+        key: _text(value) if isinstance(value, str) else value
+        for key, value in finding_json(finding).items()
+    }
+    text = _warning_text(uri, finding)
+    assert text == json.dumps({"uri": uri, **plain}, ensure_ascii=False)
+    text.encode("utf-8")  # strict UTF-8

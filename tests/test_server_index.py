@@ -31,7 +31,7 @@ import skills_core.server.filesystem as fs_module
 from skills_core import spec_examples as ex
 from skills_core._version import __version__
 from skills_core.server import FilesystemSource, SkillsServer
-from skills_core.server._rules import ParsedSkillMd, parse_skill_md
+from skills_core.server._rules import ParsedSkillMd, SkillRecord, parse_skill_md
 from skills_core.server.index import (
     FORMAT_VERSION,
     DigestIndex,
@@ -41,6 +41,7 @@ from skills_core.server.index import (
     decode_index,
     encode_index,
 )
+from skills_core.validation import Finding, Severity
 
 FAR_FUTURE = 1 << 62  # time.time_ns() long after every change: every signature may be trusted
 
@@ -144,12 +145,35 @@ def sample() -> DigestIndex:
                 inode=2,
                 mount="",
                 files={
-                    "a/SKILL.md": ((1, 3, 10, 4, 5), DIGEST),
-                    "a/b\udcff.md": ((1, 4, 0, 4, 5), DIGEST),  # not UTF-8: kept exactly
+                    "a/SKILL.md": ([1, 3, 10, 4, 5], DIGEST),
+                    "a/b\udcff.md": ([1, 4, 0, 4, 5], DIGEST),  # not UTF-8: kept exactly
                 },
                 folders={
-                    "": ((1, 2, 4096, 4, 5), ("da", "o.sock", "lnk")),
-                    "a": ((1, 5, 4096, 4, 5), ("fSKILL.md", "fb\udcff.md", "d...x")),
+                    "": ([1, 2, 4096, 4, 5], ("da", "o.sock", "lnk")),
+                    "a": ([1, 5, 4096, 4, 5], ("fSKILL.md", "fb\udcff.md", "d...x")),
+                },
+                skills={
+                    "a": SkillRecord(
+                        ["SKILL.md", 10, DIGEST, "b\udcff.md", 0, DIGEST],
+                        '{"uri": "skill://a/SKILL.md", "frontmatter": {"d": "é ✓ 😀"}}'.encode(),
+                        (
+                            Finding(
+                                severity=Severity.WARNING,
+                                field="",
+                                code="bad-file-name",
+                                message="b\udcff.md is not served",
+                                file="b\udcff.md",
+                            ),
+                            Finding(
+                                severity=Severity.ERROR,
+                                field="/x",
+                                code="c",
+                                message="m",
+                                line=3,
+                                column=4,
+                            ),
+                        ),
+                    ),
                 },
             ),
         ),
@@ -159,19 +183,16 @@ def sample() -> DigestIndex:
 
 def test_format_round_trip_and_layout() -> None:
     data = encode_index(sample())
-    assert data.isascii()
     magic, checksum, body = data.split(b"\n", 2)
+    document, encoded = body.split(b"\n")
+    assert document.isascii()  # the JSON; then the encoded entries, UTF-8
+    assert encoded == sample().roots[0].skills["a"].encoded_entry
     assert magic == b"skills-core digest index %d" % FORMAT_VERSION
     assert checksum == b"sha256:" + hashlib.sha256(body).hexdigest().encode()
     assert decode_index(data) == sample()
-    assert json.loads(body)["roots"][0]["files"][0] == ["a/SKILL.md", 1, 3, 10, 4, 5, DIGEST]
-    assert json.loads(body)["roots"][0]["folders"][0] == [
-        "",
-        1,
-        2,
-        4096,
-        4,
-        5,
+    assert json.loads(document)["roots"][0]["files"]["a/SKILL.md"] == [[1, 3, 10, 4, 5], DIGEST]
+    assert json.loads(document)["roots"][0]["folders"][""] == [
+        [1, 2, 4096, 4, 5],
         ["da", "o.sock", "lnk"],
     ]
     assert encode_index(sample()) == data  # the same index, the same bytes
@@ -193,14 +214,18 @@ def section(**changes: Any) -> dict[str, Any]:
         "device": 1,
         "inode": 2,
         "mount": "",
-        "files": [],
-        "folders": [],
+        "files": {},
+        "folders": {},
+        "skills": {},
         **changes,
     }
 
 
 def body_of(**changes: Any) -> bytes:
-    document = json.loads(encode_index(sample()).split(b"\n", 2)[2])
+    """The sample's JSON with ``changes``, its skill records (and their encoded entries) left out."""
+    document = json.loads(encode_index(sample()).split(b"\n", 3)[2])
+    for root in document["roots"]:
+        root["skills"] = {}
     document.update(changes)
     return json.dumps(document).encode()
 
@@ -225,25 +250,25 @@ def body_of(**changes: Any) -> bytes:
         (resign(body_of(roots=[[]])), IndexProblem.MALFORMED),
         (resign(body_of(roots=[{"path": "/x"}])), IndexProblem.MALFORMED),
         (resign(body_of(roots=[section(inode="2")])), IndexProblem.MALFORMED),
-        (resign(body_of(roots=[section(files=[["a", 1]])])), IndexProblem.MALFORMED),
-        (
-            resign(body_of(roots=[section(files=[["a", 1, 2, -1, 4, 5, DIGEST]])])),
-            IndexProblem.MALFORMED,
-        ),
-        (
-            resign(body_of(roots=[section(files=[["a", 1, 2, 3, 4, 5, "md5:00"]])])),
-            IndexProblem.MALFORMED,
-        ),
-        (
-            resign(body_of(roots=[section(files=[[1, 1, 2, 3, 4, 5, DIGEST]])])),
-            IndexProblem.MALFORMED,
-        ),
-        (resign(body_of(roots=[section(folders=[["", 1, 2, 3, 4, 5, "fa"]])])), MALFORMED),
-        (resign(body_of(roots=[section(folders=[["", 1, 2, 3, 4, 5]])])), MALFORMED),
+        (resign(body_of(roots=[section(files=[])])), MALFORMED),
+        (resign(body_of(roots=[section(files={"a": [[1, 2, 3, 4, 5]]})])), MALFORMED),
+        (resign(body_of(roots=[section(files={"a": [[1, 2, 3, 4, 5], "md5:00"]})])), MALFORMED),
+        (resign(body_of(roots=[section(files={"a": [[1, 2, 3, 4, 5], DIGEST, 1]})])), MALFORMED),
+        (resign(body_of(roots=[section(files={"a": ["1 2 3 4 5", DIGEST]})])), MALFORMED),
+        (resign(body_of(roots=[section(files={"a": [[1, 2, 3, 4, 5], 7]})])), MALFORMED),
+        (resign(body_of(roots=[section(folders={"": [[1, 2, 3, 4, 5], "fa"]})])), MALFORMED),
+        (resign(body_of(roots=[section(folders={"": [[1, 2, 3, 4, 5]]})])), MALFORMED),
         *[
-            (resign(body_of(roots=[section(folders=[["", 1, 2, 3, 4, 5, [item]]])])), MALFORMED)
+            (resign(body_of(roots=[section(folders={"": [[1, 2, 3, 4, 5], [item]]})])), MALFORMED)
             for item in ["d..", "d.", "f", "", "xname", "da/b", "fa\0b", 7, None]
         ],
+        (resign(body_of(roots=[section(skills={"a": [["SKILL.md", 1, DIGEST], []]})])), MALFORMED),
+        (resign(body_of(roots=[section(skills={"a": ["SKILL.md", []]})])), MALFORMED),
+        (resign(body_of(roots=[section(skills={"a": [[], [["x"]]]})])), MALFORMED),
+        (resign(body_of(roots=[section()]) + b'\n{"uri": "x"}'), MALFORMED),  # one line too many
+        (resign(body_of(roots=[section(skills={"a": [[], []]})]) + b"\n{}"), MALFORMED),
+        (resign(body_of(limits=[1])), MALFORMED),
+        (resign(body_of(scheme=None)), MALFORMED),
         (resign(body_of(frontmatter={"x": {}})), IndexProblem.MALFORMED),
         (resign(body_of(frontmatter={DIGEST: 1})), IndexProblem.MALFORMED),
     ],
@@ -304,7 +329,7 @@ def test_round_trip_of_any_index(
                 device=0,
                 inode=0,
                 mount="m",
-                files={p: ((d, i, s, 1, 2), DIGEST) for p, (d, i, s) in files.items()},
+                files={p: ([d, i, s, 1, 2], DIGEST) for p, (d, i, s) in files.items()},
             ),
         ),
         frontmatter=frontmatter,
@@ -410,7 +435,7 @@ def test_the_index_holds_what_the_format_says(root: Path, index: Path, trusted: 
     invoice = root / "pdf-processing/templates/invoice.md"
     istat = invoice.stat()
     assert section.files["pdf-processing/templates/invoice.md"] == (
-        (istat.st_dev, istat.st_ino, istat.st_size, istat.st_mtime_ns, istat.st_ctime_ns),
+        [istat.st_dev, istat.st_ino, istat.st_size, istat.st_mtime_ns, istat.st_ctime_ns],
         "sha256:" + hashlib.sha256(ex.INVOICE).hexdigest(),
     )
     skill_md_digest = section.files["pdf-processing/SKILL.md"][1]
@@ -553,7 +578,7 @@ def coarse_filesystem(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
         fs_module,
         "_stat_key",
-        lambda st: (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns // 10**9 * 10**9, 0),
+        lambda st: [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns // 10**9 * 10**9, 0],
     )
 
 
@@ -749,7 +774,7 @@ def test_concurrent_writers_never_leave_a_partial_index(root: Path, index: Path)
                         path="/r",
                         device=1,
                         inode=2,
-                        files={f"f{i}": ((1, i, i, 1, 1), DIGEST) for i in range(n * 500)},
+                        files={f"f{i}": ([1, i, i, 1, 1], DIGEST) for i in range(n * 500)},
                     ),
                 ),
             )

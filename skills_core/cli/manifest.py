@@ -22,6 +22,7 @@ it the same way.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -37,7 +38,23 @@ __all__ = ["run_manifest", "finding_json"]
 
 
 def run_manifest(args: argparse.Namespace) -> int:
-    """Run ``skills-core manifest``: print what ``serve`` would publish, and why not the rest."""
+    """Run ``skills-core manifest``: print what ``serve`` would publish, and why not the rest.
+
+    The cyclic garbage collector is paused while it runs (and resumed after, if it was on):
+    the command builds one catalog and lets go of it at the end, so no cycle is worth looking
+    for, and on thousands of skills the collector's passes over what is alive cost more than
+    any other part of a warm start. The library never does this; a program may.
+    """
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _manifest(args)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _manifest(args: argparse.Namespace) -> int:
     source = open_source(
         args.roots, include_hidden=args.include_hidden, exclude=args.exclude, index=args.index
     )
@@ -90,26 +107,29 @@ def _json_document(catalog: Catalog) -> list[bytes]:
     """The JSON document, one list item per line, as UTF-8 byte strings to write in order.
 
     Each item is encoded on its own (one character outside the BMP in a document of megabytes
-    would otherwise make the whole text four bytes a character before it is encoded).
+    would otherwise make the whole text four bytes a character before it is encoded). An entry
+    restored from a digest index record is written as the record holds it.
     """
     encode = json.JSONEncoder(ensure_ascii=False, default=_plain).encode
-    sections: dict[str, Iterable[str]] = {
-        "skills": _entry_texts(catalog, encode),
+    sections: dict[str, Iterable[bytes]] = {
+        "skills": _encoded_entries(catalog, encode),
         "omitted": [
-            encode({**_path(o.path), "uri": o.uri, "code": str(o.code), "reason": _text(o.reason)})
+            encode(
+                {**_path(o.path), "uri": o.uri, "code": str(o.code), "reason": _text(o.reason)}
+            ).encode()
             for o in catalog.omitted
         ],
         "warnings": [
-            encode({"uri": skill.entry.uri, **_strict(finding_json(f))})
+            _warning_text(skill.uri, f).encode()
             for skill in catalog.skills
             for f in catalog.findings(skill)
         ],
         "problems": [
-            encode({**_path(p.path), "code": str(p.code), "reason": _text(p.reason)})
+            encode({**_path(p.path), "code": str(p.code), "reason": _text(p.reason)}).encode()
             for p in catalog.problems
         ],
         "skipped": [
-            encode({**_path(s.path), "code": str(s.code), "reason": _text(s.reason)})
+            encode({**_path(s.path), "code": str(s.code), "reason": _text(s.reason)}).encode()
             for s in catalog.skipped
         ],
     }
@@ -119,7 +139,7 @@ def _json_document(catalog: Catalog) -> list[bytes]:
         first = True
         for item in items:
             chunks.append(b"\n    " if first else b",\n    ")
-            chunks.append(item.encode("utf-8"))
+            chunks.append(item)
             first = False
         if not first:
             chunks.append(b"\n  ")
@@ -128,10 +148,11 @@ def _json_document(catalog: Catalog) -> list[bytes]:
     return chunks
 
 
-def _entry_texts(catalog: Catalog, encode: Callable[[object], str]) -> Iterator[str]:
-    """``encode(entry.to_json())`` for each published entry, made from the entry's parts.
+def _encoded_entries(catalog: Catalog, encode: Callable[[object], str]) -> Iterator[bytes]:
+    """``json.dumps(entry.to_json(), ensure_ascii=False)`` of each published entry, in UTF-8.
 
-    Skills that share a SKILL.md share its frozen frontmatter object, so each distinct
+    A skill restored from a digest index record has it already (``encoded_entry``); for the
+    others, skills that share a SKILL.md share its frozen frontmatter object, so each distinct
     frontmatter is encoded once (by identity, while the catalog keeps it alive), straight from
     its read-only form (:func:`_plain`); the rest of an entry is URIs, digests and sizes. Entries
     with fields of their own (``extra``) or ``"dynamic"`` resources are encoded whole.
@@ -139,10 +160,13 @@ def _entry_texts(catalog: Catalog, encode: Callable[[object], str]) -> Iterator[
     frontmatters: dict[int, str] = {}
     string = encode_basestring
     for skill in catalog.skills:
+        if skill.encoded_entry is not None:
+            yield skill.encoded_entry
+            continue
         entry = skill.entry
         resources = entry.resources
         if entry.extra or isinstance(resources, str):
-            yield encode(entry.to_json())
+            yield encode(entry.to_json()).encode()
             continue
         frontmatter = entry.frontmatter
         text = frontmatters.get(id(frontmatter))
@@ -156,7 +180,21 @@ def _entry_texts(catalog: Catalog, encode: Callable[[object], str]) -> Iterator[
                 for r in resources
             ]
         )
-        yield f'{{"uri": {string(entry.uri)}, "frontmatter": {text}, "resources": [{files}]}}'
+        yield (
+            f'{{"uri": {string(entry.uri)}, "frontmatter": {text}, "resources": [{files}]}}'
+        ).encode()
+
+
+def _warning_text(uri: str, finding: Finding) -> str:
+    """The JSON text of one warning: ``uri`` and :func:`finding_json`, every string strict
+    UTF-8 (:func:`_text`), made from its parts (a catalog can hold thousands)."""
+    string = encode_basestring
+    line = "" if finding.line is None else f', "line": {int(finding.line)}'
+    return (
+        f'{{"uri": {string(uri)}, "severity": {string(str(finding.severity))}, '
+        f'"field": {string(_text(finding.field))}, "code": {string(_text(finding.code))}, '
+        f'"message": {string(_text(finding.message))}{line}}}'
+    )
 
 
 def _plain(value: object) -> object:
@@ -203,10 +241,6 @@ def _path(path: str) -> dict[str, str]:
     if shown is path:
         return {"path": path}
     return {"path": shown, "pathHex": path.encode("utf-8", "surrogateescape").hex()}
-
-
-def _strict(item: dict[str, object]) -> dict[str, object]:
-    return {key: _text(value) if isinstance(value, str) else value for key, value in item.items()}
 
 
 def finding_json(finding: Finding) -> dict[str, object]:

@@ -43,9 +43,11 @@ the ``SKILL.md`` files that changed.
 from __future__ import annotations
 
 import bisect
+import json
 import operator
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from types import MappingProxyType
 from typing import Final, final
 
@@ -61,6 +63,8 @@ from skills_core.errors import URIError
 from skills_core.server._rules import (
     Candidate,
     ParsedSkillMd,
+    SkillKey,
+    SkillRecord,
     Verdict,
     ancestors,
     bad_path,
@@ -83,6 +87,8 @@ from skills_core.server.model import (
     SnapshotFile,
     SourceProblem,
     new_published_skill,
+    new_snapshot_file,
+    restored_published_skill,
 )
 from skills_core.server.paths import (
     DEFAULT_SCHEME,
@@ -99,7 +105,7 @@ from skills_core.validation import _warning as warning
 __all__ = ["Catalog", "CatalogBuilder"]
 
 _SKILL_MD_SUFFIX: Final = "/" + SKILL_MD
-_uri_of: Final = operator.attrgetter("entry.uri")
+_uri_of: Final = operator.attrgetter("uri")
 #: A skill folder found in a snapshot: (root URI, folder, its SKILL.md, the files below it with
 #: SKILL.md among them (or empty when it is the only one), the problems met below it or None).
 _Found = tuple[str, str, SnapshotFile, Sequence[SnapshotFile], list[SourceProblem] | None]
@@ -172,7 +178,7 @@ class Catalog:
         if names is None:
             by_name: dict[str, list[str]] = {}
             for skill in self.skills:
-                by_name.setdefault(skill.entry.name, []).append(skill.uri)
+                by_name.setdefault(skill.name, []).append(skill.uri)
             names = MappingProxyType(
                 {name: tuple(uris) for name, uris in by_name.items() if len(uris) > 1}
             )
@@ -181,7 +187,7 @@ class Catalog:
 
     def findings(self, skill: PublishedSkill) -> tuple[Finding, ...]:
         """Every warning about a published skill: its own, plus a shared name (ORG-10)."""
-        others = [uri for uri in self.duplicate_names.get(skill.entry.name, ()) if uri != skill.uri]
+        others = [uri for uri in self.duplicate_names.get(skill.name, ()) if uri != skill.uri]
         if not others:
             return skill.findings
         shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
@@ -190,7 +196,7 @@ class Catalog:
             warning(
                 "/name",
                 "duplicate-name",
-                f"the name {skill.entry.name!r} is also used by {shown}; hosts tell such skills "
+                f"the name {skill.name!r} is also used by {shown}; hosts tell such skills "
                 "apart by path (ORG-10)",
             ),
         )
@@ -218,7 +224,17 @@ class CatalogBuilder:
     :meth:`learn`, :meth:`parsed_for`).
     """
 
-    __slots__ = ("_old", "_parsed", "_verdicts", "limits", "scheme")
+    __slots__ = (
+        "_old",
+        "_parsed",
+        "_previous",
+        "_records",
+        "_stored",
+        "_verdicts",
+        "limits",
+        "new_records",
+        "scheme",
+    )
 
     def __init__(self, *, scheme: str = DEFAULT_SCHEME, limits: Limits = DEFAULT_LIMITS) -> None:
         """Build ``<scheme>://`` URIs and enforce ``limits`` (the spec's, by default).
@@ -232,6 +248,15 @@ class CatalogBuilder:
         self._old: dict[tuple[str, str], Verdict] = {}
         # Parsed SKILL.md files by digest, once learn() was called (a digest index needs them).
         self._parsed: dict[str, ParsedSkillMd] | None = None
+        # Published skills without problems by (root, folder), with what they are made of: those
+        # of the last build (and re-checks since), and those of the build before, during a build.
+        self._records: dict[tuple[int, str], tuple[SkillKey, PublishedSkill]] = {}
+        self._previous: dict[tuple[int, str], tuple[SkillKey, PublishedSkill]] = {}
+        # Records a digest index gave (restore()), until the next full build.
+        self._stored: dict[tuple[int, str], SkillRecord] = {}
+        #: Whether a build or re-check published a skill that was not restored or kept, since
+        #: this was last set to False (a digest index then has a record to add).
+        self.new_records = False
 
     # -- public -----------------------------------------------------------------------------------
 
@@ -240,6 +265,7 @@ class CatalogBuilder:
     ) -> Catalog:
         """Build the catalog of every root (in order) and every dynamic skill."""
         self._old, self._verdicts = self._verdicts, {}
+        self._previous, self._records = self._records, {}
         omitted: list[OmittedSkill] = []
         problems: list[SourceProblem] = []
         skipped: list[SkippedEntry] = []
@@ -294,6 +320,8 @@ class CatalogBuilder:
             else:
                 published.append(result)
         self._old = {}
+        self._previous = {}
+        self._stored = {}
         published.sort(key=_uri_of)
         omitted.sort(key=lambda o: (o.root is None, o.root or 0, o.path))
         return Catalog(
@@ -399,6 +427,38 @@ class CatalogBuilder:
         self._parsed = dict(wanted)
         return wanted
 
+    def restore(self, root: int, records: Mapping[str, SkillRecord]) -> None:
+        """Offer the next :meth:`build` the skills of root ``root`` as a digest index kept them.
+
+        ``records`` is ``{skill folder: record}``, written by :meth:`records_for` of a builder
+        of the same scheme and limits, and the same library version (the caller checks). A
+        skill whose files are those of its record, whose SKILL.md's parsed frontmatter is kept
+        (:meth:`learn`) and met no problem is then restored from it: a
+        :class:`PublishedSkill` with its URI, findings and encoded entry, whose entry and files
+        are built when first read. Records not used by the next full build are forgotten.
+        """
+        self._stored.update({(root, folder): record for folder, record in records.items()})
+
+    def records_for(self, root: int) -> dict[str, SkillRecord]:
+        """``{skill folder: record}`` for the skills of root ``root`` that the last build (and
+        re-checks since) published without problems, to keep in a digest index.
+
+        Encodes the entries not restored from a record (the record of a skill that cannot be
+        encoded as UTF-8 is left out).
+        """
+        records: dict[str, SkillRecord] = {}
+        for (number, folder), (key, skill) in self._records.items():
+            if number != root:
+                continue
+            encoded = skill.encoded_entry
+            if encoded is None:
+                try:
+                    encoded = json.dumps(skill.entry.to_json(), ensure_ascii=False).encode()
+                except UnicodeEncodeError:
+                    continue
+            records[folder] = SkillRecord(key, encoded, skill.findings)
+        return records
+
     def folder_of(self, uri: str) -> str | None:
         """Return the folder (raw names) a SKILL.md URI of this builder's scheme names, or None.
 
@@ -494,104 +554,192 @@ class CatalogBuilder:
                 kept[digest] = parsed
         return judge_parsed(parsed, name)
 
-    def _over_limit(
-        self, root: int, folder: str, skill_uri: str, files: int, total: int
-    ) -> OmittedSkill:
-        limits = self.limits
-        return OmittedSkill(
-            root=root,
-            path=folder,
-            uri=skill_uri,
-            code=OmitCode.OVER_LIMIT,
-            reason=f"the skill has {files} files and {total} bytes; the limits are "
-            f"{limits.max_resources} files and {limits.max_total_bytes} bytes",
-        )
-
     def _build(self, root: int, found: _Found) -> PublishedSkill | OmittedSkill:
         root_uri, folder, skill_md, files_below, problems = found
-        skill_uri = root_uri + _SKILL_MD_SUFFIX
+        place = (root, folder)
+        if problems is None:
+            key = _files_key(folder, skill_md, files_below)
+            kept = self._previous.get(place) or self._records.get(place)
+            if kept is not None and kept[0] == key:
+                self._records[place] = kept
+                return kept[1]
+            stored = self._stored.get(place)
+            parsed = (
+                None
+                if stored is None or self._parsed is None
+                else self._parsed.get(skill_md.digest)
+            )
+            if stored is not None and parsed is not None and stored.key == key:
+                skill = restored_published_skill(
+                    root_uri + _SKILL_MD_SUFFIX,
+                    root,
+                    folder,
+                    findings=stored.findings,
+                    encoded_entry=stored.encoded_entry,
+                    make=partial(
+                        _restore, self.scheme, self.limits, root, folder, key=key, parsed=parsed
+                    ),
+                )
+                self._records[place] = (key, skill)
+                return skill
         limits = self.limits
         if skill_md.size > limits.max_total_bytes:  # a source need not read (or hash) it at all
-            return self._over_limit(
+            return _over_limit(
+                limits,
                 root,
                 folder,
-                skill_uri,
-                len(files_below) or 1,
-                sum(f.size for f in files_below) if files_below else skill_md.size,
+                root_uri + _SKILL_MD_SUFFIX,
+                files=len(files_below) or 1,
+                total=sum(f.size for f in files_below) if files_below else skill_md.size,
             )
         digest = skill_md.digest
         name = folder.rpartition("/")[2]
-        key = (digest, name)
-        verdict = self._verdicts.get(key)
+        verdict_key = (digest, name)
+        verdict = self._verdicts.get(verdict_key)
         if verdict is None:
-            verdict = self._old.get(key)
+            verdict = self._old.get(verdict_key)
             if verdict is None:
                 verdict = self._judge(digest, skill_md.data, name)
-            self._verdicts[key] = verdict
-        frontmatter = verdict.frontmatter
-        if frontmatter is None:
-            assert verdict.code is not None
-            return OmittedSkill(
-                root=root, path=folder, uri=skill_uri, code=verdict.code, reason=verdict.reason
-            )
-        findings = verdict.findings
-        if problems:
-            findings = (
-                *findings,
-                *[
-                    warning("", str(problem.code), f"{problem.path}: {problem.reason}")
-                    for problem in problems
-                ],
-            )
-        total = skill_md.size
-        resources = [_unchecked_resource(skill_uri, digest, total)]
-        files = {skill_uri: SKILL_MD}
-        if len(files_below) > 1:
-            start = len(folder) + 1
-            bad_names: list[Finding] = []
-            for file in files_below:
-                if file is skill_md:
-                    continue
-                relative = file.path[start:]
-                try:
-                    uri = (
-                        root_uri + "/" + "/".join([encode_segment(n) for n in relative.split("/")])
-                    )
-                except URIError as exc:
-                    bad_names.append(
-                        warning(
-                            "",
-                            "bad-file-name",
-                            f"{relative} is not served: its name cannot be a URI segment "
-                            f"({exc.message})",
-                            file=relative,
-                        )
-                    )
-                    continue
-                resources.append(_unchecked_resource(uri, file.digest, file.size))
-                files[uri] = relative
-                total += file.size
-            if bad_names:
-                findings = (*findings, *bad_names)
-        if len(resources) > limits.max_resources or total > limits.max_total_bytes:
-            return self._over_limit(root, folder, skill_uri, len(resources), total)
-        if len(files) > 1:
-            collision = path_collision(files.values())
-            if collision is not None:
-                return OmittedSkill(
-                    root=root,
-                    path=folder,
-                    uri=skill_uri,
-                    code=OmitCode.PATH_COLLISION,
-                    reason=collision,
-                )
-        scheme = self.scheme
-        skill = _new_skill_uri(skill_uri, scheme, root_uri[len(scheme) + 3 :])
-        # trusted_entry(skill, frontmatter, tuple(resources)), without the dynamic case
-        return new_published_skill(
-            _unchecked_entry(skill=skill, frontmatter=frontmatter, resources=tuple(resources)),
-            root,
-            folder,
-            MappingProxyType(files),
-            findings,
+            self._verdicts[verdict_key] = verdict
+        result = _publish(self.scheme, limits, root, found, verdict)
+        if problems is None and type(result) is PublishedSkill:
+            self._records[place] = (key, result)
+            self.new_records = True
+        return result
+
+
+def _files_key(
+    folder: str, skill_md: SnapshotFile, files_below: Sequence[SnapshotFile]
+) -> SkillKey:
+    """What a published skill is made of besides its SKILL.md's frontmatter: the path below the
+    folder, size and digest of each of its files, in order (one flat list)."""
+    if not files_below:
+        return [SKILL_MD, skill_md.size, skill_md.digest]
+    start = len(folder) + 1
+    key: SkillKey = []
+    for file in files_below:
+        key += (file.path[start:], file.size, file.digest)
+    return key
+
+
+def _restore(
+    scheme: str,
+    limits: Limits,
+    root: int,
+    folder: str,
+    *,
+    key: SkillKey,
+    parsed: ParsedSkillMd,
+) -> tuple[SkillEntry, Mapping[str, str]]:
+    """The entry and files of a skill restored from a record: a cold build from the same parts.
+
+    The files come from the record's key (the snapshot it was checked against), the frontmatter
+    is the parsed SKILL.md of the same digest, validated afresh.
+
+    Raises:
+        RuntimeError: the record says the skill is published, and it is not (a record that does
+            not belong to this skill: a bug, or an index written by hand).
+    """
+    prefix = folder + "/"
+    files = [
+        new_snapshot_file(prefix + str(key[i]), int(key[i + 1]), str(key[i + 2]), None)
+        for i in range(0, len(key), 3)
+    ]
+    skill_md = next(f for f in files if f.path == prefix + SKILL_MD)
+    found = (
+        f"{scheme}://{encode_folder(folder)}",
+        folder,
+        skill_md,
+        files if len(files) > 1 else (),
+        None,
+    )
+    result = _publish(scheme, limits, root, found, judge_parsed(parsed, folder.rpartition("/")[2]))
+    if type(result) is not PublishedSkill:
+        raise RuntimeError(f"the digest index record of {folder!r} does not match the skill")
+    return result.entry, result.files
+
+
+def _over_limit(
+    limits: Limits, root: int, folder: str, skill_uri: str, *, files: int, total: int
+) -> OmittedSkill:
+    return OmittedSkill(
+        root=root,
+        path=folder,
+        uri=skill_uri,
+        code=OmitCode.OVER_LIMIT,
+        reason=f"the skill has {files} files and {total} bytes; the limits are "
+        f"{limits.max_resources} files and {limits.max_total_bytes} bytes",
+    )
+
+
+def _publish(
+    scheme: str, limits: Limits, root: int, found: _Found, verdict: Verdict
+) -> PublishedSkill | OmittedSkill:
+    """The skill ``found`` in root ``root`` with the verdict on its SKILL.md: published, or why
+    not (its files, URIs, limits and path collisions are checked here)."""
+    root_uri, folder, skill_md, files_below, problems = found
+    skill_uri = root_uri + _SKILL_MD_SUFFIX
+    frontmatter = verdict.frontmatter
+    if frontmatter is None:
+        assert verdict.code is not None
+        return OmittedSkill(
+            root=root, path=folder, uri=skill_uri, code=verdict.code, reason=verdict.reason
         )
+    findings = verdict.findings
+    if problems:
+        findings = (
+            *findings,
+            *[
+                warning("", str(problem.code), f"{problem.path}: {problem.reason}")
+                for problem in problems
+            ],
+        )
+    total = skill_md.size
+    resources = [_unchecked_resource(skill_uri, skill_md.digest, total)]
+    files = {skill_uri: SKILL_MD}
+    if len(files_below) > 1:
+        start = len(folder) + 1
+        bad_names: list[Finding] = []
+        for file in files_below:
+            if file is skill_md:
+                continue
+            relative = file.path[start:]
+            try:
+                uri = root_uri + "/" + "/".join([encode_segment(n) for n in relative.split("/")])
+            except URIError as exc:
+                bad_names.append(
+                    warning(
+                        "",
+                        "bad-file-name",
+                        f"{relative} is not served: its name cannot be a URI segment "
+                        f"({exc.message})",
+                        file=relative,
+                    )
+                )
+                continue
+            resources.append(_unchecked_resource(uri, file.digest, file.size))
+            files[uri] = relative
+            total += file.size
+        if bad_names:
+            findings = (*findings, *bad_names)
+    if len(resources) > limits.max_resources or total > limits.max_total_bytes:
+        return _over_limit(limits, root, folder, skill_uri, files=len(resources), total=total)
+    if len(files) > 1:
+        collision = path_collision(files.values())
+        if collision is not None:
+            return OmittedSkill(
+                root=root,
+                path=folder,
+                uri=skill_uri,
+                code=OmitCode.PATH_COLLISION,
+                reason=collision,
+            )
+    skill = _new_skill_uri(skill_uri, scheme, root_uri[len(scheme) + 3 :])
+    # trusted_entry(skill, frontmatter, tuple(resources)), without the dynamic case
+    return new_published_skill(
+        _unchecked_entry(skill=skill, frontmatter=frontmatter, resources=tuple(resources)),
+        root,
+        folder,
+        MappingProxyType(files),
+        findings,
+    )

@@ -98,6 +98,7 @@ from skills_core.server.handler import (
 from skills_core.server.index import (
     DigestIndex,
     DigestIndexError,
+    FileRecord,
     Listing,
     RootIndex,
     Signature,
@@ -146,7 +147,7 @@ MAX_INDEX_BYTES: Final = 256 * 1024 * 1024
 
 #: A digest cache entry: (stat signature, digest). Only signatures that may be trusted (not
 #: racy) are kept, in memory as in the index.
-_Cached = tuple[Signature, str]
+_Cached = FileRecord
 #: A folder on the walk's stack: (descriptor, or None when replayed; path; in a skill; the
 #: subfolders still to visit, last first).
 _Frame = tuple[int | None, str, bool, list[str]]
@@ -162,7 +163,7 @@ class _RefusedError(Exception):
 
 
 def _stat_key(st: os.stat_result) -> Signature:
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
 
 
 def _read_only(fd: int, size: int) -> bytes:
@@ -726,8 +727,12 @@ class FilesystemSource(TreeSource):
         """
         self._looked_ns = time.monotonic_ns()
         catalog = super().scan()
-        if self._index_path is not None and self._unsaved:
-            self._save_index(self._index_path)
+        if self._index_path is not None:
+            if self._builder.new_records:
+                self._unsaved = True
+                self._builder.new_records = False
+            if self._unsaved:
+                self._save_index(self._index_path)
         return catalog
 
     # -- the digest index -------------------------------------------------------------------------
@@ -746,6 +751,7 @@ class FilesystemSource(TreeSource):
             self._unsaved = True
             return
         sections = {(r.path, r.device, r.inode, r.mount): r for r in index.roots}
+        restorable: list[tuple[int, RootIndex]] = []
         for number, root in enumerate(self._roots):
             section = sections.get((root, *self._identities[number], self._mounts[number]))
             if section is None:
@@ -753,10 +759,20 @@ class FilesystemSource(TreeSource):
                 continue
             self._caches[number] = dict(section.files)
             self._listings[number] = dict(section.folders)
-        if index.library == __version__:
-            self._builder.learn(index.frontmatter)
-        else:  # another parser wrote it: parse again, and record what this one makes of it
-            self._unsaved = True
+            restorable.append((number, section))
+        if index.library != __version__:
+            self._unsaved = True  # another parser wrote it: parse again, and record anew
+            return
+        self._builder.learn(index.frontmatter)
+        limits = self._builder.limits
+        if (index.scheme, index.limits) != (
+            self._builder.scheme,
+            (limits.max_resources, limits.max_total_bytes),
+        ):
+            self._unsaved = True  # records of another catalog: built again, and recorded anew
+            return
+        for number, section in restorable:
+            self._builder.restore(number, section.skills)
 
     def _save_index(self, path: str) -> None:
         """Write the trusted part of the caches, and the parsed SKILL.md files, atomically."""
@@ -774,10 +790,14 @@ class FilesystemSource(TreeSource):
                     mount=self._mounts[number],
                     files=files,
                     folders=self._listings[number],
+                    skills=self._builder.records_for(number),
                 )
             )
+        limits = self._builder.limits
         index = DigestIndex(
             library=__version__,
+            scheme=self._builder.scheme,
+            limits=(limits.max_resources, limits.max_total_bytes),
             roots=tuple(sections),
             frontmatter=self._builder.parsed_for(skill_mds),
         )

@@ -88,18 +88,22 @@ import enum
 import hashlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final, final
 
 from skills_core.errors import SkillsError
-from skills_core.server._rules import ParsedSkillMd
+from skills_core.server._rules import ParsedSkillMd, SkillRecord
+from skills_core.server.paths import DEFAULT_SCHEME
+from skills_core.spec import MAX_RESOURCES, MAX_TOTAL_BYTES
+from skills_core.validation import Finding, Severity
 
 __all__ = [
     "FORMAT_VERSION",
     "MAGIC",
     "Signature",
+    "FileRecord",
     "Listing",
     "EntryKind",
     "IndexProblem",
@@ -115,8 +119,11 @@ FORMAT_VERSION: Final = 2
 #: The first line of an index, before the version number.
 MAGIC: Final = b"skills-core digest index "
 
-#: A file's stat signature: ``(st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns)``.
-Signature = tuple[int, int, int, int, int]
+#: A file's or folder's stat signature: ``[st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns]``
+#: (a list, as JSON gives it back).
+Signature = list[int]
+#: A file's signature and digest.
+FileRecord = tuple[Signature, str]
 #: A folder's signature and its listing: each name with its kind (one character) before it.
 Listing = tuple[Signature, tuple[str, ...]]
 
@@ -179,14 +186,16 @@ class RootIndex:
         folders: ``{folder path below the root: (signature, listing)}``: what the folder held
             when it had that signature, each name preceded by its kind (:class:`EntryKind`), in
             the order the filesystem listed them.
+        skills: ``{skill folder: record}``: each published skill, with what it is made of.
     """
 
     path: str
     device: int
     inode: int
     mount: str = ""
-    files: Mapping[str, tuple[Signature, str]] = field(default_factory=lambda: MappingProxyType({}))
+    files: Mapping[str, FileRecord] = field(default_factory=lambda: MappingProxyType({}))
     folders: Mapping[str, Listing] = field(default_factory=lambda: MappingProxyType({}))
+    skills: Mapping[str, SkillRecord] = field(default_factory=lambda: MappingProxyType({}))
 
 
 @final
@@ -196,39 +205,52 @@ class DigestIndex:
 
     Attributes:
         library: The skills_core version that wrote it.
+        scheme: The URI scheme of the skills its records describe.
+        limits: ``(max_resources, max_total_bytes)`` of the catalog its records describe.
         roots: One section per root.
         frontmatter: ``{SKILL.md digest: parsed frontmatter object, or why it has none}``.
     """
 
     library: str
+    scheme: str = DEFAULT_SCHEME
+    limits: tuple[int, int] = (MAX_RESOURCES, MAX_TOTAL_BYTES)
     roots: tuple[RootIndex, ...] = ()
     frontmatter: Mapping[str, ParsedSkillMd] = field(default_factory=lambda: MappingProxyType({}))
 
 
 def encode_index(index: DigestIndex) -> bytes:
-    """The bytes of ``index`` in the current format (see the module docstring)."""
+    """The bytes of ``index`` in the current format (see the module docstring).
+
+    Raises:
+        ValueError: an encoded entry holds a line feed (JSON text never does).
+    """
+    encoded: list[bytes] = []
     body = {
         "library": index.library,
+        "scheme": index.scheme,
+        "limits": list(index.limits),
         "roots": [
             {
                 "path": root.path,
                 "device": root.device,
                 "inode": root.inode,
                 "mount": root.mount,
-                "files": [
-                    [path, *signature, digest]
+                "files": {
+                    path: [signature, digest]
                     for path, (signature, digest) in sorted(root.files.items())
-                ],
-                "folders": [
-                    [path, *signature, list(listing)]
+                },
+                "folders": {
+                    path: [signature, listing]
                     for path, (signature, listing) in sorted(root.folders.items())
-                ],
+                },
+                "skills": _skill_rows(root.skills, encoded),
             }
             for root in index.roots
         ],
         "frontmatter": dict(sorted(index.frontmatter.items())),
     }
     data = json.dumps(body, ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode()
+    data += b"".join([b"\n" + entry for entry in encoded])
     checksum = hashlib.sha256(data).hexdigest()
     return b"%s%d\nsha256:%s\n%s" % (MAGIC, FORMAT_VERSION, checksum.encode(), data)
 
@@ -258,9 +280,10 @@ def decode_index(data: bytes) -> DigestIndex:
         raise DigestIndexError(
             IndexProblem.CHECKSUM, "does not match its checksum (truncated or altered)"
         )
+    lines = body.split(b"\n")
     try:
-        document = json.loads(body, parse_constant=_refuse_constant)
-        return _index(document)
+        document = json.loads(lines[0], parse_constant=_refuse_constant)
+        return _index(document, lines)
     except (ValueError, TypeError, KeyError, RecursionError) as exc:
         raise DigestIndexError(IndexProblem.MALFORMED, f"is malformed ({exc})") from None
 
@@ -269,45 +292,66 @@ def _refuse_constant(name: str) -> object:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def _index(document: object) -> DigestIndex:
-    """Check the decoded body field by field; TypeError or ValueError when anything is off."""
+def _index(document: object, lines: list[bytes]) -> DigestIndex:
+    """Check the decoded body field by field; TypeError or ValueError when anything is off.
+
+    ``lines`` are the lines of the body: the JSON, then one encoded entry per skill record.
+    """
     if type(document) is not dict:
         raise TypeError("the body is not an object")
     library = document["library"]
+    scheme = document["scheme"]
+    limits = document["limits"]
     roots = document["roots"]
     frontmatter = document["frontmatter"]
-    if type(library) is not str or type(roots) is not list or type(frontmatter) is not dict:
-        raise TypeError("library, roots or frontmatter has the wrong type")
+    if (
+        type(library) is not str
+        or type(scheme) is not str
+        or type(limits) is not list
+        or len(limits) != 2
+        or not all(type(limit) is int for limit in limits)
+        or type(roots) is not list
+        or type(frontmatter) is not dict
+    ):
+        raise TypeError("library, scheme, limits, roots or frontmatter has the wrong type")
     for digest, parsed in frontmatter.items():
         if _DIGEST_RE.fullmatch(digest) is None or type(parsed) not in (dict, str):
             raise TypeError(
                 f"frontmatter entry {digest[:80]!r} is not a digest and an object or string"
             )
+    entries = iter(lines[1:])
+    sections = tuple(_root(root, entries) for root in roots)
+    if next(entries, None) is not None:
+        raise ValueError("more encoded entries than skill records")
     return DigestIndex(
         library=library,
-        roots=tuple(_root(root) for root in roots),
+        scheme=scheme,
+        limits=(limits[0], limits[1]),
+        roots=sections,
         frontmatter=frontmatter,
     )
 
 
-def _root(section: object) -> RootIndex:
+def _root(section: object, entries: Iterator[bytes]) -> RootIndex:
     if type(section) is not dict:
         raise TypeError("a root section is not an object")
-    path, device, inode, mount, rows, folders = (
+    path, device, inode, mount, rows, folders, skills = (
         section["path"],
         section["device"],
         section["inode"],
         section["mount"],
         section["files"],
         section["folders"],
+        section["skills"],
     )
     if (
         type(path) is not str
         or type(device) is not int
         or type(inode) is not int
         or type(mount) is not str
-        or type(rows) is not list
-        or type(folders) is not list
+        or type(rows) is not dict
+        or type(folders) is not dict
+        or type(skills) is not dict
     ):
         raise TypeError("a root section has a field of the wrong type")
     return RootIndex(
@@ -317,49 +361,97 @@ def _root(section: object) -> RootIndex:
         mount=mount,
         files=_files(rows),
         folders=_folders(folders),
+        skills=_skills(skills, entries),
     )
 
 
-def _files(rows: list[Any]) -> dict[str, tuple[Signature, str]]:
-    files: dict[str, tuple[Signature, str]] = {}
+def _files(rows: dict[str, Any]) -> dict[str, FileRecord]:
+    files: dict[str, FileRecord] = {}
     fullmatch = _DIGEST_RE.fullmatch
-    # Unpacking refuses a row of another length (ValueError) or that is not a sequence
-    # (TypeError); a string or an object of 7 would unpack into strings, refused below.
-    for path, dev, ino, size, mtime, ctime, digest in rows:
-        if (
-            type(path) is not str
-            or type(dev) is not int
-            or type(ino) is not int
-            or type(size) is not int
-            or type(mtime) is not int
-            or type(ctime) is not int
-            or type(digest) is not str
-            or size < 0
-            or fullmatch(digest) is None
-        ):
-            raise TypeError(f"the file row for {str(path)[:80]!r} has a value of the wrong type")
-        files[path] = ((dev, ino, size, mtime, ctime), digest)
+    # A signature is only compared with one made from a stat result: any other value never
+    # equals it, so it needs only to be a list. Unpacking refuses a value that is not a pair.
+    for path, (signature, digest) in rows.items():
+        if type(signature) is not list or type(digest) is not str or fullmatch(digest) is None:
+            raise TypeError(f"the file row for {path[:80]!r} has a value of the wrong type")
+        files[path] = (signature, digest)
     return files
 
 
-def _folders(rows: list[Any]) -> dict[str, Listing]:
+def _folders(rows: dict[str, Any]) -> dict[str, Listing]:
     folders: dict[str, Listing] = {}
     fullmatch = _LISTING_ITEM_RE.fullmatch
-    for path, dev, ino, size, mtime, ctime, listing in rows:
-        if (
-            type(path) is not str
-            or type(dev) is not int
-            or type(ino) is not int
-            or type(size) is not int
-            or type(mtime) is not int
-            or type(ctime) is not int
-            or type(listing) is not list
-        ):
-            raise TypeError(f"the folder row for {str(path)[:80]!r} has a value of the wrong type")
+    for path, (signature, listing) in rows.items():
+        if type(signature) is not list or type(listing) is not list:
+            raise TypeError(f"the folder row for {path[:80]!r} has a value of the wrong type")
         for item in listing:
             # A name is one path component: never empty, ".", "..", or holding "/" or NUL (the
             # walk joins it to the folder's path and may open it).
             if type(item) is not str or fullmatch(item) is None or item[1:] in (".", ".."):
                 raise ValueError(f"the listing of {path[:80]!r} holds {str(item)[:80]!r}")
-        folders[path] = ((dev, ino, size, mtime, ctime), tuple(listing))
+        folders[path] = (signature, tuple(listing))
     return folders
+
+
+def _skill_rows(skills: Mapping[str, SkillRecord], encoded: list[bytes]) -> dict[str, object]:
+    """The JSON rows of ``skills``, by folder; their encoded entries appended to ``encoded``."""
+    rows: dict[str, object] = {}
+    for folder, record in sorted(skills.items()):
+        if b"\n" in record.encoded_entry:
+            raise ValueError(f"the encoded entry of {folder!r} holds a line feed")
+        rows[folder] = [record.key, [_finding_row(f) for f in record.findings]]
+        encoded.append(record.encoded_entry)
+    return rows
+
+
+def _finding_row(finding: Finding) -> list[object]:
+    return [
+        str(finding.severity),
+        finding.field,
+        finding.code,
+        finding.message,
+        finding.line,
+        finding.column,
+        finding.file,
+    ]
+
+
+def _skills(rows: dict[str, Any], entries: Iterator[bytes]) -> dict[str, SkillRecord]:
+    # A key is only ever compared with the key of a skill as a walk found it, and used once
+    # equal to it: what it holds needs no check here.
+    skills: dict[str, SkillRecord] = {}
+    for folder, (key, findings) in rows.items():
+        if type(key) is not list or type(findings) is not list:
+            raise TypeError(f"the skill row for {folder[:80]!r} has the wrong shape")
+        encoded = next(entries, None)
+        if encoded is None:
+            raise ValueError("fewer encoded entries than skill records")
+        if not encoded.startswith(b'{"uri": '):
+            raise ValueError(f"the encoded entry of {folder[:80]!r} is not an entry")
+        skills[folder] = SkillRecord(
+            key, encoded, tuple(map(_finding, findings)) if findings else ()
+        )
+    return skills
+
+
+def _finding(row: object) -> Finding:
+    if type(row) is not list:
+        raise TypeError("a finding is not a list")
+    severity, pointer, code, message, line, column, file = row
+    if (
+        type(pointer) is not str
+        or type(code) is not str
+        or type(message) is not str
+        or type(line) not in (int, type(None))
+        or type(column) not in (int, type(None))
+        or type(file) not in (str, type(None))
+    ):
+        raise TypeError(f"the finding {str(code)[:80]!r} has a value of the wrong type")
+    return Finding(
+        severity=Severity(severity),
+        field=pointer,
+        code=code,
+        message=message,
+        line=line,
+        column=column,
+        file=file,
+    )

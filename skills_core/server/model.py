@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import enum
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import FrozenInstanceError, dataclass
 from types import MappingProxyType
 from typing import Final, final
 
@@ -195,10 +195,20 @@ def check_relative_path(path: str) -> str:
     return path
 
 
+#: What a skill restored from a digest index record builds on first use: its entry and files.
+Materialize = Callable[[], tuple[SkillEntry, Mapping[str, str]]]
+_NO_FILES: Final[Mapping[str, str]] = MappingProxyType({})
+
+
 @final
-@dataclass(frozen=True, slots=True, kw_only=True)
 class PublishedSkill:
     """A skill the server serves.
+
+    A frozen value, compared, hashed and printed as a dataclass of the attributes below would
+    be. A catalog builder restoring a skill from a digest index record (see
+    :mod:`skills_core.server.catalog`) makes it with its URI, findings and encoded entry only;
+    :attr:`entry` and :attr:`files` are then built the first time either is read, from the same
+    snapshot and parsed frontmatter a cold build uses, so they are what a cold build makes.
 
     Attributes:
         entry: Its entry, exactly as ``skills/list`` and ``skills/get`` send it.
@@ -208,29 +218,119 @@ class PublishedSkill:
             manifest (empty for a dynamic skill).
         findings: Warnings about the skill (validation warnings, refused files, duplicate names).
         listed: Whether ``skills/list`` shows it; ``skills/get`` answers either way (GET-03).
+        uri: The SKILL.md URI (``entry.uri``).
+        encoded_entry: The entry as UTF-8 JSON text, exactly as
+            ``json.dumps(entry.to_json(), ensure_ascii=False).encode()`` writes it, when the
+            builder has it without building the entry (a skill restored from a digest index
+            record); else None.
     """
 
-    entry: SkillEntry
-    root: int | None
+    __slots__ = (
+        "_entry",
+        "_files",
+        "_make",
+        "encoded_entry",
+        "findings",
+        "folder",
+        "listed",
+        "root",
+        "uri",
+    )
+
+    _entry: SkillEntry | None
+    _files: Mapping[str, str] | None
+    _make: Materialize | None
+    encoded_entry: bytes | None
+    findings: tuple[Finding, ...]
     folder: str
-    files: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
-    findings: tuple[Finding, ...] = ()
-    listed: bool = True
+    listed: bool
+    root: int | None
+    uri: str
+
+    def __init__(
+        self,
+        *,
+        entry: SkillEntry,
+        root: int | None,
+        folder: str,
+        files: Mapping[str, str] = _NO_FILES,
+        findings: tuple[Finding, ...] = (),
+        listed: bool = True,
+    ) -> None:
+        """Record the attributes above (``uri`` is ``entry.uri``; ``encoded_entry`` None)."""
+        _set_skill_entry(self, entry)
+        _set_skill_files(self, files)
+        _set_skill_make(self, None)
+        _set_skill_encoded(self, None)
+        _set_skill_findings(self, findings)
+        _set_skill_folder(self, folder)
+        _set_skill_listed(self, listed)
+        _set_skill_root(self, root)
+        _set_skill_uri(self, entry.uri)
 
     @property
-    def uri(self) -> str:
-        """The SKILL.md URI."""
-        return self.entry.uri
+    def entry(self) -> SkillEntry:
+        """Its entry, exactly as ``skills/list`` and ``skills/get`` send it."""
+        entry = self._entry
+        if entry is None:
+            entry = self._materialize()[0]
+        return entry
+
+    @property
+    def files(self) -> Mapping[str, str]:
+        """``{resource URI: file path relative to the skill folder}`` (empty when dynamic)."""
+        files = self._files
+        if files is None:
+            files = self._materialize()[1]
+        return files
+
+    def _materialize(self) -> tuple[SkillEntry, Mapping[str, str]]:
+        make = self._make
+        assert make is not None, "a PublishedSkill without an entry has a way to build it"
+        entry, files = make()
+        _set_skill_entry(self, entry)
+        _set_skill_files(self, files)
+        _set_skill_make(self, None)
+        return entry, files
+
+    @property
+    def name(self) -> str:
+        """The skill name: the last segment of its skill path (``entry.name``)."""
+        return self.uri[: -len(_SKILL_MD_SUFFIX)].rpartition("/")[2]
 
     @property
     def root_uri(self) -> str:
-        """The skill's root directory URI."""
-        return self.entry.root
+        """The skill's root directory URI (``entry.root``)."""
+        return self.uri[: -len(_SKILL_MD_SUFFIX)]
 
     @property
     def is_dynamic(self) -> bool:
         """True for a skill whose files are generated (``"resources": "dynamic"``)."""
         return self.root is None
+
+    def _fields(self) -> tuple[object, ...]:
+        return (self.entry, self.root, self.folder, self.files, self.findings, self.listed)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not PublishedSkill:
+            return NotImplemented
+        assert isinstance(other, PublishedSkill)
+        return self is other or self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return (
+            f"PublishedSkill(entry={self.entry!r}, root={self.root!r}, folder={self.folder!r}, "
+            f"files={self.files!r}, findings={self.findings!r}, listed={self.listed!r})"
+        )
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
 
 
 @final
@@ -293,12 +393,15 @@ _set_file_path = SnapshotFile.__dict__["path"].__set__
 _set_file_size = SnapshotFile.__dict__["size"].__set__
 _set_file_digest = SnapshotFile.__dict__["digest"].__set__
 _set_file_data = SnapshotFile.__dict__["data"].__set__
-_set_skill_entry = PublishedSkill.__dict__["entry"].__set__
-_set_skill_root = PublishedSkill.__dict__["root"].__set__
-_set_skill_folder = PublishedSkill.__dict__["folder"].__set__
-_set_skill_files = PublishedSkill.__dict__["files"].__set__
+_set_skill_entry = PublishedSkill.__dict__["_entry"].__set__
+_set_skill_files = PublishedSkill.__dict__["_files"].__set__
+_set_skill_make = PublishedSkill.__dict__["_make"].__set__
+_set_skill_encoded = PublishedSkill.__dict__["encoded_entry"].__set__
 _set_skill_findings = PublishedSkill.__dict__["findings"].__set__
+_set_skill_folder = PublishedSkill.__dict__["folder"].__set__
 _set_skill_listed = PublishedSkill.__dict__["listed"].__set__
+_set_skill_root = PublishedSkill.__dict__["root"].__set__
+_set_skill_uri = PublishedSkill.__dict__["uri"].__set__
 
 
 def new_snapshot_file(path: str, size: int, digest: str, data: bytes | None) -> SnapshotFile:
@@ -321,9 +424,36 @@ def new_published_skill(
     """``PublishedSkill(entry=..., root=..., folder=..., files=..., findings=...)``, faster."""
     skill = _new_object(PublishedSkill)
     _set_skill_entry(skill, entry)
-    _set_skill_root(skill, root)
-    _set_skill_folder(skill, folder)
     _set_skill_files(skill, files)
+    _set_skill_make(skill, None)
+    _set_skill_encoded(skill, None)
     _set_skill_findings(skill, findings)
+    _set_skill_folder(skill, folder)
     _set_skill_listed(skill, True)
+    _set_skill_root(skill, root)
+    _set_skill_uri(skill, entry.uri)
+    return skill
+
+
+def restored_published_skill(
+    uri: str,
+    root: int,
+    folder: str,
+    *,
+    findings: tuple[Finding, ...],
+    encoded_entry: bytes,
+    make: Materialize,
+) -> PublishedSkill:
+    """A skill restored from a digest index record: ``make()`` builds its entry and files when
+    first needed (package-private; see :class:`PublishedSkill`)."""
+    skill = _new_object(PublishedSkill)
+    _set_skill_entry(skill, None)
+    _set_skill_files(skill, None)
+    _set_skill_make(skill, make)
+    _set_skill_encoded(skill, encoded_entry)
+    _set_skill_findings(skill, findings)
+    _set_skill_folder(skill, folder)
+    _set_skill_listed(skill, True)
+    _set_skill_root(skill, root)
+    _set_skill_uri(skill, uri)
     return skill
