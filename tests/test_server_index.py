@@ -9,6 +9,7 @@ corrupt-index tests check that anything wrong with the file makes it absent, nev
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -30,7 +31,11 @@ import skills_core.server.catalog as catalog_module
 import skills_core.server.filesystem as fs_module
 from skills_core import spec_examples as ex
 from skills_core._version import __version__
-from skills_core.server import FilesystemSource, SkillsServer
+from skills_core.entry import Limits
+from skills_core.server import (
+    FilesystemSource,
+    SkillsServer,
+)
 from skills_core.server._rules import ParsedSkillMd, SkillRecord, parse_skill_md
 from skills_core.server.index import (
     FORMAT_VERSION,
@@ -446,6 +451,109 @@ def test_the_index_holds_what_the_format_says(root: Path, index: Path, trusted: 
     broken = section.files["broken/SKILL.md"][1]
     assert isinstance(document.frontmatter[broken], str)  # why it has no frontmatter
     assert oct(index.stat().st_mode & 0o777) == "0o600"
+
+
+# --- skill records: an unchanged skill is restored, not built ------------------------------------
+
+
+@pytest.fixture
+def published(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The folder of every skill the catalog builder builds (rather than restores or keeps)."""
+    folders: list[str] = []
+    real_publish = catalog_module._publish
+
+    def spy(scheme: str, limits: Any, root: int, found: Any, verdict: Any) -> Any:
+        folders.append(found[1])
+        return real_publish(scheme, limits, root, found, verdict)
+
+    monkeypatch.setattr(catalog_module, "_publish", spy)
+    return folders
+
+
+def test_a_warm_start_restores_unchanged_skills_without_building_them(
+    root: Path, index: Path, trusted: None, published: list[str]
+) -> None:
+    cold = warm_up(root, index).scan()
+    published.clear()
+    warm = FilesystemSource([root], index=index).scan()
+    left_out = sorted(o.path for o in cold.omitted)
+    assert left_out == ["acme/billing/refunds", "broken", "mismatch"]
+    assert sorted(published) == left_out  # no record: built each time
+    published.clear()
+    for skill, expected in zip(warm.skills, cold.skills, strict=True):
+        assert (
+            skill.encoded_entry == json.dumps(expected.entry.to_json(), ensure_ascii=False).encode()
+        )
+        assert (skill.uri, skill.name, skill.root_uri) == (
+            expected.entry.uri,
+            expected.entry.name,
+            expected.entry.root,
+        )
+        assert skill.findings == expected.findings
+    assert published == []  # nothing built yet: no entry was read
+    assert warm == cold  # reading the entries builds them, from the same parts
+    assert sorted(published) == sorted(s.folder for s in cold.skills)  # once each
+    assert warm == cold
+    assert len(published) == len(cold.skills)
+    assert [repr(s) for s in warm.skills] == [repr(s) for s in cold.skills]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        warm.skills[0].folder = "x"
+
+
+def test_a_rescan_keeps_the_skills_that_did_not_change(
+    root: Path, trusted: None, published: list[str]
+) -> None:
+    source = FilesystemSource([root])
+    first = source.scan()
+    (root / "pdf-processing/templates/invoice.md").write_bytes(b"changed\n")
+    published.clear()
+    second = source.scan()
+    assert sorted(published) == ["acme/billing/refunds", "broken", "mismatch", "pdf-processing"]
+    for before, after in zip(first.skills, second.skills, strict=True):
+        assert (after is before) is (after.folder != "pdf-processing")
+    assert second == FilesystemSource([root]).scan()
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"scheme": "other"}, {"limits": Limits(max_resources=3)}, {"include_hidden": True}],
+    ids=["another scheme", "other limits", "other options"],
+)
+def test_records_of_another_catalog_are_not_restored(
+    root: Path, index: Path, trusted: None, published: list[str], options: dict[str, Any]
+) -> None:
+    write(root, {"pdf-processing/.env": b"X=1\n"})
+    warm_up(root, index)
+    published.clear()
+    warm = FilesystemSource([root], index=index, **options).scan()
+    if "include_hidden" in options:  # the same scheme and limits: only the changed skill
+        assert "pdf-processing" in published
+        assert "warns" not in published
+    else:
+        assert "warns" in published  # nothing restored
+    assert warm == FilesystemSource([root], **options).scan()
+
+
+def test_a_record_that_does_not_fit_its_skill_fails_closed(
+    root: Path, index: Path, trusted: None
+) -> None:
+    """A record is trusted as the index is; one that cannot be its skill's is an error."""
+    warm_up(root, index)
+    document = decode_index(index.read_bytes())
+    (section,) = document.roots
+    digest = section.files["warns/SKILL.md"][1]
+    frontmatter = dict(document.frontmatter)
+    frontmatter[digest] = {"name": "warns"}  # what the record says is published is not
+    index.write_bytes(encode_index(dataclasses.replace(document, frontmatter=frontmatter)))
+    warm = FilesystemSource([root], index=index).scan()
+    skill = warm.get("skill://warns/SKILL.md")
+    assert skill is not None
+    with pytest.raises(RuntimeError, match="does not match the skill"):
+        _ = skill.entry
+    frontmatter[digest] = "SKILL.md has no frontmatter"  # not even an object: not restored
+    index.write_bytes(encode_index(dataclasses.replace(document, frontmatter=frontmatter)))
+    warm = FilesystemSource([root], index=index).scan()
+    assert warm.get("skill://warns/SKILL.md") is None
 
 
 # --- the differential test: warm == cold after every kind of change ------------------------------

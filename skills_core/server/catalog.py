@@ -443,19 +443,15 @@ class CatalogBuilder:
         """``{skill folder: record}`` for the skills of root ``root`` that the last build (and
         re-checks since) published without problems, to keep in a digest index.
 
-        Encodes the entries not restored from a record (the record of a skill that cannot be
-        encoded as UTF-8 is left out).
+        Encodes the entries not restored from a record.
         """
         records: dict[str, SkillRecord] = {}
         for (number, folder), (key, skill) in self._records.items():
             if number != root:
                 continue
             encoded = skill.encoded_entry
-            if encoded is None:
-                try:
-                    encoded = json.dumps(skill.entry.to_json(), ensure_ascii=False).encode()
-                except UnicodeEncodeError:
-                    continue
+            if encoded is None:  # entries hold Unicode text only: it encodes
+                encoded = json.dumps(skill.entry.to_json(), ensure_ascii=False).encode()
             records[folder] = SkillRecord(key, encoded, skill.findings)
         return records
 
@@ -569,7 +565,14 @@ class CatalogBuilder:
                 if stored is None or self._parsed is None
                 else self._parsed.get(skill_md.digest)
             )
-            if stored is not None and parsed is not None and stored.key == key:
+            # A published skill's SKILL.md has frontmatter naming its folder: a record that
+            # says otherwise is not used (a cheap check; the rest is trusted as the index is).
+            if (
+                stored is not None
+                and stored.key == key
+                and type(parsed) is dict
+                and parsed.get("name") == folder.rpartition("/")[2]
+            ):
                 skill = restored_published_skill(
                     root_uri + _SKILL_MD_SUFFIX,
                     root,
