@@ -859,7 +859,9 @@ def _read_index_file(path: str) -> bytes | None:
             raise OSError(errno.EINVAL, "it is not a regular file")
         if st.st_size > MAX_INDEX_BYTES:
             raise OSError(errno.EFBIG, f"it is larger than {MAX_INDEX_BYTES} bytes")
-        return _read_only(fd, st.st_size)
+        # One read of the whole file (it is read once, and may be megabytes): a file that
+        # changed meanwhile fails its checksum.
+        return os.read(fd, st.st_size + 1)
     finally:
         os.close(fd)
 

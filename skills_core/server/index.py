@@ -86,6 +86,7 @@ from __future__ import annotations
 
 import enum
 import hashlib
+import itertools
 import json
 import re
 from collections.abc import Iterator, Mapping
@@ -142,8 +143,13 @@ class EntryKind(enum.StrEnum):
 
 
 _DIGEST_RE: Final = re.compile(r"sha256:[0-9a-f]{64}")
+_DIGESTS_RE: Final = re.compile(r"(?:sha256:[0-9a-f]{64})*")
+_DIGEST_LENGTH: Final = len("sha256:") + 64
 _CHECKSUM_RE: Final = re.compile(rb"sha256:([0-9a-f]{64})\n")
-_LISTING_ITEM_RE: Final = re.compile(r"[dflo][^/\0]+")
+#: Listing items joined by NUL: a kind, then a name that is not "." or "..".
+_LISTING_RE: Final = re.compile(
+    r"[dflo](?!\.\.?(?:\0|\Z))[^/\0]+(?:\0[dflo](?!\.\.?(?:\0|\Z))[^/\0]+)*"
+)
 
 
 class IndexProblem(enum.StrEnum):
@@ -275,15 +281,14 @@ def decode_index(data: bytes) -> DigestIndex:
     match = _CHECKSUM_RE.match(data, line_end + 1)
     if match is None:
         raise DigestIndexError(IndexProblem.CHECKSUM, "has no checksum line")
-    body = data[match.end() :]
-    if hashlib.sha256(body).hexdigest().encode() != match.group(1):
+    if hashlib.sha256(memoryview(data)[match.end() :]).hexdigest().encode() != match.group(1):
         raise DigestIndexError(
             IndexProblem.CHECKSUM, "does not match its checksum (truncated or altered)"
         )
-    lines = body.split(b"\n")
+    lines = data.split(b"\n")  # the magic, the checksum, the JSON, then the encoded entries
     try:
-        document = json.loads(lines[0], parse_constant=_refuse_constant)
-        return _index(document, lines)
+        document = json.loads(lines[2], parse_constant=_refuse_constant)
+        return _index(document, lines, 3)
     except (ValueError, TypeError, KeyError, RecursionError) as exc:
         raise DigestIndexError(IndexProblem.MALFORMED, f"is malformed ({exc})") from None
 
@@ -292,10 +297,10 @@ def _refuse_constant(name: str) -> object:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def _index(document: object, lines: list[bytes]) -> DigestIndex:
+def _index(document: object, lines: list[bytes], first_entry: int) -> DigestIndex:
     """Check the decoded body field by field; TypeError or ValueError when anything is off.
 
-    ``lines`` are the lines of the body: the JSON, then one encoded entry per skill record.
+    ``lines[first_entry:]`` are the encoded entries, one per skill record.
     """
     if type(document) is not dict:
         raise TypeError("the body is not an object")
@@ -319,7 +324,7 @@ def _index(document: object, lines: list[bytes]) -> DigestIndex:
             raise TypeError(
                 f"frontmatter entry {digest[:80]!r} is not a digest and an object or string"
             )
-    entries = iter(lines[1:])
+    entries = itertools.islice(lines, first_entry, None)
     sections = tuple(_root(root, entries) for root in roots)
     if next(entries, None) is not None:
         raise ValueError("more encoded entries than skill records")
@@ -366,29 +371,32 @@ def _root(section: object, entries: Iterator[bytes]) -> RootIndex:
 
 
 def _files(rows: dict[str, Any]) -> dict[str, FileRecord]:
-    files: dict[str, FileRecord] = {}
-    fullmatch = _DIGEST_RE.fullmatch
     # A signature is only compared with one made from a stat result: any other value never
-    # equals it, so it needs only to be a list. Unpacking refuses a value that is not a pair.
-    for path, (signature, digest) in rows.items():
-        if type(signature) is not list or type(digest) is not str or fullmatch(digest) is None:
-            raise TypeError(f"the file row for {path[:80]!r} has a value of the wrong type")
-        files[path] = (signature, digest)
+    # equals it, so it needs only to be a list. The digests are checked all at once.
+    files = {path: (signature, digest) for path, (signature, digest) in rows.items()}
+    digests = "".join([digest for _, digest in files.values()])
+    if (
+        _DIGESTS_RE.fullmatch(digests) is None
+        or len(digests) != _DIGEST_LENGTH * len(files)
+        or not all(type(signature) is list for signature, _ in files.values())
+    ):
+        raise ValueError("a file row is not a signature and a digest")
     return files
 
 
 def _folders(rows: dict[str, Any]) -> dict[str, Listing]:
-    folders: dict[str, Listing] = {}
-    fullmatch = _LISTING_ITEM_RE.fullmatch
-    for path, (signature, listing) in rows.items():
-        if type(signature) is not list or type(listing) is not list:
-            raise TypeError(f"the folder row for {path[:80]!r} has a value of the wrong type")
-        for item in listing:
-            # A name is one path component: never empty, ".", "..", or holding "/" or NUL (the
-            # walk joins it to the folder's path and may open it).
-            if type(item) is not str or fullmatch(item) is None or item[1:] in (".", ".."):
-                raise ValueError(f"the listing of {path[:80]!r} holds {str(item)[:80]!r}")
-        folders[path] = (signature, tuple(listing))
+    folders = {path: (signature, tuple(items)) for path, (signature, items) in rows.items()}
+    # Every name is one path component: never empty, ".", "..", or holding "/" or NUL (the
+    # walk joins it to the folder's path and may open it). Checked all at once: joined by NUL,
+    # which no name holds (the count proves it).
+    items = [item for _, listing in folders.values() for item in listing]
+    joined = "\0".join(items)
+    if (
+        (items and _LISTING_RE.fullmatch(joined) is None)
+        or joined.count("\0") != max(len(items) - 1, 0)
+        or not all(type(signature) is list for signature, _ in folders.values())
+    ):
+        raise ValueError("a folder row is not a signature and a listing of names")
     return folders
 
 
@@ -419,17 +427,17 @@ def _skills(rows: dict[str, Any], entries: Iterator[bytes]) -> dict[str, SkillRe
     # A key is only ever compared with the key of a skill as a walk found it, and used once
     # equal to it: what it holds needs no check here.
     skills: dict[str, SkillRecord] = {}
-    for folder, (key, findings) in rows.items():
+    new = tuple.__new__
+    for (folder, (key, findings)), encoded in zip(rows.items(), entries, strict=False):
         if type(key) is not list or type(findings) is not list:
             raise TypeError(f"the skill row for {folder[:80]!r} has the wrong shape")
-        encoded = next(entries, None)
-        if encoded is None:
-            raise ValueError("fewer encoded entries than skill records")
         if not encoded.startswith(b'{"uri": '):
             raise ValueError(f"the encoded entry of {folder[:80]!r} is not an entry")
-        skills[folder] = SkillRecord(
-            key, encoded, tuple(map(_finding, findings)) if findings else ()
+        skills[folder] = new(
+            SkillRecord, (key, encoded, tuple(map(_finding, findings)) if findings else ())
         )
+    if len(skills) != len(rows):
+        raise ValueError("fewer encoded entries than skill records")
     return skills
 
 
