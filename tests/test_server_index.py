@@ -444,10 +444,13 @@ def test_the_index_holds_what_the_format_says(root: Path, index: Path, trusted: 
         "sha256:" + hashlib.sha256(ex.INVOICE).hexdigest(),
     )
     skill_md_digest = section.files["pdf-processing/SKILL.md"][1]
-    assert document.frontmatter[skill_md_digest] == {
-        "name": "pdf-processing",
-        "description": "Extract, fill, and assemble PDF documents",
-    }
+    record = section.skills["pdf-processing"]
+    assert record.key[:3] == ["SKILL.md", len(ex.SKILL_MD), skill_md_digest]
+    assert json.loads(record.encoded_entry) == ex.entry_json()
+    assert record.findings == ()
+    assert skill_md_digest not in document.frontmatter  # kept once: in the record's entry
+    mismatch = section.files["mismatch/SKILL.md"][1]  # no record: kept in the map
+    assert document.frontmatter[mismatch] == {"name": "other-name", "description": "Does things"}
     broken = section.files["broken/SKILL.md"][1]
     assert isinstance(document.frontmatter[broken], str)  # why it has no frontmatter
     assert oct(index.stat().st_mode & 0o777) == "0o600"
@@ -534,26 +537,54 @@ def test_records_of_another_catalog_are_not_restored(
     assert warm == FilesystemSource([root], **options).scan()
 
 
+def forge_record(index: Path, folder: str, encoded_entry: bytes) -> None:
+    """Rewrite the index (a valid checksum) with another encoded entry for ``folder``."""
+    document = decode_index(index.read_bytes())
+    (section,) = document.roots
+    skills = dict(section.skills)
+    skills[folder] = skills[folder]._replace(encoded_entry=encoded_entry)
+    forged = dataclasses.replace(section, skills=skills)
+    index.write_bytes(encode_index(dataclasses.replace(document, roots=(forged,))))
+
+
 def test_a_record_that_does_not_fit_its_skill_fails_closed(
     root: Path, index: Path, trusted: None
 ) -> None:
     """A record is trusted as the index is; one that cannot be its skill's is an error."""
     warm_up(root, index)
-    document = decode_index(index.read_bytes())
-    (section,) = document.roots
-    digest = section.files["warns/SKILL.md"][1]
-    frontmatter = dict(document.frontmatter)
-    frontmatter[digest] = {"name": "warns"}  # what the record says is published is not
-    index.write_bytes(encode_index(dataclasses.replace(document, frontmatter=frontmatter)))
+    cold = FilesystemSource([root]).scan()
+    # Another skill's entry: not restored (its URI is not this skill's), and not taken for the
+    # frontmatter of this skill's SKILL.md (not read, as it is unchanged): the scan starts again.
+    forge_record(index, "warns", json.dumps(cold.skills[0].entry.to_json()).encode())
+    source = FilesystemSource([root], index=index)
+    assert source.scan() == cold
+    assert source.index_note is not None
+    # This skill's URI, and a frontmatter that is not valid: restored, and an error when built.
+    entry = {"uri": "skill://warns/SKILL.md", "frontmatter": {"name": "warns"}, "resources": []}
+    forge_record(index, "warns", json.dumps(entry).encode())
     warm = FilesystemSource([root], index=index).scan()
     skill = warm.get("skill://warns/SKILL.md")
     assert skill is not None
     with pytest.raises(RuntimeError, match="does not match the skill"):
         _ = skill.entry
-    frontmatter[digest] = "SKILL.md has no frontmatter"  # not even an object: not restored
-    index.write_bytes(encode_index(dataclasses.replace(document, frontmatter=frontmatter)))
-    warm = FilesystemSource([root], index=index).scan()
-    assert warm.get("skill://warns/SKILL.md") is None
+    # No frontmatter object at all: as an error when built ...
+    forge_record(index, "warns", b'{"uri": "skill://warns/SKILL.md", "frontmatter": 7}')
+    skill = FilesystemSource([root], index=index).scan().get("skill://warns/SKILL.md")
+    assert skill is not None
+    with pytest.raises(RuntimeError, match="does not match the skill"):
+        _ = skill.entry
+    # ... and when it is the frontmatter of a SKILL.md not read (another file of the skill
+    # changed): the index is found unusable then, and the scan starts again, cold.
+    forge_record(index, "pdf-processing", b'{"uri": "skill://pdf-processing/SKILL.md", "x": 1}')
+    (root / "pdf-processing/templates/invoice.md").write_bytes(b"changed\n")
+    source = FilesystemSource([root], index=index)
+    assert source.scan() == FilesystemSource([root]).scan()
+    assert source.index_note is not None
+    assert source.index_note.endswith(
+        "ignored and is rebuilt: is malformed (a record's encoded entry is not its skill's entry)"
+    )
+    decode_index(index.read_bytes())  # rebuilt, whole
+    assert FilesystemSource([root], index=index).scan() == FilesystemSource([root]).scan()
 
 
 # --- the differential test: warm == cold after every kind of change ------------------------------

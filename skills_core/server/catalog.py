@@ -60,6 +60,7 @@ from skills_core.entry import (
     _unchecked_resource,
 )
 from skills_core.errors import URIError
+from skills_core.jsonvalue import JSONValue, loads_strict
 from skills_core.server._rules import (
     Candidate,
     ParsedSkillMd,
@@ -77,6 +78,7 @@ from skills_core.server._rules import (
     refused,
     trusted_entry,
 )
+from skills_core.server.index import DigestIndexError, IndexProblem
 from skills_core.server.model import (
     DynamicSkill,
     OmitCode,
@@ -102,7 +104,7 @@ from skills_core.uri import SkillURI, _new_skill_uri
 from skills_core.validation import Finding
 from skills_core.validation import _warning as warning
 
-__all__ = ["Catalog", "CatalogBuilder"]
+__all__ = ["Catalog", "CatalogBuilder", "record_digest"]
 
 _SKILL_MD_SUFFIX: Final = "/" + SKILL_MD
 _uri_of: Final = operator.attrgetter("uri")
@@ -228,6 +230,7 @@ class CatalogBuilder:
         "_old",
         "_parsed",
         "_previous",
+        "_recorded",
         "_records",
         "_stored",
         "_verdicts",
@@ -252,8 +255,11 @@ class CatalogBuilder:
         # of the last build (and re-checks since), and those of the build before, during a build.
         self._records: dict[tuple[int, str], tuple[SkillKey, PublishedSkill]] = {}
         self._previous: dict[tuple[int, str], tuple[SkillKey, PublishedSkill]] = {}
-        # Records a digest index gave (restore()), until the next full build.
+        # Records a digest index gave (restore()), until the next full build; and by the digest
+        # of its SKILL.md, the encoded entry of one of them (whose frontmatter is that SKILL.md's:
+        # an index keeps each frontmatter once).
         self._stored: dict[tuple[int, str], SkillRecord] = {}
+        self._recorded: dict[str, tuple[str, bytes]] = {}
         #: Whether a build or re-check published a skill that was not restored or kept, since
         #: this was last set to False (a digest index then has a record to add).
         self.new_records = False
@@ -322,6 +328,7 @@ class CatalogBuilder:
         self._old = {}
         self._previous = {}
         self._stored = {}
+        self._recorded = {}
         published.sort(key=_uri_of)
         omitted.sort(key=lambda o: (o.root is None, o.root or 0, o.path))
         return Catalog(
@@ -393,12 +400,15 @@ class CatalogBuilder:
     def knows(self, digest: str, name: str) -> bool:
         """Whether the verdict on a SKILL.md with ``digest`` in a folder ``name`` needs no bytes.
 
-        True when that verdict is cached, or the parsed SKILL.md of that digest is kept. A source
-        may then snapshot that SKILL.md without its bytes (:class:`SnapshotFile` with
-        ``data=None``) for the next :meth:`build` or :meth:`build_skill`.
+        True when that verdict is cached, or the parsed SKILL.md of that digest is kept (or is
+        in a record offered by :meth:`restore`). A source may then snapshot that SKILL.md without
+        its bytes (:class:`SnapshotFile` with ``data=None``) for the next :meth:`build` or
+        :meth:`build_skill`.
         """
-        return (digest, name) in self._verdicts or (
-            self._parsed is not None and digest in self._parsed
+        return (
+            (digest, name) in self._verdicts
+            or (self._parsed is not None and digest in self._parsed)
+            or digest in self._recorded
         )
 
     def learn(self, parsed: Mapping[str, ParsedSkillMd]) -> None:
@@ -432,18 +442,27 @@ class CatalogBuilder:
 
         ``records`` is ``{skill folder: record}``, written by :meth:`records_for` of a builder
         of the same scheme and limits, and the same library version (the caller checks). A
-        skill whose files are those of its record, whose SKILL.md's parsed frontmatter is kept
-        (:meth:`learn`) and met no problem is then restored from it: a
-        :class:`PublishedSkill` with its URI, findings and encoded entry, whose entry and files
-        are built when first read. Records not used by the next full build are forgotten.
+        skill whose files are those of its record and that met no problem is then restored from
+        it: a :class:`PublishedSkill` with its URI, findings and encoded entry, whose entry and
+        files are built when first read (from the frontmatter in the encoded entry, validated
+        afresh). The frontmatter of a SKILL.md whose digest is in a record is known as if
+        :meth:`learn` had given it. Records not used by the next full build are forgotten.
         """
-        self._stored.update({(root, folder): record for folder, record in records.items()})
+        stored = self._stored
+        recorded = self._recorded
+        for folder, record in records.items():
+            stored[(root, folder)] = record
+            digest = record_digest(record)
+            if digest is not None:
+                recorded[digest] = (folder, record.encoded_entry)
 
     def records_for(self, root: int) -> dict[str, SkillRecord]:
         """``{skill folder: record}`` for the skills of root ``root`` that the last build (and
         re-checks since) published without problems, to keep in a digest index.
 
-        Encodes the entries not restored from a record.
+        Encodes the entries not restored from a record. A record holds its SKILL.md's
+        frontmatter (in the encoded entry): an index need not keep it again (see
+        :func:`record_digest`).
         """
         records: dict[str, SkillRecord] = {}
         for (number, folder), (key, skill) in self._records.items():
@@ -539,11 +558,25 @@ class CatalogBuilder:
         return verdict
 
     def _judge(self, digest: str, data: bytes | None, name: str) -> Verdict:
-        """The verdict on a SKILL.md not cached: parsed from ``data``, or as kept by digest."""
+        """The verdict on a SKILL.md not cached: parsed from ``data``, or as kept by digest.
+
+        Raises:
+            DigestIndexError: the record that holds this SKILL.md's frontmatter does not hold
+                one (an index written by another program: the source then starts cold).
+        """
         kept = self._parsed
         if data is None:
-            assert kept is not None, "a SKILL.md snapshot without bytes needs a known verdict"
-            parsed = kept[digest]
+            parsed = None if kept is None else kept.get(digest)
+            if parsed is None:
+                folder, encoded = self._recorded[digest]  # knows() said it is there
+                uri = f"{self.scheme}://{encode_folder(folder)}{_SKILL_MD_SUFFIX}"
+                if encoded.startswith(b'{"uri": "%s", ' % uri.encode()):
+                    parsed = recorded_frontmatter(encoded)
+                if parsed is None:
+                    raise DigestIndexError(
+                        IndexProblem.MALFORMED,
+                        "is malformed (a record's encoded entry is not its skill's entry)",
+                    )
         else:
             parsed = parse_skill_md(data)
             if kept is not None:
@@ -560,27 +593,28 @@ class CatalogBuilder:
                 self._records[place] = kept
                 return kept[1]
             stored = self._stored.get(place)
-            parsed = (
-                None
-                if stored is None or self._parsed is None
-                else self._parsed.get(skill_md.digest)
-            )
-            # A published skill's SKILL.md has frontmatter naming its folder: a record that
-            # says otherwise is not used (a cheap check; the rest is trusted as the index is).
+            uri = root_uri + _SKILL_MD_SUFFIX
+            # An encoded entry that is not this skill's (a record of another catalog, an index
+            # written by hand) is not used: a cheap check; the rest is trusted as the index is.
             if (
                 stored is not None
                 and stored.key == key
-                and type(parsed) is dict
-                and parsed.get("name") == folder.rpartition("/")[2]
+                and stored.encoded_entry.startswith(b'{"uri": "%s", ' % uri.encode())
             ):
                 skill = restored_published_skill(
-                    root_uri + _SKILL_MD_SUFFIX,
+                    uri,
                     root,
                     folder,
                     findings=stored.findings,
                     encoded_entry=stored.encoded_entry,
                     make=partial(
-                        _restore, self.scheme, self.limits, root, folder, key=key, parsed=parsed
+                        _restore,
+                        self.scheme,
+                        self.limits,
+                        root,
+                        folder,
+                        key=key,
+                        encoded_entry=stored.encoded_entry,
                     ),
                 )
                 self._records[place] = (key, skill)
@@ -632,17 +666,20 @@ def _restore(
     folder: str,
     *,
     key: SkillKey,
-    parsed: ParsedSkillMd,
+    encoded_entry: bytes,
 ) -> tuple[SkillEntry, Mapping[str, str]]:
     """The entry and files of a skill restored from a record: a cold build from the same parts.
 
     The files come from the record's key (the snapshot it was checked against), the frontmatter
-    is the parsed SKILL.md of the same digest, validated afresh.
+    from the record's encoded entry, validated afresh.
 
     Raises:
         RuntimeError: the record says the skill is published, and it is not (a record that does
             not belong to this skill: a bug, or an index written by hand).
     """
+    parsed = recorded_frontmatter(encoded_entry)
+    if parsed is None:
+        raise RuntimeError(f"the digest index record of {folder!r} does not match the skill")
     prefix = folder + "/"
     files = [
         new_snapshot_file(prefix + str(key[i]), int(key[i + 1]), str(key[i + 2]), None)
@@ -660,6 +697,29 @@ def _restore(
     if type(result) is not PublishedSkill:
         raise RuntimeError(f"the digest index record of {folder!r} does not match the skill")
     return result.entry, result.files
+
+
+def recorded_frontmatter(encoded_entry: bytes) -> dict[str, JSONValue] | None:
+    """The frontmatter in an encoded entry, as the parser gives it (plain JSON), or None.
+
+    An entry's frontmatter is the parsed SKILL.md's, frozen; as JSON text and back it is the
+    same plain object again.
+    """
+    try:
+        entry = loads_strict(encoded_entry)
+        frontmatter = entry["frontmatter"]  # type: ignore[index, call-overload]
+    except (ValueError, TypeError, KeyError):
+        return None
+    return frontmatter if type(frontmatter) is dict else None
+
+
+def record_digest(record: SkillRecord) -> str | None:
+    """The digest of the SKILL.md a record holds the frontmatter of (in its key)."""
+    key = record.key
+    for position in range(0, len(key), 3):
+        if key[position] == SKILL_MD:
+            return str(key[position + 2])
+    return None
 
 
 def _over_limit(

@@ -88,7 +88,7 @@ from typing import Final, final
 from skills_core._version import __version__
 from skills_core.entry import DEFAULT_LIMITS, Limits
 from skills_core.messages import CacheScope, Implementation
-from skills_core.server.catalog import Catalog
+from skills_core.server.catalog import Catalog, CatalogBuilder, record_digest
 from skills_core.server.handler import (
     DEFAULT_PAGE_SIZE,
     DEFAULT_SERVER_INFO,
@@ -726,7 +726,15 @@ class FilesystemSource(TreeSource):
         hold (see :attr:`index_note` if that fails).
         """
         self._looked_ns = time.monotonic_ns()
-        catalog = super().scan()
+        try:
+            catalog = super().scan()
+        except DigestIndexError as exc:  # found unusable only now: start again, cold
+            assert self._index_path is not None
+            self.index_note = (
+                f"the digest index {self._index_path} was ignored and is rebuilt: {exc.reason}"
+            )
+            self._forget_index()
+            catalog = super().scan()
         if self._index_path is not None:
             if self._builder.new_records:
                 self._unsaved = True
@@ -774,14 +782,26 @@ class FilesystemSource(TreeSource):
         for number, section in restorable:
             self._builder.restore(number, section.skills)
 
+    def _forget_index(self) -> None:
+        """Drop everything the digest index gave: the next scan hashes and parses everything."""
+        self._caches = [{} for _ in self._roots]
+        self._listings = [{} for _ in self._roots]
+        self._builder = CatalogBuilder(scheme=self._builder.scheme, limits=self._builder.limits)
+        self._builder.learn({})
+        self._unsaved = True
+
     def _save_index(self, path: str) -> None:
-        """Write the trusted part of the caches, and the parsed SKILL.md files, atomically."""
+        """Write the trusted part of the caches, the skill records and the parsed SKILL.md files
+        (each once: those of the records are in them), atomically."""
         sections: list[RootIndex] = []
         skill_mds: set[str] = set()
+        in_records: set[str | None] = set()
         for number, root in enumerate(self._roots):
             files = self._caches[number]
             skill_mds.update(d for p, (_, d) in files.items() if p.rpartition("/")[2] == SKILL_MD)
             device, inode = self._identities[number]
+            records = self._builder.records_for(number)
+            in_records.update(map(record_digest, records.values()))
             sections.append(
                 RootIndex(
                     path=root,
@@ -790,7 +810,7 @@ class FilesystemSource(TreeSource):
                     mount=self._mounts[number],
                     files=files,
                     folders=self._listings[number],
-                    skills=self._builder.records_for(number),
+                    skills=records,
                 )
             )
         limits = self._builder.limits
@@ -799,7 +819,11 @@ class FilesystemSource(TreeSource):
             scheme=self._builder.scheme,
             limits=(limits.max_resources, limits.max_total_bytes),
             roots=tuple(sections),
-            frontmatter=self._builder.parsed_for(skill_mds),
+            frontmatter={
+                digest: parsed
+                for digest, parsed in self._builder.parsed_for(skill_mds).items()
+                if digest not in in_records
+            },
         )
         try:
             _write_atomically(path, encode_index(index))
