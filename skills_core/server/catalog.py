@@ -189,9 +189,10 @@ class Catalog:
 
     def findings(self, skill: PublishedSkill) -> tuple[Finding, ...]:
         """Every warning about a published skill: its own, plus a shared name (ORG-10)."""
-        others = [uri for uri in self.duplicate_names.get(skill.name, ()) if uri != skill.uri]
-        if not others:
+        sharing = (self._names or self.duplicate_names).get(skill.name)
+        if sharing is None:
             return skill.findings
+        others = [uri for uri in sharing if uri != skill.uri]
         shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
         return (
             *skill.findings,

@@ -470,8 +470,12 @@ class FilesystemSource(TreeSource):
                 frame = self._child(
                     walk, dir_fd, f"{path}/{name}" if path else name, name, in_skill
                 )
-                if frame is not None:
+                if frame is None:
+                    continue
+                if frame[3]:
                     stack.append(frame)
+                elif frame[0] is not None:  # no subfolder to visit: done with it already
+                    os.close(frame[0])
         finally:
             for frame in stack:
                 if frame[0] is not None:

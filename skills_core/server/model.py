@@ -219,6 +219,7 @@ class PublishedSkill:
         findings: Warnings about the skill (validation warnings, refused files, duplicate names).
         listed: Whether ``skills/list`` shows it; ``skills/get`` answers either way (GET-03).
         uri: The SKILL.md URI (``entry.uri``).
+        name: The skill name, the last segment of its skill path (``entry.name``).
         encoded_entry: The entry as UTF-8 JSON text, exactly as
             ``json.dumps(entry.to_json(), ensure_ascii=False).encode()`` writes it, when the
             builder has it without building the entry (a skill restored from a digest index
@@ -233,6 +234,7 @@ class PublishedSkill:
         "findings",
         "folder",
         "listed",
+        "name",
         "root",
         "uri",
     )
@@ -244,6 +246,7 @@ class PublishedSkill:
     findings: tuple[Finding, ...]
     folder: str
     listed: bool
+    name: str
     root: int | None
     uri: str
 
@@ -257,7 +260,8 @@ class PublishedSkill:
         findings: tuple[Finding, ...] = (),
         listed: bool = True,
     ) -> None:
-        """Record the attributes above (``uri`` is ``entry.uri``; ``encoded_entry`` None)."""
+        """Record the attributes above (``uri`` and ``name`` are the entry's; ``encoded_entry``
+        None)."""
         _set_skill_entry(self, entry)
         _set_skill_files(self, files)
         _set_skill_make(self, None)
@@ -267,6 +271,7 @@ class PublishedSkill:
         _set_skill_listed(self, listed)
         _set_skill_root(self, root)
         _set_skill_uri(self, entry.uri)
+        _set_skill_name(self, entry.name)
 
     @property
     def entry(self) -> SkillEntry:
@@ -292,11 +297,6 @@ class PublishedSkill:
         _set_skill_files(self, files)
         _set_skill_make(self, None)
         return entry, files
-
-    @property
-    def name(self) -> str:
-        """The skill name: the last segment of its skill path (``entry.name``)."""
-        return self.uri[: -len(_SKILL_MD_SUFFIX)].rpartition("/")[2]
 
     @property
     def root_uri(self) -> str:
@@ -402,6 +402,7 @@ _set_skill_folder = PublishedSkill.__dict__["folder"].__set__
 _set_skill_listed = PublishedSkill.__dict__["listed"].__set__
 _set_skill_root = PublishedSkill.__dict__["root"].__set__
 _set_skill_uri = PublishedSkill.__dict__["uri"].__set__
+_set_skill_name = PublishedSkill.__dict__["name"].__set__
 
 
 def new_snapshot_file(path: str, size: int, digest: str, data: bytes | None) -> SnapshotFile:
@@ -432,6 +433,7 @@ def new_published_skill(
     _set_skill_listed(skill, True)
     _set_skill_root(skill, root)
     _set_skill_uri(skill, entry.uri)
+    _set_skill_name(skill, entry.name)
     return skill
 
 
@@ -456,4 +458,5 @@ def restored_published_skill(
     _set_skill_listed(skill, True)
     _set_skill_root(skill, root)
     _set_skill_uri(skill, uri)
+    _set_skill_name(skill, uri[: -len(_SKILL_MD_SUFFIX)].rpartition("/")[2])
     return skill
