@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import shutil
+import struct
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -135,6 +136,7 @@ def warm_up(root: Path, index: Path, **options: Any) -> FilesystemSource:
 # --- the format ----------------------------------------------------------------------------------
 
 DIGEST = "sha256:" + "ab" * 32
+OTHER = "sha256:" + "01" * 32
 HEADER = b"index %d\n" % FORMAT_VERSION
 VERSION = IndexProblem.VERSION
 MALFORMED = IndexProblem.MALFORMED
@@ -150,16 +152,17 @@ def sample() -> DigestIndex:
                 inode=2,
                 mount="",
                 files={
-                    "a/SKILL.md": ([1, 3, 10, 4, 5], DIGEST),
-                    "a/b\udcff.md": ([1, 4, 0, 4, 5], DIGEST),  # not UTF-8: kept exactly
+                    "a/SKILL.md": ((1, 3, 10, 4, 5), DIGEST),
+                    "a/b\udcff.md": ((1, 4, 0, 4, 5), OTHER),  # not UTF-8: kept exactly
                 },
                 folders={
-                    "": ([1, 2, 4096, 4, 5], ("da", "o.sock", "lnk")),
-                    "a": ([1, 5, 4096, 4, 5], ("fSKILL.md", "fb\udcff.md", "d...x")),
+                    "": ((1, 2, 4096, -4, 5), ("da", "o.sock", "lnk")),
+                    "a": ((1, 5, 4096, 4, 5), ("fSKILL.md", "fb\udcff.md", "d...x", "fa\nb")),
+                    "a/...x": ((1, 6, 4096, 4, 5), ()),
                 },
                 skills={
                     "a": SkillRecord(
-                        ["SKILL.md", 10, DIGEST, "b\udcff.md", 0, DIGEST],
+                        ["SKILL.md", 10, DIGEST, "b\udcff.md", 0, OTHER],
                         '{"uri": "skill://a/SKILL.md", "frontmatter": {"d": "é ✓ 😀"}}'.encode(),
                         (
                             Finding(
@@ -186,21 +189,37 @@ def sample() -> DigestIndex:
     )
 
 
+def parts(data: bytes) -> tuple[dict[str, Any], list[bytes]]:
+    """The header and the columns of an encoded index."""
+    _, _, body = data.split(b"\n", 2)
+    header_line, columns = body.split(b"\n", 1)
+    header = json.loads(header_line)
+    out: list[bytes] = []
+    for length in header["columns"]:
+        out.append(columns[:length])
+        columns = columns[length:]
+    return header, out
+
+
 def test_format_round_trip_and_layout() -> None:
     data = encode_index(sample())
     magic, checksum, body = data.split(b"\n", 2)
-    document, encoded = body.split(b"\n")
-    assert document.isascii()  # the JSON; then the encoded entries, UTF-8
-    assert encoded == sample().roots[0].skills["a"].encoded_entry
     assert magic == b"skills-core digest index %d" % FORMAT_VERSION
     assert checksum == b"sha256:" + hashlib.sha256(body).hexdigest().encode()
     assert decode_index(data) == sample()
-    assert json.loads(document)["roots"][0]["files"]["a/SKILL.md"] == [[1, 3, 10, 4, 5], DIGEST]
-    assert json.loads(document)["roots"][0]["folders"][""] == [
-        [1, 2, 4096, 4, 5],
-        ["da", "o.sock", "lnk"],
-    ]
     assert encode_index(sample()) == data  # the same index, the same bytes
+    header, columns = parts(data)
+    assert body.split(b"\n", 1)[0].isascii()
+    (section,) = header["roots"]
+    assert (section["files"], section["folders"], section["items"]) == (2, 3, 7)
+    assert (section["skills"], section["keys"]) == (1, 2)
+    assert list(section["findings"]) == ["a"]
+    assert len(columns) == 10
+    assert columns[0] == "a/SKILL.md\0a/b\udcff.md".encode("utf-8", "surrogateescape")
+    assert columns[1][:40] == struct.pack("<QQQqq", 1, 3, 10, 4, 5)
+    assert columns[1][40:72] == bytes.fromhex("ab" * 32)
+    assert columns[4].split(b"\0")[-1] == b"fa\nb"  # a line feed in a name is kept
+    assert columns[9] == sample().roots[0].skills["a"].encoded_entry
 
 
 def resign(body: bytes, version: int = FORMAT_VERSION) -> bytes:
@@ -212,27 +231,32 @@ def resign(body: bytes, version: int = FORMAT_VERSION) -> bytes:
     )
 
 
-def section(**changes: Any) -> dict[str, Any]:
-    """A root section of the body, with ``changes``."""
-    return {
-        "path": "/x",
-        "device": 1,
-        "inode": 2,
-        "mount": "",
-        "files": {},
-        "folders": {},
-        "skills": {},
-        **changes,
-    }
+def forged(
+    root: dict[str, Any] | None = None, cols: dict[int, bytes] | None = None, **changes: Any
+) -> bytes:
+    """The sample with header fields, root fields or columns (``cols``) changed, signed again."""
+    header, parts_of = parts(encode_index(sample()))
+    header.update(changes)
+    if root is not None:
+        header["roots"][0].update(root)
+    for number, column in (cols or {}).items():
+        parts_of[number] = column
+    if "columns" not in changes:
+        header["columns"] = [len(column) for column in parts_of]
+    return resign(json.dumps(header).encode() + b"\n" + b"".join(parts_of))
 
 
-def body_of(**changes: Any) -> bytes:
-    """The sample's JSON with ``changes``, its skill records (and their encoded entries) left out."""
-    document = json.loads(encode_index(sample()).split(b"\n", 3)[2])
-    for root in document["roots"]:
-        root["skills"] = {}
-    document.update(changes)
-    return json.dumps(document).encode()
+def listing(*items: str) -> bytes:
+    """The sample with two folders: "" holding ``items``, and "a" holding nothing."""
+    return forged(
+        root={"folders": 2, "items": len(items)},
+        cols={
+            2: b"\0a",
+            3: struct.pack("<QQQqqI", 1, 2, 3, 4, 5, len(items))
+            + struct.pack("<QQQqqI", 1, 5, 3, 4, 5, 0),
+            4: "\0".join(items).encode("utf-8", "surrogateescape"),
+        },
+    )
 
 
 @pytest.mark.parametrize(
@@ -242,40 +266,37 @@ def body_of(**changes: Any) -> bytes:
         (b"garbage\x00\xff" * 100, IndexProblem.NOT_AN_INDEX),
         (encode_index(sample())[:-40], IndexProblem.CHECKSUM),  # truncated
         (encode_index(sample())[:40], IndexProblem.CHECKSUM),
-        (encode_index(sample()).replace(b'"a/SKILL.md"', b'"a/SKILL.mD"'), IndexProblem.CHECKSUM),
+        (encode_index(sample()).replace(b"a/SKILL.md", b"a/SKILL.mD"), IndexProblem.CHECKSUM),
         (encode_index(sample()).replace(HEADER, b"index %d\n" % (FORMAT_VERSION + 1)), VERSION),
         (encode_index(sample()).replace(HEADER, b"index %d\n" % (FORMAT_VERSION - 1)), VERSION),
         (encode_index(sample()).replace(HEADER, b"index 1\n"), VERSION),  # the first format
         (b"skills-core digest index %d" % FORMAT_VERSION, VERSION),
-        (resign(b"{not json"), IndexProblem.MALFORMED),
-        (resign(b"NaN"), IndexProblem.MALFORMED),
-        (resign(b"[]"), IndexProblem.MALFORMED),
-        (resign(body_of(library=1)), IndexProblem.MALFORMED),
-        (resign(body_of(roots={})), IndexProblem.MALFORMED),
-        (resign(body_of(roots=[[]])), IndexProblem.MALFORMED),
-        (resign(body_of(roots=[{"path": "/x"}])), IndexProblem.MALFORMED),
-        (resign(body_of(roots=[section(inode="2")])), IndexProblem.MALFORMED),
-        (resign(body_of(roots=[section(files=[])])), MALFORMED),
-        (resign(body_of(roots=[section(files={"a": [[1, 2, 3, 4, 5]]})])), MALFORMED),
-        (resign(body_of(roots=[section(files={"a": [[1, 2, 3, 4, 5], "md5:00"]})])), MALFORMED),
-        (resign(body_of(roots=[section(files={"a": [[1, 2, 3, 4, 5], DIGEST, 1]})])), MALFORMED),
-        (resign(body_of(roots=[section(files={"a": ["1 2 3 4 5", DIGEST]})])), MALFORMED),
-        (resign(body_of(roots=[section(files={"a": [[1, 2, 3, 4, 5], 7]})])), MALFORMED),
-        (resign(body_of(roots=[section(folders={"": [[1, 2, 3, 4, 5], "fa"]})])), MALFORMED),
-        (resign(body_of(roots=[section(folders={"": [[1, 2, 3, 4, 5]]})])), MALFORMED),
-        *[
-            (resign(body_of(roots=[section(folders={"": [[1, 2, 3, 4, 5], [item]]})])), MALFORMED)
-            for item in ["d..", "d.", "f", "", "xname", "da/b", "fa\0b", 7, None]
-        ],
-        (resign(body_of(roots=[section(skills={"a": [["SKILL.md", 1, DIGEST], []]})])), MALFORMED),
-        (resign(body_of(roots=[section(skills={"a": ["SKILL.md", []]})])), MALFORMED),
-        (resign(body_of(roots=[section(skills={"a": [[], [["x"]]]})])), MALFORMED),
-        (resign(body_of(roots=[section()]) + b'\n{"uri": "x"}'), MALFORMED),  # one line too many
-        (resign(body_of(roots=[section(skills={"a": [[], []]})]) + b"\n{}"), MALFORMED),
-        (resign(body_of(limits=[1])), MALFORMED),
-        (resign(body_of(scheme=None)), MALFORMED),
-        (resign(body_of(frontmatter={"x": {}})), IndexProblem.MALFORMED),
-        (resign(body_of(frontmatter={DIGEST: 1})), IndexProblem.MALFORMED),
+        (resign(b"{not json"), MALFORMED),
+        (resign(b"{}"), MALFORMED),  # no line feed after the header
+        (resign(b"NaN\n"), MALFORMED),
+        (resign(b"[]\n"), MALFORMED),
+        (forged(library=1), MALFORMED),
+        (forged(scheme=None), MALFORMED),
+        (forged(limits=[1]), MALFORMED),
+        (forged(roots={}), MALFORMED),
+        (forged(roots=[[]]), MALFORMED),
+        (forged(frontmatter={"x": {}}), MALFORMED),
+        (forged(frontmatter={DIGEST: 1}), MALFORMED),
+        (forged(columns=[1, 2]), MALFORMED),  # lengths that do not add up
+        (forged(root={"path": 1}), MALFORMED),
+        (forged(root={"inode": "2"}), MALFORMED),
+        (forged(root={"files": 3}), MALFORMED),  # more files than names
+        (forged(root={"files": 0}), MALFORMED),
+        (forged(root={"items": 6}), MALFORMED),
+        (forged(root={"keys": 1}), MALFORMED),
+        (forged(root={"skills": 0}), MALFORMED),
+        (forged(root={"findings": []}), MALFORMED),
+        (forged(root={"findings": {"a": [["warning"]]}}), MALFORMED),
+        (forged(root={"findings": {"a": [["bad", "", "c", "m", None, None, None]]}}), MALFORMED),
+        (forged(cols={1: b"\0" * 143}), MALFORMED),  # a row short
+        (forged(cols={6: struct.pack("<I", 3)}), MALFORMED),  # a key of more files
+        (forged(cols={9: b'{"url": 1}'}), MALFORMED),
+        *[(listing("da", item), MALFORMED) for item in ["d..", "d.", "f", "", "xname", "da/b"]],
     ],
 )
 def test_anything_wrong_is_a_typed_error(data: bytes, problem: IndexProblem) -> None:
@@ -283,6 +304,38 @@ def test_anything_wrong_is_a_typed_error(data: bytes, problem: IndexProblem) -> 
         decode_index(data)
     assert info.value.kind == problem
     assert info.value.message.startswith("digest index ")
+
+
+def test_a_listing_of_odd_names_is_read() -> None:
+    """The forging helper itself makes a valid index when the names are valid."""
+    odd = ["d...", "f.hidden", "l..x", "o\n", "f\udcff"]
+    folders = decode_index(listing(*odd)).roots[0].folders
+    assert folders[""] == ((1, 2, 3, 4, 5), tuple(odd))
+    assert folders["a"] == ((1, 5, 3, 4, 5), ())
+
+
+def test_signatures_past_the_formats_integers_are_left_out() -> None:
+    index = sample()
+    (root,) = index.roots
+    files = {**root.files, "huge": ((1, 2**64, 1, 1, 1), DIGEST)}
+    folders = {**root.folders, "old": ((1, 2, 3, -(2**63) - 1, 0), ())}
+    decoded = decode_index(
+        encode_index(
+            dataclasses.replace(
+                index, roots=(dataclasses.replace(root, files=files, folders=folders),)
+            )
+        )
+    )
+    assert decoded == index
+
+
+def test_an_encoded_entry_with_a_nul_is_refused() -> None:
+    index = sample()
+    (root,) = index.roots
+    record = root.skills["a"]._replace(encoded_entry=b'{"uri": "\0"}')
+    broken = dataclasses.replace(root, skills={"a": record})
+    with pytest.raises(ValueError, match="NUL"):
+        encode_index(dataclasses.replace(index, roots=(broken,)))
 
 
 @given(st.binary(max_size=300))
@@ -311,11 +364,35 @@ _JSON = st.recursive(
 )
 
 
+_NAME = st.text(st.characters(blacklist_characters="/\0", blacklist_categories=("Cs",)), min_size=1)
+_SIGNATURE = st.tuples(*[st.integers(0, 2**64 - 1)] * 3, *[st.integers(-(2**63), 2**63 - 1)] * 2)
+
+
 @given(
     files=st.dictionaries(
-        st.text(min_size=1, max_size=8),
-        st.tuples(st.integers(0, 2**64), st.integers(0, 2**64), st.integers(0, 2**40)),
-        max_size=5,
+        _NAME, st.tuples(_SIGNATURE, st.sampled_from([DIGEST, OTHER])), max_size=5
+    ),
+    folders=st.dictionaries(
+        _NAME | st.just(""),
+        st.tuples(
+            _SIGNATURE,
+            st.lists(
+                st.sampled_from("dflo")
+                .flatmap(lambda kind: _NAME.map(lambda n: kind + n))
+                .filter(lambda item: item[1:] not in (".", "..")),
+                max_size=3,
+            ).map(tuple),
+        ),
+        max_size=4,
+    ),
+    records=st.dictionaries(
+        _NAME,
+        st.lists(
+            st.tuples(_NAME, st.integers(0, 2**64 - 1), st.sampled_from([DIGEST, OTHER])),
+            min_size=1,
+            max_size=3,
+        ),
+        max_size=3,
     ),
     frontmatter=st.dictionaries(
         st.just(DIGEST) | st.just("sha256:" + "0" * 64),
@@ -324,22 +401,37 @@ _JSON = st.recursive(
     ),
 )
 def test_round_trip_of_any_index(
-    files: dict[str, tuple[int, int, int]], frontmatter: dict[str, Any]
+    files: dict[str, Any],
+    folders: dict[str, Any],
+    records: dict[str, list[tuple[str, int, str]]],
+    frontmatter: dict[str, Any],
 ) -> None:
+    skills = {
+        folder: SkillRecord(
+            [value for triple in key for value in triple], b'{"uri": "x%d"}' % number, ()
+        )
+        for number, (folder, key) in enumerate(records.items())
+    }
     index = DigestIndex(
         library="x",
         roots=(
             RootIndex(
-                path="/r",
-                device=0,
-                inode=0,
-                mount="m",
-                files={p: ([d, i, s, 1, 2], DIGEST) for p, (d, i, s) in files.items()},
+                path="/r", device=0, inode=0, mount="m", files=files, folders=folders, skills=skills
             ),
+            RootIndex(path="/s", device=1, inode=1),
         ),
         frontmatter=frontmatter,
     )
     assert decode_index(encode_index(index)) == index
+
+
+def test_names_with_a_nul_are_refused() -> None:
+    index = DigestIndex(
+        library="x",
+        roots=(RootIndex(path="/", device=0, inode=0, files={"a\0b": ((0, 0, 0, 0, 0), DIGEST)}),),
+    )
+    with pytest.raises(ValueError, match="NUL"):
+        encode_index(index)
 
 
 # --- a warm start: nothing unchanged is read, hashed or parsed -----------------------------------
@@ -440,7 +532,7 @@ def test_the_index_holds_what_the_format_says(root: Path, index: Path, trusted: 
     invoice = root / "pdf-processing/templates/invoice.md"
     istat = invoice.stat()
     assert section.files["pdf-processing/templates/invoice.md"] == (
-        [istat.st_dev, istat.st_ino, istat.st_size, istat.st_mtime_ns, istat.st_ctime_ns],
+        (istat.st_dev, istat.st_ino, istat.st_size, istat.st_mtime_ns, istat.st_ctime_ns),
         "sha256:" + hashlib.sha256(ex.INVOICE).hexdigest(),
     )
     skill_md_digest = section.files["pdf-processing/SKILL.md"][1]
@@ -717,7 +809,7 @@ def coarse_filesystem(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
         fs_module,
         "_stat_key",
-        lambda st: [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns // 10**9 * 10**9, 0],
+        lambda st: (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns // 10**9 * 10**9, 0),
     )
 
 
@@ -913,7 +1005,7 @@ def test_concurrent_writers_never_leave_a_partial_index(root: Path, index: Path)
                         path="/r",
                         device=1,
                         inode=2,
-                        files={f"f{i}": ([1, i, i, 1, 1], DIGEST) for i in range(n * 500)},
+                        files={f"f{i}": ((1, i, i, 1, 1), DIGEST) for i in range(n * 500)},
                     ),
                 ),
             )

@@ -163,7 +163,7 @@ class _RefusedError(Exception):
 
 
 def _stat_key(st: os.stat_result) -> Signature:
-    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def _read_only(fd: int, size: int) -> bytes:
