@@ -35,6 +35,7 @@ from skills_core._version import __version__
 from skills_core.entry import Limits
 from skills_core.server import (
     FilesystemSource,
+    PublishedSkill,
     SkillsServer,
 )
 from skills_core.server._rules import ParsedSkillMd, SkillRecord, parse_skill_md
@@ -319,13 +320,9 @@ def test_signatures_past_the_formats_integers_are_left_out() -> None:
     (root,) = index.roots
     files = {**root.files, "huge": ((1, 2**64, 1, 1, 1), DIGEST)}
     folders = {**root.folders, "old": ((1, 2, 3, -(2**63) - 1, 0), ())}
-    decoded = decode_index(
-        encode_index(
-            dataclasses.replace(
-                index, roots=(dataclasses.replace(root, files=files, folders=folders),)
-            )
-        )
-    )
+    skills = {**root.skills, "big": SkillRecord(["SKILL.md", 2**64, DIGEST], b'{"uri": 1}', ())}
+    wider = dataclasses.replace(root, files=files, folders=folders, skills=skills)
+    decoded = decode_index(encode_index(dataclasses.replace(index, roots=(wider,))))
     assert decoded == index
 
 
@@ -364,7 +361,7 @@ _JSON = st.recursive(
 )
 
 
-_NAME = st.text(st.characters(blacklist_characters="/\0", blacklist_categories=("Cs",)), min_size=1)
+_NAME = st.text(st.characters(codec="utf-8", blacklist_characters="/\0"), min_size=1)
 _SIGNATURE = st.tuples(*[st.integers(0, 2**64 - 1)] * 3, *[st.integers(-(2**63), 2**63 - 1)] * 2)
 
 
@@ -627,6 +624,39 @@ def test_records_of_another_catalog_are_not_restored(
     else:
         assert "warns" in published  # nothing restored
     assert warm == FilesystemSource([root], **options).scan()
+
+
+def test_records_of_several_roots_with_a_collision(
+    root: Path, index: Path, tmp_path: Path, trusted: None, published: list[str]
+) -> None:
+    """Each root's records are its own; skills two roots claim are left out, warm or cold."""
+    other = tmp_path / "other"
+    write(other, {"warns/SKILL.md": skill_md("warns"), "solo/SKILL.md": skill_md("solo")})
+    cold = FilesystemSource([root, other]).scan()
+    assert [o.path for o in cold.omitted if o.code == "uri-collision"] == ["warns", "warns"]
+    FilesystemSource([root, other], index=index).scan()
+    published.clear()
+    warm = FilesystemSource([root, other], index=index)
+    assert warm.scan() == cold
+    assert "solo" not in published[: -len(cold.skills)]  # restored (then built, to compare)
+    assert sorted(decode_index(index.read_bytes()).roots[1].skills) == ["solo"]
+    assert served(warm) == served(FilesystemSource([root, other]))
+
+
+def test_a_recheck_of_a_restored_skill_sees_changes_at_once(
+    root: Path, index: Path, trusted: None
+) -> None:
+    warm_up(root, index)
+    source = FilesystemSource([root], index=index)
+    restored = source.scan().get(ex.SKILL_MD_URI)
+    assert restored is not None
+    assert restored.encoded_entry is not None
+    assert source.recheck(ex.SKILL_MD_URI) is restored  # unchanged: the same skill
+    write(root, {"pdf-processing/templates/new.md": b"new\n"})
+    rechecked = source.recheck(ex.SKILL_MD_URI)
+    assert rechecked == FilesystemSource([root]).recheck(ex.SKILL_MD_URI)
+    assert isinstance(rechecked, PublishedSkill)
+    assert "skill://pdf-processing/templates/new.md" in rechecked.files
 
 
 def forge_record(index: Path, folder: str, encoded_entry: bytes) -> None:

@@ -366,7 +366,7 @@ class CatalogBuilder:
             root_uri = f"{self.scheme}://{encode_folder(folder)}"
         except URIError as exc:
             return bad_path(root, folder, exc)
-        owned = [p for p in snapshot.problems if p.path.startswith(prefix)]
+        owned = [p for p in snapshot.problems if p.path.startswith(prefix)] or None
         result = self._build(root, (root_uri, folder, skill_md, inside, owned))
         if len(self._verdicts) > _MAX_CACHED_VERDICTS:
             self._verdicts = {}

@@ -255,7 +255,7 @@ class DigestIndex:
 def encode_index(index: DigestIndex) -> bytes:
     """The bytes of ``index`` in the current format (see the module docstring).
 
-    A file or folder whose signature does not fit the format's integers (a size or an inode
+    A file, folder or record whose numbers do not fit the format's integers (a size or an inode
     past 2**64, a time past the year 2262) is left out: it is looked at afresh next time.
 
     Raises:
@@ -289,16 +289,21 @@ def _encode_root(root: RootIndex, columns: list[bytes]) -> dict[str, object]:
         for path, (signature, listing) in sorted(root.folders.items())
         if (row := _pack(_FOLDER_ROW, *signature, len(listing))) is not None
     ]
-    skills = sorted(root.skills.items())
+    skills: list[tuple[str, SkillRecord]] = []
     key_paths: list[str] = []
     key_rows: list[bytes] = []
-    for _, record in skills:
+    for folder, record in sorted(root.skills.items()):
         key = record.key
-        for position in range(0, len(key), 3):
-            key_paths.append(str(key[position]))
-            key_rows.append(
-                _KEY_ROW.pack(int(key[position + 1]), bytes.fromhex(str(key[position + 2])[7:]))
-            )
+        rows = [
+            _pack(_KEY_ROW, int(key[position + 1]), bytes.fromhex(str(key[position + 2])[7:]))
+            for position in range(0, len(key), 3)
+        ]
+        packed = [row for row in rows if row is not None]
+        if len(packed) != len(rows):
+            continue  # a size past the format's integers: built again next time
+        skills.append((folder, record))
+        key_paths += [str(name) for name in key[::3]]
+        key_rows += packed
     entries = [record.encoded_entry for _, record in skills]
     if any(b"\0" in entry for entry in entries):
         raise ValueError("an encoded entry holds a NUL")
