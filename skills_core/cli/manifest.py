@@ -16,7 +16,11 @@ entries). It is always strict UTF-8. A file or folder name that is not valid UTF
 JSON string as it is: its ``path`` then shows each byte that is not UTF-8 as ``\\xNN`` (text, for
 people), and ``pathHex`` beside it holds the exact bytes of the path, in lowercase hexadecimal
 (for programs). ``pathHex`` is present only for such names. Messages that quote such a name show
-it the same way.
+it the same way. Each list item is one line, ``json.dumps(item, ensure_ascii=False)``; entries and
+warnings are made from their parts (an entry restored from a digest index record is written as
+the record holds it, without being built), which the tests hold to that encoding.
+
+The command pauses the cyclic garbage collector while it runs (see :func:`run_manifest`).
 """
 
 from __future__ import annotations

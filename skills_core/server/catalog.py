@@ -38,6 +38,22 @@ values this module produced itself (encoded URIs, computed digests, parsed front
 the full wire validation of :meth:`SkillEntry.from_json`; the tests check that every published entry
 passes it anyway. The verdict on each ``SKILL.md`` is cached by digest, so a rescan re-parses only
 the ``SKILL.md`` files that changed.
+
+**Skills that did not change are not built again.** A published skill that met no problem is
+*made of* its files (the path below its folder, size and digest of each, in order: its *key*)
+and its ``SKILL.md``'s frontmatter, whose digest is in the key; the scheme and limits are the
+builder's. So the builder keeps each such skill with its key, and a later build (a rescan, a
+re-check) whose snapshot gives a skill the same key returns the very same
+:class:`PublishedSkill`. Across processes, a digest index keeps *skill records* (key, entry
+encoded as JSON text, findings: :class:`~skills_core.server._rules.SkillRecord`,
+:meth:`CatalogBuilder.records_for`, :meth:`CatalogBuilder.restore`): a skill whose key is its
+record's is *restored*, a :class:`PublishedSkill` holding its URI, findings and encoded entry
+whose entry and files are built only when first read (from the record's key and the frontmatter
+in its encoded entry, validated afresh: a cold build from the same parts). ``manifest --json``
+writes a restored entry as the record holds it and never builds it. A record is trusted as the
+index is (the index's checksum, library version, scheme and limits are checked before any record
+is offered); an encoded entry whose URI is not its skill's is not used, and one whose frontmatter
+does not make the skill published is an error when the entry is built.
 """
 
 from __future__ import annotations

@@ -43,15 +43,18 @@ its signature through a second write (timestamps are coarse), so such a "racy" e
 trusted and gets re-hashed the next time.
 
 **A warm start from a digest index** (``index=``; the format and the rules of trust are in
-:mod:`skills_core.server.index`). The cache of digests, the folder listings and the parsed
-``SKILL.md`` files are loaded from the index when the source is made, so the first scan hashes
-and parses only what changed since the index was written; after a full scan that changed
-anything, the index is written again: to a new file in the same folder, then renamed over the
-old one, so a reader (or another worker of the same server writing at the same moment) always
-finds one whole index. The index is read like a served file (no link followed, no special file
-opened); an index that is missing, unreadable, corrupt, foreign or of another format is treated
-as absent. What went wrong with it is in :attr:`FilesystemSource.index_note`; it never fails the
-source.
+:mod:`skills_core.server.index`). The cache of digests, the folder listings, the skill
+records and the parsed ``SKILL.md`` files are loaded from the index when the source is made, so
+the first scan hashes and parses only what changed since the index was written, and restores
+each unchanged skill from its record rather than building it (see
+:mod:`skills_core.server.catalog`); after a full scan that changed anything, the index is
+written again: to a new file in the same folder, then renamed over the old one, so a reader (or
+another worker of the same server writing at the same moment) always finds one whole index. The
+index is read like a served file (no link followed, no special file opened, in one read); an
+index that is missing, unreadable, corrupt, foreign or of another format is treated as absent,
+and one found unusable only during a scan (a record's entry that is not its skill's) makes that
+scan start again without it. What went wrong with it is in :attr:`FilesystemSource.index_note`;
+it never fails the source.
 
 With an index, each folder a walk lists is recorded with its signature (taken with ``fstat``
 before it is listed, so a name added during the listing moves the signature past the record).

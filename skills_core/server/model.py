@@ -9,7 +9,10 @@ share. A source describes a root as a :class:`RootSnapshot` of :class:`SnapshotF
 options told it to pass over (hidden files, exclude patterns); the builder turns snapshots into
 :class:`PublishedSkill` and :class:`OmittedSkill` values; a :class:`DynamicSkill` is a skill whose
 files a program generates. All are frozen; none does anything but hold data, except
-:meth:`SnapshotFile.of` and :meth:`RootSnapshot.from_files`, which hash in-memory bytes.
+:meth:`SnapshotFile.of` and :meth:`RootSnapshot.from_files`, which hash in-memory bytes, and a
+:class:`PublishedSkill` restored from a digest index record, which builds its entry and files the
+first time they are read (a frozen value all the same: compared, hashed and printed as a
+dataclass of its attributes would be).
 """
 
 from __future__ import annotations
