@@ -12,6 +12,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from server_helpers import Generated, skill_md
@@ -167,3 +168,8 @@ def test_warning_text_is_the_plain_encoding(  # noqa: PLR0917 - hypothesis gives
     text = _warning_text(uri, finding)
     assert text == json.dumps({"uri": uri, **plain}, ensure_ascii=False)
     text.encode("utf-8")  # strict UTF-8
+
+
+def test_only_frozen_mappings_are_encoded_as_objects() -> None:
+    with pytest.raises(TypeError, match="set is not JSON"):
+        ENCODE({"a": {1}})

@@ -35,10 +35,12 @@ from skills_core._version import __version__
 from skills_core.entry import Limits
 from skills_core.server import (
     FilesystemSource,
+    ProblemCode,
     PublishedSkill,
     SkillsServer,
 )
 from skills_core.server._rules import ParsedSkillMd, SkillRecord, parse_skill_md
+from skills_core.server.catalog import record_digest
 from skills_core.server.index import (
     FORMAT_VERSION,
     DigestIndex,
@@ -297,6 +299,10 @@ def listing(*items: str) -> bytes:
         (forged(cols={1: b"\0" * 143}), MALFORMED),  # a row short
         (forged(cols={6: struct.pack("<I", 3)}), MALFORMED),  # a key of more files
         (forged(cols={9: b'{"url": 1}'}), MALFORMED),
+        (forged(cols={9: b'{"uri": 1}\0{"uri": 2}'}), MALFORMED),  # two entries for one record
+        (forged(root={"findings": {"a": ["warning"]}}), MALFORMED),
+        (forged(root={"findings": {"a": [["warning", "", "c", "m", "3", None, None]]}}), MALFORMED),
+        (forged(root={"items": 8}, cols={4: "\0".join(["da"] * 8).encode()}), MALFORMED),
         *[(listing("da", item), MALFORMED) for item in ["d..", "d.", "f", "", "xname", "da/b"]],
     ],
 )
@@ -324,6 +330,11 @@ def test_signatures_past_the_formats_integers_are_left_out() -> None:
     wider = dataclasses.replace(root, files=files, folders=folders, skills=skills)
     decoded = decode_index(encode_index(dataclasses.replace(index, roots=(wider,))))
     assert decoded == index
+
+
+def test_a_record_without_its_skill_md_gives_no_frontmatter() -> None:
+    assert record_digest(SkillRecord(["x.md", 1, DIGEST], b"{}", ())) is None
+    assert record_digest(SkillRecord(["a", 1, OTHER, "SKILL.md", 2, DIGEST], b"{}", ())) == DIGEST
 
 
 def test_an_encoded_entry_with_a_nul_is_refused() -> None:
@@ -487,6 +498,47 @@ def test_a_warm_start_lists_no_unchanged_folder(
     assert regular_files(opened) == [str(index), str(root / "pdf-processing/templates/new.md")]
 
 
+def test_a_folder_whose_signature_cannot_be_read_is_listed(
+    root: Path, index: Path, trusted: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cold = warm_up(root, index).scan()
+    real_stat = os.stat
+
+    def stat(path: Any, *, dir_fd: int | None = None, follow_symlinks: bool = True) -> Any:
+        if path == "templates" or str(path).endswith("/templates"):
+            raise PermissionError(13, "Permission denied")
+        return real_stat(path, dir_fd=dir_fd, follow_symlinks=follow_symlinks)
+
+    monkeypatch.setattr(os, "stat", stat)
+    assert FilesystemSource([root], index=index).scan() == cold  # opened and listed instead
+
+
+def test_a_recorded_folder_that_can_no_longer_be_listed_is_forgotten(
+    root: Path, index: Path, trusted: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    warm_up(root, index)
+    assert "pdf-processing/templates" in decode_index(index.read_bytes()).roots[0].folders
+    write(root, {"pdf-processing/templates/new.md": b"new\n"})  # its signature moves
+    real_scandir = os.scandir
+
+    def scandir(fd: Any) -> Any:
+        if os.readlink(f"/proc/self/fd/{fd}").endswith("/templates"):
+            raise PermissionError(13, "Permission denied")
+        return real_scandir(fd)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    warm = FilesystemSource([root], index=index)
+    rechecked = warm.recheck(ex.SKILL_MD_URI)  # a re-check forgets the record too
+    assert isinstance(rechecked, PublishedSkill)
+    assert "skill://pdf-processing/templates/new.md" not in rechecked.files
+    catalog = warm.scan()
+    assert catalog == FilesystemSource([root]).scan()
+    assert ("pdf-processing/templates", ProblemCode.UNREADABLE) in [
+        (p.path, p.code) for p in catalog.problems
+    ]
+    assert "pdf-processing/templates" not in decode_index(index.read_bytes()).roots[0].folders
+
+
 def test_a_folder_changed_within_the_tick_of_its_listing_is_listed_again(
     root: Path, index: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -590,6 +642,16 @@ def test_a_warm_start_restores_unchanged_skills_without_building_them(
     assert [repr(s) for s in warm.skills] == [repr(s) for s in cold.skills]
     with pytest.raises(dataclasses.FrozenInstanceError):
         warm.skills[0].folder = "x"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        del warm.skills[0].folder
+    with pytest.raises(TypeError, match="mappingproxy"):  # as the dataclass it was: files
+        hash(cold.skills[0])
+    with pytest.raises(TypeError, match="mappingproxy"):
+        hash(warm.skills[0])
+    again = FilesystemSource([root], index=index).scan()
+    assert [s.files for s in again.skills] == [s.files for s in cold.skills]  # files first
+    assert [s.entry for s in again.skills] == [s.entry for s in cold.skills]
+    assert (again.skills[0] == "x") is False
 
 
 def test_a_rescan_keeps_the_skills_that_did_not_change(

@@ -841,15 +841,12 @@ class FilesystemSource(TreeSource):
 
 
 def _open_below(fd: int, local: str) -> int:
-    """Open the folder ``local`` below the folder ``fd`` one name at a time, following no link.
-
-    ``fd`` stays open; ``local`` empty opens the same folder again.
+    """Open the folder ``local`` (not empty) below the folder ``fd`` one name at a time,
+    following no link; ``fd`` stays open.
 
     Raises:
         OSError: a name is missing, not a folder, or a link (``ELOOP``).
     """
-    if not local:
-        return os.open(".", _DIR_FLAGS, dir_fd=fd)
     current = fd
     try:
         for name in local.split("/"):
