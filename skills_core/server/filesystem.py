@@ -148,9 +148,6 @@ _RACY_NS: Final = 3_000_000_000
 #: An index larger than this is not read (treated as absent): about 2 million files.
 MAX_INDEX_BYTES: Final = 256 * 1024 * 1024
 
-#: A digest cache entry: (stat signature, digest). Only signatures that may be trusted (not
-#: racy) are kept, in memory as in the index.
-_Cached = FileRecord
 #: A folder on the walk's stack: (descriptor, or None when replayed; path; in a skill; the
 #: subfolders still to visit, last first).
 _Frame = tuple[int | None, str, bool, list[str]]
@@ -279,9 +276,10 @@ class FilesystemSource(TreeSource):
             self._roots.append(resolved)
             self._identities.append((st.st_dev, st.st_ino))
             self._mounts.append(self._mount_name(resolved))
-        # Per root: {path: digest cache entry}. A full scan starts a new dict holding only the
-        # files it saw; a re-check of one skill updates the current one.
-        self._caches: list[dict[str, _Cached]] = [{} for _ in self._roots]
+        # Per root: {path: (signature, digest)}, only signatures that may be trusted (not racy),
+        # in memory as in the index. A full scan starts a new dict holding only the files it
+        # saw; a re-check of one skill updates the current one.
+        self._caches: list[dict[str, FileRecord]] = [{} for _ in self._roots]
         # Per root, with a digest index: {folder path: its signature and listing when listed}.
         self._listings: list[dict[str, Listing]] = [{} for _ in self._roots]
         # Per root: the skill folders the last full scan saw (what poll() compares).
@@ -649,7 +647,7 @@ class FilesystemSource(TreeSource):
             os.close(opened)
 
     def _read_file_at(
-        self, walk: _Walk, dir_fd: int, path: str, name: str, cached: _Cached | None
+        self, walk: _Walk, dir_fd: int, path: str, name: str, cached: FileRecord | None
     ) -> SnapshotFile:
         """Read and hash the file ``name`` of the folder ``dir_fd`` (at ``path``); cache it."""
         keep = name == SKILL_MD
@@ -927,8 +925,8 @@ class _Walk:
 
     root: int
     now: int
-    old: dict[str, _Cached]
-    new: dict[str, _Cached]
+    old: dict[str, FileRecord]
+    new: dict[str, FileRecord]
     #: Characters to drop from a snapshot path to get the path below the root folder itself.
     strip: int = 0
     #: The descriptor of the folder the walk starts from (the root folder, in a full scan).

@@ -265,16 +265,7 @@ class PublishedSkill:
     ) -> None:
         """Record the attributes above (``uri`` and ``name`` are the entry's; ``encoded_entry``
         None)."""
-        _set_skill_entry(self, entry)
-        _set_skill_files(self, files)
-        _set_skill_make(self, None)
-        _set_skill_encoded(self, None)
-        _set_skill_findings(self, findings)
-        _set_skill_folder(self, folder)
-        _set_skill_listed(self, listed)
-        _set_skill_root(self, root)
-        _set_skill_uri(self, entry.uri)
-        _set_skill_name(self, entry.name)
+        _fill(self, (entry, files, None, None, findings, folder, listed, root, entry.uri))
 
     @property
     def entry(self) -> SkillEntry:
@@ -427,16 +418,7 @@ def new_published_skill(
 ) -> PublishedSkill:
     """``PublishedSkill(entry=..., root=..., folder=..., files=..., findings=...)``, faster."""
     skill = _new_object(PublishedSkill)
-    _set_skill_entry(skill, entry)
-    _set_skill_files(skill, files)
-    _set_skill_make(skill, None)
-    _set_skill_encoded(skill, None)
-    _set_skill_findings(skill, findings)
-    _set_skill_folder(skill, folder)
-    _set_skill_listed(skill, True)
-    _set_skill_root(skill, root)
-    _set_skill_uri(skill, entry.uri)
-    _set_skill_name(skill, entry.name)
+    _fill(skill, (entry, files, None, None, findings, folder, True, root, entry.uri))
     return skill
 
 
@@ -452,14 +434,34 @@ def restored_published_skill(
     """A skill restored from a digest index record: ``make()`` builds its entry and files when
     first needed (package-private; see :class:`PublishedSkill`)."""
     skill = _new_object(PublishedSkill)
-    _set_skill_entry(skill, None)
-    _set_skill_files(skill, None)
+    _fill(skill, (None, None, make, encoded_entry, findings, folder, True, root, uri))
+    return skill
+
+
+def _fill(
+    skill: PublishedSkill,
+    slots: tuple[
+        SkillEntry | None,
+        Mapping[str, str] | None,
+        Materialize | None,
+        bytes | None,
+        tuple[Finding, ...],
+        str,
+        bool,
+        int | None,
+        str,
+    ],
+) -> None:
+    """Set every slot of a new ``skill``: entry, files, make, encoded entry, findings, folder,
+    listed, root and URI (and the name, from the URI)."""
+    entry, files, make, encoded, findings, folder, listed, root, uri = slots
+    _set_skill_entry(skill, entry)
+    _set_skill_files(skill, files)
     _set_skill_make(skill, make)
-    _set_skill_encoded(skill, encoded_entry)
+    _set_skill_encoded(skill, encoded)
     _set_skill_findings(skill, findings)
     _set_skill_folder(skill, folder)
-    _set_skill_listed(skill, True)
+    _set_skill_listed(skill, listed)
     _set_skill_root(skill, root)
     _set_skill_uri(skill, uri)
     _set_skill_name(skill, uri[: -len(_SKILL_MD_SUFFIX)].rpartition("/")[2])
-    return skill
