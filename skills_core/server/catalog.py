@@ -423,9 +423,9 @@ class CatalogBuilder:
         :meth:`build_skill`.
         """
         return (
-            (digest, name) in self._verdicts
+            digest in self._recorded
             or (self._parsed is not None and digest in self._parsed)
-            or digest in self._recorded
+            or (digest, name) in self._verdicts
         )
 
     def learn(self, parsed: Mapping[str, ParsedSkillMd]) -> None:
@@ -626,12 +626,11 @@ class CatalogBuilder:
                     encoded_entry=stored.encoded_entry,
                     make=partial(
                         _restore,
-                        self.scheme,
-                        self.limits,
+                        (self.scheme, self.limits),
                         root,
                         folder,
-                        key=key,
-                        encoded_entry=stored.encoded_entry,
+                        key,
+                        stored.encoded_entry,
                     ),
                 )
                 self._records[place] = (key, skill)
@@ -677,23 +676,23 @@ def _files_key(
 
 
 def _restore(
-    scheme: str,
-    limits: Limits,
+    settings: tuple[str, Limits],
     root: int,
     folder: str,
-    *,
     key: SkillKey,
     encoded_entry: bytes,
 ) -> tuple[SkillEntry, Mapping[str, str]]:
     """The entry and files of a skill restored from a record: a cold build from the same parts.
 
     The files come from the record's key (the snapshot it was checked against), the frontmatter
-    from the record's encoded entry, validated afresh.
+    from the record's encoded entry, validated afresh; ``settings`` are the builder's scheme and
+    limits.
 
     Raises:
         RuntimeError: the record says the skill is published, and it is not (a record that does
             not belong to this skill: a bug, or an index written by hand).
     """
+    scheme, limits = settings
     parsed = recorded_frontmatter(encoded_entry)
     if parsed is None:
         raise RuntimeError(f"the digest index record of {folder!r} does not match the skill")

@@ -380,7 +380,7 @@ def decode_index(data: bytes) -> DigestIndex:
         header_end = data.index(b"\n", match.end())
         header = json.loads(data[match.end() : header_end], parse_constant=_refuse_constant)
         return _index(header, body[header_end + 1 - match.end() :])
-    except (ValueError, TypeError, KeyError, RecursionError, struct.error) as exc:
+    except (ValueError, TypeError, LookupError, RecursionError, struct.error) as exc:
         raise DigestIndexError(IndexProblem.MALFORMED, f"is malformed ({exc})") from None
 
 
@@ -551,10 +551,9 @@ def _skills(
         if not encoded.startswith(b'{"uri": '):
             raise ValueError(f"the encoded entry of {folder[:80]!r} is not an entry")
         key: SkillKey = []
-        for name, (size, digest) in zip(
-            paths[position : position + count], rows[position : position + count], strict=True
-        ):
-            key += (name, size, "sha256:" + digest.hex())
+        for file in range(position, position + count):
+            size, digest = rows[file]
+            key += (paths[file], size, "sha256:" + digest.hex())
         position += count
         rows_of_findings = findings.get(folder, ())
         skills[folder] = new(
