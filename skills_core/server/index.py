@@ -110,7 +110,7 @@ import hashlib
 import json
 import re
 import struct
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final, final
@@ -475,8 +475,8 @@ def _decode_root(section: object, columns: list[memoryview]) -> RootIndex:
         mount=mount,
         files={
             name: ((dev, ino, size, mtime, ctime), "sha256:" + digest.hex())
-            for name, (dev, ino, size, mtime, ctime, digest) in _zip(
-                _names(file_paths, files), _rows(_FILE_ROW, file_rows, files)
+            for name, (dev, ino, size, mtime, ctime, digest) in zip(
+                _names(file_paths, files), _rows(_FILE_ROW, file_rows, files), strict=True
             )
         },
         folders=_folders(_names(folder_paths, folders), folder_rows, _names(listing, items)),
@@ -513,10 +513,6 @@ def _rows(row: struct.Struct, column: memoryview, count: int) -> list[tuple[Any,
     return list(row.iter_unpack(column))
 
 
-def _zip(names: list[str], rows: list[tuple[Any, ...]]) -> Iterator[tuple[str, tuple[Any, ...]]]:
-    return zip(names, rows, strict=True)
-
-
 def _folders(paths: list[str], column: memoryview, items: list[str]) -> dict[str, Listing]:
     # Every name is one path component: never empty, ".", "..", or holding "/" (the walk joins
     # it to the folder's path and may open it); NUL separates them. Checked all at once.
@@ -524,8 +520,8 @@ def _folders(paths: list[str], column: memoryview, items: list[str]) -> dict[str
         raise ValueError("a folder listing holds a name that is not one path component")
     folders: dict[str, Listing] = {}
     position = 0
-    for path, (dev, ino, size, mtime, ctime, count) in _zip(
-        paths, _rows(_FOLDER_ROW, column, len(paths))
+    for path, (dev, ino, size, mtime, ctime, count) in zip(
+        paths, _rows(_FOLDER_ROW, column, len(paths)), strict=True
     ):
         folders[path] = ((dev, ino, size, mtime, ctime), tuple(items[position : position + count]))
         position += count
