@@ -294,14 +294,12 @@ def test_fifo_raced_in_during_a_walk_is_refused(
     source = FilesystemSource([root])
     real_file = FilesystemSource._file
 
-    def racing(
-        self: FilesystemSource, walk: Any, dir_fd: int, entry: os.DirEntry[str], folder: str
-    ) -> Any:
-        if entry.name == "invoice.md":
-            path = root / folder / entry.name
+    def racing(self: FilesystemSource, walk: Any, dir_fd: int, folder: str, name: str) -> Any:
+        if name == "invoice.md":
+            path = root / folder / name
             path.unlink()
             os.mkfifo(path)
-        return real_file(self, walk, dir_fd, entry, folder)
+        return real_file(self, walk, dir_fd, folder, name)
 
     monkeypatch.setattr(FilesystemSource, "_file", racing)
     catalog = source.scan()

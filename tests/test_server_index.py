@@ -9,10 +9,12 @@ corrupt-index tests check that anything wrong with the file makes it absent, nev
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
 import shutil
+import struct
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -30,8 +32,15 @@ import skills_core.server.catalog as catalog_module
 import skills_core.server.filesystem as fs_module
 from skills_core import spec_examples as ex
 from skills_core._version import __version__
-from skills_core.server import FilesystemSource, SkillsServer
-from skills_core.server._rules import ParsedSkillMd, parse_skill_md
+from skills_core.entry import Limits
+from skills_core.server import (
+    FilesystemSource,
+    ProblemCode,
+    PublishedSkill,
+    SkillsServer,
+)
+from skills_core.server._rules import ParsedSkillMd, SkillRecord, parse_skill_md
+from skills_core.server.catalog import record_digest
 from skills_core.server.index import (
     FORMAT_VERSION,
     DigestIndex,
@@ -41,6 +50,7 @@ from skills_core.server.index import (
     decode_index,
     encode_index,
 )
+from skills_core.validation import Finding, Severity
 
 FAR_FUTURE = 1 << 62  # time.time_ns() long after every change: every signature may be trusted
 
@@ -129,6 +139,10 @@ def warm_up(root: Path, index: Path, **options: Any) -> FilesystemSource:
 # --- the format ----------------------------------------------------------------------------------
 
 DIGEST = "sha256:" + "ab" * 32
+OTHER = "sha256:" + "01" * 32
+HEADER = b"index %d\n" % FORMAT_VERSION
+VERSION = IndexProblem.VERSION
+MALFORMED = IndexProblem.MALFORMED
 
 
 def sample() -> DigestIndex:
@@ -142,7 +156,35 @@ def sample() -> DigestIndex:
                 mount="",
                 files={
                     "a/SKILL.md": ((1, 3, 10, 4, 5), DIGEST),
-                    "a/b\udcff.md": ((1, 4, 0, 4, 5), DIGEST),  # not UTF-8: kept exactly
+                    "a/b\udcff.md": ((1, 4, 0, 4, 5), OTHER),  # not UTF-8: kept exactly
+                },
+                folders={
+                    "": ((1, 2, 4096, -4, 5), ("da", "o.sock", "lnk")),
+                    "a": ((1, 5, 4096, 4, 5), ("fSKILL.md", "fb\udcff.md", "d...x", "fa\nb")),
+                    "a/...x": ((1, 6, 4096, 4, 5), ()),
+                },
+                skills={
+                    "a": SkillRecord(
+                        ["SKILL.md", 10, DIGEST, "b\udcff.md", 0, OTHER],
+                        '{"uri": "skill://a/SKILL.md", "frontmatter": {"d": "é ✓ 😀"}}'.encode(),
+                        (
+                            Finding(
+                                severity=Severity.WARNING,
+                                field="",
+                                code="bad-file-name",
+                                message="b\udcff.md is not served",
+                                file="b\udcff.md",
+                            ),
+                            Finding(
+                                severity=Severity.ERROR,
+                                field="/x",
+                                code="c",
+                                message="m",
+                                line=3,
+                                column=4,
+                            ),
+                        ),
+                    ),
                 },
             ),
         ),
@@ -150,15 +192,37 @@ def sample() -> DigestIndex:
     )
 
 
+def parts(data: bytes) -> tuple[dict[str, Any], list[bytes]]:
+    """The header and the columns of an encoded index."""
+    _, _, body = data.split(b"\n", 2)
+    header_line, columns = body.split(b"\n", 1)
+    header = json.loads(header_line)
+    out: list[bytes] = []
+    for length in header["columns"]:
+        out.append(columns[:length])
+        columns = columns[length:]
+    return header, out
+
+
 def test_format_round_trip_and_layout() -> None:
     data = encode_index(sample())
-    assert data.isascii()
     magic, checksum, body = data.split(b"\n", 2)
     assert magic == b"skills-core digest index %d" % FORMAT_VERSION
     assert checksum == b"sha256:" + hashlib.sha256(body).hexdigest().encode()
     assert decode_index(data) == sample()
-    assert json.loads(body)["roots"][0]["files"][0] == ["a/SKILL.md", 1, 3, 10, 4, 5, DIGEST]
     assert encode_index(sample()) == data  # the same index, the same bytes
+    header, columns = parts(data)
+    assert body.split(b"\n", 1)[0].isascii()
+    (section,) = header["roots"]
+    assert (section["files"], section["folders"], section["items"]) == (2, 3, 7)
+    assert (section["skills"], section["keys"]) == (1, 2)
+    assert list(section["findings"]) == ["a"]
+    assert len(columns) == 10
+    assert columns[0] == "a/SKILL.md\0a/b\udcff.md".encode("utf-8", "surrogateescape")
+    assert columns[1][:40] == struct.pack("<QQQqq", 1, 3, 10, 4, 5)
+    assert columns[1][40:72] == bytes.fromhex("ab" * 32)
+    assert columns[4].split(b"\0")[-1] == b"fa\nb"  # a line feed in a name is kept
+    assert columns[9] == sample().roots[0].skills["a"].encoded_entry
 
 
 def resign(body: bytes, version: int = FORMAT_VERSION) -> bytes:
@@ -170,15 +234,32 @@ def resign(body: bytes, version: int = FORMAT_VERSION) -> bytes:
     )
 
 
-def section(**changes: Any) -> dict[str, Any]:
-    """A root section of the body, with ``changes``."""
-    return {"path": "/x", "device": 1, "inode": 2, "mount": "", "files": [], **changes}
+def forged(
+    root: dict[str, Any] | None = None, cols: dict[int, bytes] | None = None, **changes: Any
+) -> bytes:
+    """The sample with header fields, root fields or columns (``cols``) changed, signed again."""
+    header, parts_of = parts(encode_index(sample()))
+    header.update(changes)
+    if root is not None:
+        header["roots"][0].update(root)
+    for number, column in (cols or {}).items():
+        parts_of[number] = column
+    if "columns" not in changes:
+        header["columns"] = [len(column) for column in parts_of]
+    return resign(json.dumps(header).encode() + b"\n" + b"".join(parts_of))
 
 
-def body_of(**changes: Any) -> bytes:
-    document = json.loads(encode_index(sample()).split(b"\n", 2)[2])
-    document.update(changes)
-    return json.dumps(document).encode()
+def listing(*items: str) -> bytes:
+    """The sample with two folders: "" holding ``items``, and "a" holding nothing."""
+    return forged(
+        root={"folders": 2, "items": len(items)},
+        cols={
+            2: b"\0a",
+            3: struct.pack("<QQQqqI", 1, 2, 3, 4, 5, len(items))
+            + struct.pack("<QQQqqI", 1, 5, 3, 4, 5, 0),
+            4: "\0".join(items).encode("utf-8", "surrogateescape"),
+        },
+    )
 
 
 @pytest.mark.parametrize(
@@ -188,33 +269,41 @@ def body_of(**changes: Any) -> bytes:
         (b"garbage\x00\xff" * 100, IndexProblem.NOT_AN_INDEX),
         (encode_index(sample())[:-40], IndexProblem.CHECKSUM),  # truncated
         (encode_index(sample())[:40], IndexProblem.CHECKSUM),
-        (encode_index(sample()).replace(b'"a/SKILL.md"', b'"a/SKILL.mD"'), IndexProblem.CHECKSUM),
-        (encode_index(sample()).replace(b"index 1\n", b"index 2\n"), IndexProblem.VERSION),
-        (encode_index(sample()).replace(b"index 1\n", b"index 0\n"), IndexProblem.VERSION),
-        (b"skills-core digest index 1", IndexProblem.VERSION),
-        (resign(b"{not json"), IndexProblem.MALFORMED),
-        (resign(b"NaN"), IndexProblem.MALFORMED),
-        (resign(b"[]"), IndexProblem.MALFORMED),
-        (resign(body_of(library=1)), IndexProblem.MALFORMED),
-        (resign(body_of(roots={})), IndexProblem.MALFORMED),
-        (resign(body_of(roots=[[]])), IndexProblem.MALFORMED),
-        (resign(body_of(roots=[{"path": "/x"}])), IndexProblem.MALFORMED),
-        (resign(body_of(roots=[section(inode="2")])), IndexProblem.MALFORMED),
-        (resign(body_of(roots=[section(files=[["a", 1]])])), IndexProblem.MALFORMED),
-        (
-            resign(body_of(roots=[section(files=[["a", 1, 2, -1, 4, 5, DIGEST]])])),
-            IndexProblem.MALFORMED,
-        ),
-        (
-            resign(body_of(roots=[section(files=[["a", 1, 2, 3, 4, 5, "md5:00"]])])),
-            IndexProblem.MALFORMED,
-        ),
-        (
-            resign(body_of(roots=[section(files=[[1, 1, 2, 3, 4, 5, DIGEST]])])),
-            IndexProblem.MALFORMED,
-        ),
-        (resign(body_of(frontmatter={"x": {}})), IndexProblem.MALFORMED),
-        (resign(body_of(frontmatter={DIGEST: 1})), IndexProblem.MALFORMED),
+        (encode_index(sample()).replace(b"a/SKILL.md", b"a/SKILL.mD"), IndexProblem.CHECKSUM),
+        (encode_index(sample()).replace(HEADER, b"index %d\n" % (FORMAT_VERSION + 1)), VERSION),
+        (encode_index(sample()).replace(HEADER, b"index %d\n" % (FORMAT_VERSION - 1)), VERSION),
+        (encode_index(sample()).replace(HEADER, b"index 1\n"), VERSION),  # the first format
+        (b"skills-core digest index %d" % FORMAT_VERSION, VERSION),
+        (resign(b"{not json"), MALFORMED),
+        (resign(b"{}"), MALFORMED),  # no line feed after the header
+        (resign(b"NaN\n"), MALFORMED),
+        (resign(b"[]\n"), MALFORMED),
+        (forged(library=1), MALFORMED),
+        (forged(scheme=None), MALFORMED),
+        (forged(limits=[1]), MALFORMED),
+        (forged(roots={}), MALFORMED),
+        (forged(roots=[[]]), MALFORMED),
+        (forged(frontmatter={"x": {}}), MALFORMED),
+        (forged(frontmatter={DIGEST: 1}), MALFORMED),
+        (forged(columns=[1, 2]), MALFORMED),  # lengths that do not add up
+        (forged(root={"path": 1}), MALFORMED),
+        (forged(root={"inode": "2"}), MALFORMED),
+        (forged(root={"files": 3}), MALFORMED),  # more files than names
+        (forged(root={"files": 0}), MALFORMED),
+        (forged(root={"items": 6}), MALFORMED),
+        (forged(root={"keys": 1}), MALFORMED),
+        (forged(root={"skills": 0}), MALFORMED),
+        (forged(root={"findings": []}), MALFORMED),
+        (forged(root={"findings": {"a": [["warning"]]}}), MALFORMED),
+        (forged(root={"findings": {"a": [["bad", "", "c", "m", None, None, None]]}}), MALFORMED),
+        (forged(cols={1: b"\0" * 143}), MALFORMED),  # a row short
+        (forged(cols={6: struct.pack("<I", 3)}), MALFORMED),  # a key of more files
+        (forged(cols={9: b'{"url": 1}'}), MALFORMED),
+        (forged(cols={9: b'{"uri": 1}\0{"uri": 2}'}), MALFORMED),  # two entries for one record
+        (forged(root={"findings": {"a": ["warning"]}}), MALFORMED),
+        (forged(root={"findings": {"a": [["warning", "", "c", "m", "3", None, None]]}}), MALFORMED),
+        (forged(root={"items": 8}, cols={4: "\0".join(["da"] * 8).encode()}), MALFORMED),
+        *[(listing("da", item), MALFORMED) for item in ["d..", "d.", "f", "", "xname", "da/b"]],
     ],
 )
 def test_anything_wrong_is_a_typed_error(data: bytes, problem: IndexProblem) -> None:
@@ -222,6 +311,39 @@ def test_anything_wrong_is_a_typed_error(data: bytes, problem: IndexProblem) -> 
         decode_index(data)
     assert info.value.kind == problem
     assert info.value.message.startswith("digest index ")
+
+
+def test_a_listing_of_odd_names_is_read() -> None:
+    """The forging helper itself makes a valid index when the names are valid."""
+    odd = ["d...", "f.hidden", "l..x", "o\n", "f\udcff"]
+    folders = decode_index(listing(*odd)).roots[0].folders
+    assert folders[""] == ((1, 2, 3, 4, 5), tuple(odd))
+    assert folders["a"] == ((1, 5, 3, 4, 5), ())
+
+
+def test_signatures_past_the_formats_integers_are_left_out() -> None:
+    index = sample()
+    (root,) = index.roots
+    files = {**root.files, "huge": ((1, 2**64, 1, 1, 1), DIGEST)}
+    folders = {**root.folders, "old": ((1, 2, 3, -(2**63) - 1, 0), ())}
+    skills = {**root.skills, "big": SkillRecord(["SKILL.md", 2**64, DIGEST], b'{"uri": 1}', ())}
+    wider = dataclasses.replace(root, files=files, folders=folders, skills=skills)
+    decoded = decode_index(encode_index(dataclasses.replace(index, roots=(wider,))))
+    assert decoded == index
+
+
+def test_a_record_without_its_skill_md_gives_no_frontmatter() -> None:
+    assert record_digest(SkillRecord(["x.md", 1, DIGEST], b"{}", ())) is None
+    assert record_digest(SkillRecord(["a", 1, OTHER, "SKILL.md", 2, DIGEST], b"{}", ())) == DIGEST
+
+
+def test_an_encoded_entry_with_a_nul_is_refused() -> None:
+    index = sample()
+    (root,) = index.roots
+    record = root.skills["a"]._replace(encoded_entry=b'{"uri": "\0"}')
+    broken = dataclasses.replace(root, skills={"a": record})
+    with pytest.raises(ValueError, match="NUL"):
+        encode_index(dataclasses.replace(index, roots=(broken,)))
 
 
 @given(st.binary(max_size=300))
@@ -250,11 +372,35 @@ _JSON = st.recursive(
 )
 
 
+_NAME = st.text(st.characters(codec="utf-8", blacklist_characters="/\0"), min_size=1)
+_SIGNATURE = st.tuples(*[st.integers(0, 2**64 - 1)] * 3, *[st.integers(-(2**63), 2**63 - 1)] * 2)
+
+
 @given(
     files=st.dictionaries(
-        st.text(min_size=1, max_size=8),
-        st.tuples(st.integers(0, 2**64), st.integers(0, 2**64), st.integers(0, 2**40)),
-        max_size=5,
+        _NAME, st.tuples(_SIGNATURE, st.sampled_from([DIGEST, OTHER])), max_size=5
+    ),
+    folders=st.dictionaries(
+        _NAME | st.just(""),
+        st.tuples(
+            _SIGNATURE,
+            st.lists(
+                st.sampled_from("dflo")
+                .flatmap(lambda kind: _NAME.map(lambda n: kind + n))
+                .filter(lambda item: item[1:] not in (".", "..")),
+                max_size=3,
+            ).map(tuple),
+        ),
+        max_size=4,
+    ),
+    records=st.dictionaries(
+        _NAME,
+        st.lists(
+            st.tuples(_NAME, st.integers(0, 2**64 - 1), st.sampled_from([DIGEST, OTHER])),
+            min_size=1,
+            max_size=3,
+        ),
+        max_size=3,
     ),
     frontmatter=st.dictionaries(
         st.just(DIGEST) | st.just("sha256:" + "0" * 64),
@@ -263,22 +409,37 @@ _JSON = st.recursive(
     ),
 )
 def test_round_trip_of_any_index(
-    files: dict[str, tuple[int, int, int]], frontmatter: dict[str, Any]
+    files: dict[str, Any],
+    folders: dict[str, Any],
+    records: dict[str, list[tuple[str, int, str]]],
+    frontmatter: dict[str, Any],
 ) -> None:
+    skills = {
+        folder: SkillRecord(
+            [value for triple in key for value in triple], b'{"uri": "x%d"}' % number, ()
+        )
+        for number, (folder, key) in enumerate(records.items())
+    }
     index = DigestIndex(
         library="x",
         roots=(
             RootIndex(
-                path="/r",
-                device=0,
-                inode=0,
-                mount="m",
-                files={p: ((d, i, s, 1, 2), DIGEST) for p, (d, i, s) in files.items()},
+                path="/r", device=0, inode=0, mount="m", files=files, folders=folders, skills=skills
             ),
+            RootIndex(path="/s", device=1, inode=1),
         ),
         frontmatter=frontmatter,
     )
     assert decode_index(encode_index(index)) == index
+
+
+def test_names_with_a_nul_are_refused() -> None:
+    index = DigestIndex(
+        library="x",
+        roots=(RootIndex(path="/", device=0, inode=0, files={"a\0b": ((0, 0, 0, 0, 0), DIGEST)}),),
+    )
+    with pytest.raises(ValueError, match="NUL"):
+        encode_index(index)
 
 
 # --- a warm start: nothing unchanged is read, hashed or parsed -----------------------------------
@@ -301,6 +462,98 @@ def test_warm_start_reads_no_unchanged_file(
     assert regular_files(opened) == [str(index)]  # the index, and no file of any skill
     assert parsed == []  # every SKILL.md's frontmatter came from the index
     assert warm.index_note is None
+
+
+def test_a_warm_start_lists_no_unchanged_folder(
+    root: Path, index: Path, trusted: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Folders are replayed from their records: one fstatat each, no open, no listing."""
+    cold = warm_up(root, index).scan()
+    opened = spy_opens(monkeypatch)
+    listed: list[object] = []
+    real_scandir = os.scandir
+
+    def scandir(fd: Any) -> Any:
+        listed.append(fd)
+        return real_scandir(fd)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    warm = FilesystemSource([root], index=index)
+    assert warm.scan() == cold
+    assert listed == []
+    assert opened == [str(index), str(root)]  # the index, and the root (its signature, by fstat)
+    # A change in one folder lists that folder only (its parents keep their signatures).
+    write(root, {"pdf-processing/templates/new.md": b"new\n"})
+    cold = FilesystemSource([root]).scan()
+    opened.clear()
+    listed.clear()
+    assert FilesystemSource([root], index=index).scan() == cold
+    assert len(listed) == 1
+    folders = [p for p in opened if os.path.isdir(p)]
+    assert folders == [
+        str(root),
+        str(root / "pdf-processing"),  # opened name by name from the root
+        str(root / "pdf-processing/templates"),
+    ]
+    assert regular_files(opened) == [str(index), str(root / "pdf-processing/templates/new.md")]
+
+
+def test_a_folder_whose_signature_cannot_be_read_is_listed(
+    root: Path, index: Path, trusted: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cold = warm_up(root, index).scan()
+    real_stat = os.stat
+
+    def stat(path: Any, *, dir_fd: int | None = None, follow_symlinks: bool = True) -> Any:
+        if path == "templates" or str(path).endswith("/templates"):
+            raise PermissionError(13, "Permission denied")
+        return real_stat(path, dir_fd=dir_fd, follow_symlinks=follow_symlinks)
+
+    monkeypatch.setattr(os, "stat", stat)
+    assert FilesystemSource([root], index=index).scan() == cold  # opened and listed instead
+
+
+def test_a_recorded_folder_that_can_no_longer_be_listed_is_forgotten(
+    root: Path, index: Path, trusted: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    warm_up(root, index)
+    assert "pdf-processing/templates" in decode_index(index.read_bytes()).roots[0].folders
+    write(root, {"pdf-processing/templates/new.md": b"new\n"})  # its signature moves
+    real_scandir = os.scandir
+
+    def scandir(fd: Any) -> Any:
+        if os.readlink(f"/proc/self/fd/{fd}").endswith("/templates"):
+            raise PermissionError(13, "Permission denied")
+        return real_scandir(fd)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    warm = FilesystemSource([root], index=index)
+    rechecked = warm.recheck(ex.SKILL_MD_URI)  # a re-check forgets the record too
+    assert isinstance(rechecked, PublishedSkill)
+    assert "skill://pdf-processing/templates/new.md" not in rechecked.files
+    catalog = warm.scan()
+    assert catalog == FilesystemSource([root]).scan()
+    assert ("pdf-processing/templates", ProblemCode.UNREADABLE) in [
+        (p.path, p.code) for p in catalog.problems
+    ]
+    assert "pdf-processing/templates" not in decode_index(index.read_bytes()).roots[0].folders
+
+
+def test_a_folder_changed_within_the_tick_of_its_listing_is_listed_again(
+    root: Path, index: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The racy rule, for folders: a young folder is not recorded."""
+    templates = root / "pdf-processing/templates"
+    changed = templates.stat().st_ctime_ns
+    monkeypatch.setattr(time, "time_ns", lambda: changed + 500_000_000)
+    warm_up(root, index)
+    folders = decode_index(index.read_bytes()).roots[0].folders
+    assert "pdf-processing/templates" not in folders
+    monkeypatch.setattr(time, "time_ns", lambda: changed + 10 * 10**9)
+    FilesystemSource([root], index=index).scan()
+    folders = decode_index(index.read_bytes()).roots[0].folders
+    (kind_and_names) = folders["pdf-processing/templates"][1]
+    assert sorted(kind_and_names) == ["finvoice.md", "fpurchase-order.md"]
 
 
 def test_a_warm_start_that_changed_nothing_does_not_write(
@@ -332,13 +585,190 @@ def test_the_index_holds_what_the_format_says(root: Path, index: Path, trusted: 
         "sha256:" + hashlib.sha256(ex.INVOICE).hexdigest(),
     )
     skill_md_digest = section.files["pdf-processing/SKILL.md"][1]
-    assert document.frontmatter[skill_md_digest] == {
-        "name": "pdf-processing",
-        "description": "Extract, fill, and assemble PDF documents",
-    }
+    record = section.skills["pdf-processing"]
+    assert record.key[:3] == ["SKILL.md", len(ex.SKILL_MD), skill_md_digest]
+    assert json.loads(record.encoded_entry) == ex.entry_json()
+    assert record.findings == ()
+    assert skill_md_digest not in document.frontmatter  # kept once: in the record's entry
+    mismatch = section.files["mismatch/SKILL.md"][1]  # no record: kept in the map
+    assert document.frontmatter[mismatch] == {"name": "other-name", "description": "Does things"}
     broken = section.files["broken/SKILL.md"][1]
     assert isinstance(document.frontmatter[broken], str)  # why it has no frontmatter
     assert oct(index.stat().st_mode & 0o777) == "0o600"
+
+
+# --- skill records: an unchanged skill is restored, not built ------------------------------------
+
+
+@pytest.fixture
+def published(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The folder of every skill the catalog builder builds (rather than restores or keeps)."""
+    folders: list[str] = []
+    real_publish = catalog_module._publish
+
+    def spy(scheme: str, limits: Any, root: int, found: Any, verdict: Any) -> Any:
+        folders.append(found[1])
+        return real_publish(scheme, limits, root, found, verdict)
+
+    monkeypatch.setattr(catalog_module, "_publish", spy)
+    return folders
+
+
+def test_a_warm_start_restores_unchanged_skills_without_building_them(
+    root: Path, index: Path, trusted: None, published: list[str]
+) -> None:
+    cold = warm_up(root, index).scan()
+    published.clear()
+    warm = FilesystemSource([root], index=index).scan()
+    left_out = sorted(o.path for o in cold.omitted)
+    assert left_out == ["acme/billing/refunds", "broken", "mismatch"]
+    assert sorted(published) == left_out  # no record: built each time
+    published.clear()
+    for skill, expected in zip(warm.skills, cold.skills, strict=True):
+        assert (
+            skill.encoded_entry == json.dumps(expected.entry.to_json(), ensure_ascii=False).encode()
+        )
+        assert (skill.uri, skill.name, skill.root_uri) == (
+            expected.entry.uri,
+            expected.entry.name,
+            expected.entry.root,
+        )
+        assert skill.findings == expected.findings
+    assert published == []  # nothing built yet: no entry was read
+    assert warm == cold  # reading the entries builds them, from the same parts
+    assert sorted(published) == sorted(s.folder for s in cold.skills)  # once each
+    assert warm == cold
+    assert len(published) == len(cold.skills)
+    assert [repr(s) for s in warm.skills] == [repr(s) for s in cold.skills]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        warm.skills[0].folder = "x"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        del warm.skills[0].folder
+    with pytest.raises(TypeError, match="mappingproxy"):  # as the dataclass it was: files
+        hash(cold.skills[0])
+    with pytest.raises(TypeError, match="mappingproxy"):
+        hash(warm.skills[0])
+    again = FilesystemSource([root], index=index).scan()
+    assert [s.files for s in again.skills] == [s.files for s in cold.skills]  # files first
+    assert [s.entry for s in again.skills] == [s.entry for s in cold.skills]
+    assert (again.skills[0] == "x") is False
+
+
+def test_a_rescan_keeps_the_skills_that_did_not_change(
+    root: Path, trusted: None, published: list[str]
+) -> None:
+    source = FilesystemSource([root])
+    first = source.scan()
+    (root / "pdf-processing/templates/invoice.md").write_bytes(b"changed\n")
+    published.clear()
+    second = source.scan()
+    assert sorted(published) == ["acme/billing/refunds", "broken", "mismatch", "pdf-processing"]
+    for before, after in zip(first.skills, second.skills, strict=True):
+        assert (after is before) is (after.folder != "pdf-processing")
+    assert second == FilesystemSource([root]).scan()
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"scheme": "other"}, {"limits": Limits(max_resources=3)}, {"include_hidden": True}],
+    ids=["another scheme", "other limits", "other options"],
+)
+def test_records_of_another_catalog_are_not_restored(
+    root: Path, index: Path, trusted: None, published: list[str], options: dict[str, Any]
+) -> None:
+    write(root, {"pdf-processing/.env": b"X=1\n"})
+    warm_up(root, index)
+    published.clear()
+    warm = FilesystemSource([root], index=index, **options).scan()
+    if "include_hidden" in options:  # the same scheme and limits: only the changed skill
+        assert "pdf-processing" in published
+        assert "warns" not in published
+    else:
+        assert "warns" in published  # nothing restored
+    assert warm == FilesystemSource([root], **options).scan()
+
+
+def test_records_of_several_roots_with_a_collision(
+    root: Path, index: Path, tmp_path: Path, trusted: None, published: list[str]
+) -> None:
+    """Each root's records are its own; skills two roots claim are left out, warm or cold."""
+    other = tmp_path / "other"
+    write(other, {"warns/SKILL.md": skill_md("warns"), "solo/SKILL.md": skill_md("solo")})
+    cold = FilesystemSource([root, other]).scan()
+    assert [o.path for o in cold.omitted if o.code == "uri-collision"] == ["warns", "warns"]
+    FilesystemSource([root, other], index=index).scan()
+    published.clear()
+    warm = FilesystemSource([root, other], index=index)
+    assert warm.scan() == cold
+    assert "solo" not in published[: -len(cold.skills)]  # restored (then built, to compare)
+    assert sorted(decode_index(index.read_bytes()).roots[1].skills) == ["solo"]
+    assert served(warm) == served(FilesystemSource([root, other]))
+
+
+def test_a_recheck_of_a_restored_skill_sees_changes_at_once(
+    root: Path, index: Path, trusted: None
+) -> None:
+    warm_up(root, index)
+    source = FilesystemSource([root], index=index)
+    restored = source.scan().get(ex.SKILL_MD_URI)
+    assert restored is not None
+    assert restored.encoded_entry is not None
+    assert source.recheck(ex.SKILL_MD_URI) is restored  # unchanged: the same skill
+    write(root, {"pdf-processing/templates/new.md": b"new\n"})
+    rechecked = source.recheck(ex.SKILL_MD_URI)
+    assert rechecked == FilesystemSource([root]).recheck(ex.SKILL_MD_URI)
+    assert isinstance(rechecked, PublishedSkill)
+    assert "skill://pdf-processing/templates/new.md" in rechecked.files
+
+
+def forge_record(index: Path, folder: str, encoded_entry: bytes) -> None:
+    """Rewrite the index (a valid checksum) with another encoded entry for ``folder``."""
+    document = decode_index(index.read_bytes())
+    (section,) = document.roots
+    skills = dict(section.skills)
+    skills[folder] = skills[folder]._replace(encoded_entry=encoded_entry)
+    forged = dataclasses.replace(section, skills=skills)
+    index.write_bytes(encode_index(dataclasses.replace(document, roots=(forged,))))
+
+
+def test_a_record_that_does_not_fit_its_skill_fails_closed(
+    root: Path, index: Path, trusted: None
+) -> None:
+    """A record is trusted as the index is; one that cannot be its skill's is an error."""
+    warm_up(root, index)
+    cold = FilesystemSource([root]).scan()
+    # Another skill's entry: not restored (its URI is not this skill's), and not taken for the
+    # frontmatter of this skill's SKILL.md (not read, as it is unchanged): the scan starts again.
+    forge_record(index, "warns", json.dumps(cold.skills[0].entry.to_json()).encode())
+    source = FilesystemSource([root], index=index)
+    assert source.scan() == cold
+    assert source.index_note is not None
+    # This skill's URI, and a frontmatter that is not valid: restored, and an error when built.
+    entry = {"uri": "skill://warns/SKILL.md", "frontmatter": {"name": "warns"}, "resources": []}
+    forge_record(index, "warns", json.dumps(entry).encode())
+    warm = FilesystemSource([root], index=index).scan()
+    skill = warm.get("skill://warns/SKILL.md")
+    assert skill is not None
+    with pytest.raises(RuntimeError, match="does not match the skill"):
+        _ = skill.entry
+    # No frontmatter object at all: as an error when built ...
+    forge_record(index, "warns", b'{"uri": "skill://warns/SKILL.md", "frontmatter": 7}')
+    skill = FilesystemSource([root], index=index).scan().get("skill://warns/SKILL.md")
+    assert skill is not None
+    with pytest.raises(RuntimeError, match="does not match the skill"):
+        _ = skill.entry
+    # ... and when it is the frontmatter of a SKILL.md not read (another file of the skill
+    # changed): the index is found unusable then, and the scan starts again, cold.
+    forge_record(index, "pdf-processing", b'{"uri": "skill://pdf-processing/SKILL.md", "x": 1}')
+    (root / "pdf-processing/templates/invoice.md").write_bytes(b"changed\n")
+    source = FilesystemSource([root], index=index)
+    assert source.scan() == FilesystemSource([root]).scan()
+    assert source.index_note is not None
+    assert source.index_note.endswith(
+        "ignored and is rebuilt: is malformed (a record's encoded entry is not its skill's entry)"
+    )
+    decode_index(index.read_bytes())  # rebuilt, whole
+    assert FilesystemSource([root], index=index).scan() == FilesystemSource([root]).scan()
 
 
 # --- the differential test: warm == cold after every kind of change ------------------------------
@@ -372,6 +802,21 @@ def _link_skill_md(root: Path) -> None:
     (root / "warns/SKILL.md").symlink_to(root / "pdf-processing/SKILL.md")
 
 
+def _link_a_folder(root: Path) -> None:
+    (root / "warns").rename(root / ".moved")
+    (root / "warns").symlink_to(root / ".moved")
+
+
+def _file_to_folder(root: Path) -> None:
+    (root / "pdf-processing/templates/invoice.md").unlink()
+    write(root, {"pdf-processing/templates/invoice.md/x.md": b"x\n"})
+
+
+def _folder_to_file(root: Path) -> None:
+    shutil.rmtree(root / "acme/billing/refunds/examples")
+    (root / "acme/billing/refunds/examples").write_bytes(b"now a file\n")
+
+
 CHANGES: dict[str, Callable[[Path], object]] = {
     "nothing": lambda root: None,
     "edit": lambda root: (root / "pdf-processing/templates/invoice.md").write_bytes(b"new\n"),
@@ -393,6 +838,12 @@ CHANGES: dict[str, Callable[[Path], object]] = {
     "move a file between skills": lambda root: (root / "acme/billing/refunds/bin/blob.bin").rename(
         root / "pdf-processing/blob.bin"
     ),
+    "add a file in a subfolder": lambda root: write(
+        root, {"pdf-processing/templates/new.md": b"new\n"}
+    ),
+    "a skill folder swapped for a link to itself": _link_a_folder,
+    "a file becomes a folder": _file_to_folder,
+    "a folder becomes a file": _folder_to_file,
     "same-size edit of a large file": lambda root: (
         root / "acme/billing/refunds/bin/large.bin"
     ).write_bytes(bytes(range(255, -1, -1)) * 5000),
@@ -496,7 +947,7 @@ def corruptions(index: Path) -> dict[str, Callable[[], object]]:
         index.write_bytes(bytes(data))
 
     def future() -> None:
-        index.write_bytes(index.read_bytes().replace(b"index 1\n", b"index 99\n", 1))
+        index.write_bytes(index.read_bytes().replace(HEADER, b"index 99\n", 1))
 
     return {
         "truncated": truncate,

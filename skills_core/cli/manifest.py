@@ -16,15 +16,22 @@ entries). It is always strict UTF-8. A file or folder name that is not valid UTF
 JSON string as it is: its ``path`` then shows each byte that is not UTF-8 as ``\\xNN`` (text, for
 people), and ``pathHex`` beside it holds the exact bytes of the path, in lowercase hexadecimal
 (for programs). ``pathHex`` is present only for such names. Messages that quote such a name show
-it the same way.
+it the same way. Each list item is one line, ``json.dumps(item, ensure_ascii=False)``; entries and
+warnings are made from their parts (an entry restored from a digest index record is written as
+the record holds it, without being built), which the tests hold to that encoding.
+
+The command pauses the cyclic garbage collector while it runs (see :func:`run_manifest`).
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator
+from json.encoder import encode_basestring
+from types import MappingProxyType
 
 from skills_core.cli._common import EXIT_OK, error, open_source
 from skills_core.display import display
@@ -35,7 +42,23 @@ __all__ = ["run_manifest", "finding_json"]
 
 
 def run_manifest(args: argparse.Namespace) -> int:
-    """Run ``skills-core manifest``: print what ``serve`` would publish, and why not the rest."""
+    """Run ``skills-core manifest``: print what ``serve`` would publish, and why not the rest.
+
+    The cyclic garbage collector is paused while it runs (and resumed after, if it was on):
+    the command builds one catalog and lets go of it at the end, so no cycle is worth looking
+    for, and on thousands of skills the collector's passes over what is alive cost more than
+    any other part of a warm start. The library never does this; a program may.
+    """
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _manifest(args)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _manifest(args: argparse.Namespace) -> int:
     source = open_source(
         args.roots, include_hidden=args.include_hidden, exclude=args.exclude, index=args.index
     )
@@ -49,9 +72,9 @@ def run_manifest(args: argparse.Namespace) -> int:
     if source.index_note is not None:
         error(f"manifest: {source.index_note}")
     if args.json:
-        _write(_json_lines(catalog))
+        _write(_json_document(catalog))
     else:
-        _write(_text_lines(catalog))
+        _write(["".join(_text_lines(catalog)).encode("utf-8")])
     return EXIT_OK
 
 
@@ -84,51 +107,115 @@ def _text_lines(catalog: Catalog) -> list[str]:
     return lines
 
 
-def _json_lines(catalog: Catalog) -> list[str]:
-    """The JSON document, one list item per line (each written by the C encoder: fast)."""
-    document: dict[str, Sequence[Mapping[str, object]]] = {
-        "skills": [skill.entry.to_json() for skill in catalog.skills],
+def _json_document(catalog: Catalog) -> list[bytes]:
+    """The JSON document, one list item per line, as UTF-8 byte strings to write in order.
+
+    Each item is encoded on its own (one character outside the BMP in a document of megabytes
+    would otherwise make the whole text four bytes a character before it is encoded). An entry
+    restored from a digest index record is written as the record holds it.
+    """
+    encode = json.JSONEncoder(ensure_ascii=False, default=_plain).encode
+    sections: dict[str, Iterable[bytes]] = {
+        "skills": _encoded_entries(catalog, encode),
         "omitted": [
-            {**_path(o.path), "uri": o.uri, "code": str(o.code), "reason": _text(o.reason)}
+            encode(
+                {**_path(o.path), "uri": o.uri, "code": str(o.code), "reason": _text(o.reason)}
+            ).encode()
             for o in catalog.omitted
         ],
         "warnings": [
-            {"uri": skill.entry.uri, **_strict(finding_json(f))}
+            _warning_text(skill.uri, f).encode()
             for skill in catalog.skills
             for f in catalog.findings(skill)
         ],
         "problems": [
-            {**_path(p.path), "code": str(p.code), "reason": _text(p.reason)}
+            encode({**_path(p.path), "code": str(p.code), "reason": _text(p.reason)}).encode()
             for p in catalog.problems
         ],
         "skipped": [
-            {**_path(s.path), "code": str(s.code), "reason": _text(s.reason)}
+            encode({**_path(s.path), "code": str(s.code), "reason": _text(s.reason)}).encode()
             for s in catalog.skipped
         ],
     }
-    encode = json.JSONEncoder(ensure_ascii=False).encode
-    lines = ["{\n"]
-    for number, (key, items) in enumerate(document.items()):
-        close = "]\n" if number == len(document) - 1 else "],\n"
-        if not items:
-            lines.append(f'  "{key}": [{close}')
+    chunks = [b"{\n"]
+    for number, (key, items) in enumerate(sections.items()):
+        chunks.append(b'  "%s": [' % key.encode())
+        first = True
+        for item in items:
+            chunks.append(b"\n    " if first else b",\n    ")
+            chunks.append(item)
+            first = False
+        if not first:
+            chunks.append(b"\n  ")
+        chunks.append(b"]\n" if number == len(sections) - 1 else b"],\n")
+    chunks.append(b"}\n")
+    return chunks
+
+
+def _encoded_entries(catalog: Catalog, encode: Callable[[object], str]) -> Iterator[bytes]:
+    """``json.dumps(entry.to_json(), ensure_ascii=False)`` of each published entry, in UTF-8.
+
+    A skill restored from a digest index record has it already (``encoded_entry``); for the
+    others, skills that share a SKILL.md share its frozen frontmatter object, so each distinct
+    frontmatter is encoded once (by identity, while the catalog keeps it alive), straight from
+    its read-only form (:func:`_plain`); the rest of an entry is URIs, digests and sizes. Entries
+    with fields of their own (``extra``) or ``"dynamic"`` resources are encoded whole.
+    """
+    frontmatters: dict[int, str] = {}
+    string = encode_basestring
+    for skill in catalog.skills:
+        if skill.encoded_entry is not None:
+            yield skill.encoded_entry
             continue
-        lines.append(f'  "{key}": [\n')
-        lines.append(",\n".join("    " + encode(item) for item in items))
-        lines.append(f"\n  {close}")
-    lines.append("}\n")
-    return lines
+        entry = skill.entry
+        resources = entry.resources
+        if entry.extra or isinstance(resources, str):
+            yield encode(entry.to_json()).encode()
+            continue
+        frontmatter = entry.frontmatter
+        text = frontmatters.get(id(frontmatter))
+        if text is None:
+            text = frontmatters[id(frontmatter)] = encode(frontmatter)
+        files = ", ".join(
+            [
+                f'{{"uri": {string(r.uri)}, "digest": {string(r.digest)}, "size": {r.size}}}'
+                if not r.extra
+                else encode(r.to_json())
+                for r in resources
+            ]
+        )
+        yield (
+            f'{{"uri": {string(entry.uri)}, "frontmatter": {text}, "resources": [{files}]}}'
+        ).encode()
 
 
-def _write(lines: list[str]) -> None:
-    """Write ``lines`` to stdout as strict UTF-8, whatever the locale says."""
-    text = "".join(lines)
+def _warning_text(uri: str, finding: Finding) -> str:
+    """The JSON text of one warning: ``uri`` and :func:`finding_json`, every string strict
+    UTF-8 (:func:`_text`), made from its parts (a catalog can hold thousands)."""
+    string = encode_basestring
+    line = "" if finding.line is None else f', "line": {int(finding.line)}'
+    return (
+        f'{{"uri": {string(uri)}, "severity": {string(str(finding.severity))}, '
+        f'"field": {string(_text(finding.field))}, "code": {string(_text(finding.code))}, '
+        f'"message": {string(_text(finding.message))}{line}}}'
+    )
+
+
+def _plain(value: object) -> object:
+    """The JSON encoder's hook for frozen JSON: a read-only mapping is encoded as its dict."""
+    if type(value) is MappingProxyType:
+        return dict(value)
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def _write(chunks: list[bytes]) -> None:
+    """Write ``chunks`` to stdout (bytes, whatever the locale says)."""
     buffer = getattr(sys.stdout, "buffer", None)
     if buffer is None:  # a text-only stream put in stdout's place (tests, embedding)
-        sys.stdout.write(text)
+        sys.stdout.write(b"".join(chunks).decode("utf-8"))
         return
     sys.stdout.flush()
-    buffer.write(text.encode("utf-8"))
+    buffer.write(b"".join(chunks))
     buffer.flush()
 
 
@@ -158,10 +245,6 @@ def _path(path: str) -> dict[str, str]:
     if shown is path:
         return {"path": path}
     return {"path": shown, "pathHex": path.encode("utf-8", "surrogateescape").hex()}
-
-
-def _strict(item: dict[str, object]) -> dict[str, object]:
-    return {key: _text(value) if isinstance(value, str) else value for key, value in item.items()}
 
 
 def finding_json(finding: Finding) -> dict[str, object]:

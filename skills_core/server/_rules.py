@@ -41,6 +41,8 @@ __all__ = [
     "trusted_entry",
     "ancestors",
     "ParsedSkillMd",
+    "SkillKey",
+    "SkillRecord",
     "parse_skill_md",
     "judge_parsed",
     "path_collision",
@@ -139,6 +141,26 @@ def freeze_parsed(value: dict[str, JSONValue] | list[JSONValue]) -> FrozenJSON:
             for child in value
         ]
     )
+
+
+#: What a published skill is made of besides its SKILL.md's frontmatter: for each of its files in
+#: path order, the path below the skill folder, the size and the digest (one flat list, as JSON
+#: gives it back).
+SkillKey = list[str | int]
+
+
+class SkillRecord(NamedTuple):
+    """A published skill as a digest index keeps it, to restore it without building it.
+
+    Valid for the skill of that folder (in a root of the same scheme and limits, by the same
+    library version) whose files are exactly ``key``: its entry then is ``encoded_entry`` and its
+    findings ``findings``, which a cold build would make again from the same parts.
+    """
+
+    key: SkillKey
+    #: ``json.dumps(entry.to_json(), ensure_ascii=False)``, UTF-8.
+    encoded_entry: bytes
+    findings: tuple[Finding, ...]
 
 
 #: What one SKILL.md amounts to before its folder is known: its frontmatter as the parser gives it

@@ -38,14 +38,32 @@ values this module produced itself (encoded URIs, computed digests, parsed front
 the full wire validation of :meth:`SkillEntry.from_json`; the tests check that every published entry
 passes it anyway. The verdict on each ``SKILL.md`` is cached by digest, so a rescan re-parses only
 the ``SKILL.md`` files that changed.
+
+**Skills that did not change are not built again.** A published skill that met no problem is
+*made of* its files (the path below its folder, size and digest of each, in order: its *key*)
+and its ``SKILL.md``'s frontmatter, whose digest is in the key; the scheme and limits are the
+builder's. So the builder keeps each such skill with its key, and a later build (a rescan, a
+re-check) whose snapshot gives a skill the same key returns the very same
+:class:`PublishedSkill`. Across processes, a digest index keeps *skill records* (key, entry
+encoded as JSON text, findings: :class:`~skills_core.server._rules.SkillRecord`,
+:meth:`CatalogBuilder.records_for`, :meth:`CatalogBuilder.restore`): a skill whose key is its
+record's is *restored*, a :class:`PublishedSkill` holding its URI, findings and encoded entry
+whose entry and files are built only when first read (from the record's key and the frontmatter
+in its encoded entry, validated afresh: a cold build from the same parts). ``manifest --json``
+writes a restored entry as the record holds it and never builds it. A record is trusted as the
+index is (the index's checksum, library version, scheme and limits are checked before any record
+is offered); an encoded entry whose URI is not its skill's is not used, and one whose frontmatter
+does not make the skill published is an error when the entry is built.
 """
 
 from __future__ import annotations
 
 import bisect
+import json
 import operator
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from types import MappingProxyType
 from typing import Final, final
 
@@ -58,9 +76,12 @@ from skills_core.entry import (
     _unchecked_resource,
 )
 from skills_core.errors import URIError
+from skills_core.jsonvalue import JSONValue, loads_strict
 from skills_core.server._rules import (
     Candidate,
     ParsedSkillMd,
+    SkillKey,
+    SkillRecord,
     Verdict,
     ancestors,
     bad_path,
@@ -73,6 +94,7 @@ from skills_core.server._rules import (
     refused,
     trusted_entry,
 )
+from skills_core.server.index import DigestIndexError, IndexProblem
 from skills_core.server.model import (
     DynamicSkill,
     OmitCode,
@@ -83,6 +105,8 @@ from skills_core.server.model import (
     SnapshotFile,
     SourceProblem,
     new_published_skill,
+    new_snapshot_file,
+    restored_published_skill,
 )
 from skills_core.server.paths import (
     DEFAULT_SCHEME,
@@ -96,10 +120,10 @@ from skills_core.uri import SkillURI, _new_skill_uri
 from skills_core.validation import Finding
 from skills_core.validation import _warning as warning
 
-__all__ = ["Catalog", "CatalogBuilder"]
+__all__ = ["Catalog", "CatalogBuilder", "record_digest"]
 
 _SKILL_MD_SUFFIX: Final = "/" + SKILL_MD
-_uri_of: Final = operator.attrgetter("entry.uri")
+_uri_of: Final = operator.attrgetter("uri")
 #: A skill folder found in a snapshot: (root URI, folder, its SKILL.md, the files below it with
 #: SKILL.md among them (or empty when it is the only one), the problems met below it or None).
 _Found = tuple[str, str, SnapshotFile, Sequence[SnapshotFile], list[SourceProblem] | None]
@@ -172,7 +196,7 @@ class Catalog:
         if names is None:
             by_name: dict[str, list[str]] = {}
             for skill in self.skills:
-                by_name.setdefault(skill.entry.name, []).append(skill.uri)
+                by_name.setdefault(skill.name, []).append(skill.uri)
             names = MappingProxyType(
                 {name: tuple(uris) for name, uris in by_name.items() if len(uris) > 1}
             )
@@ -181,16 +205,17 @@ class Catalog:
 
     def findings(self, skill: PublishedSkill) -> tuple[Finding, ...]:
         """Every warning about a published skill: its own, plus a shared name (ORG-10)."""
-        others = [uri for uri in self.duplicate_names.get(skill.entry.name, ()) if uri != skill.uri]
-        if not others:
+        sharing = (self._names or self.duplicate_names).get(skill.name)
+        if sharing is None:
             return skill.findings
+        others = [uri for uri in sharing if uri != skill.uri]
         shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
         return (
             *skill.findings,
             warning(
                 "/name",
                 "duplicate-name",
-                f"the name {skill.entry.name!r} is also used by {shown}; hosts tell such skills "
+                f"the name {skill.name!r} is also used by {shown}; hosts tell such skills "
                 "apart by path (ORG-10)",
             ),
         )
@@ -218,7 +243,18 @@ class CatalogBuilder:
     :meth:`learn`, :meth:`parsed_for`).
     """
 
-    __slots__ = ("_old", "_parsed", "_verdicts", "limits", "scheme")
+    __slots__ = (
+        "_old",
+        "_parsed",
+        "_previous",
+        "_recorded",
+        "_records",
+        "_stored",
+        "_verdicts",
+        "limits",
+        "new_records",
+        "scheme",
+    )
 
     def __init__(self, *, scheme: str = DEFAULT_SCHEME, limits: Limits = DEFAULT_LIMITS) -> None:
         """Build ``<scheme>://`` URIs and enforce ``limits`` (the spec's, by default).
@@ -232,6 +268,18 @@ class CatalogBuilder:
         self._old: dict[tuple[str, str], Verdict] = {}
         # Parsed SKILL.md files by digest, once learn() was called (a digest index needs them).
         self._parsed: dict[str, ParsedSkillMd] | None = None
+        # Published skills without problems by (root, folder), with what they are made of: those
+        # of the last build (and re-checks since), and those of the build before, during a build.
+        self._records: dict[tuple[int, str], tuple[SkillKey, PublishedSkill]] = {}
+        self._previous: dict[tuple[int, str], tuple[SkillKey, PublishedSkill]] = {}
+        # Records a digest index gave (restore()), until the next full build; and by the digest
+        # of its SKILL.md, the encoded entry of one of them (whose frontmatter is that SKILL.md's:
+        # an index keeps each frontmatter once).
+        self._stored: dict[tuple[int, str], SkillRecord] = {}
+        self._recorded: dict[str, tuple[str, bytes]] = {}
+        #: Whether a build or re-check published a skill that was not restored or kept, since
+        #: this was last set to False (a digest index then has a record to add).
+        self.new_records = False
 
     # -- public -----------------------------------------------------------------------------------
 
@@ -240,6 +288,7 @@ class CatalogBuilder:
     ) -> Catalog:
         """Build the catalog of every root (in order) and every dynamic skill."""
         self._old, self._verdicts = self._verdicts, {}
+        self._previous, self._records = self._records, {}
         omitted: list[OmittedSkill] = []
         problems: list[SourceProblem] = []
         skipped: list[SkippedEntry] = []
@@ -294,6 +343,9 @@ class CatalogBuilder:
             else:
                 published.append(result)
         self._old = {}
+        self._previous = {}
+        self._stored = {}
+        self._recorded = {}
         published.sort(key=_uri_of)
         omitted.sort(key=lambda o: (o.root is None, o.root or 0, o.path))
         return Catalog(
@@ -330,7 +382,7 @@ class CatalogBuilder:
             root_uri = f"{self.scheme}://{encode_folder(folder)}"
         except URIError as exc:
             return bad_path(root, folder, exc)
-        owned = [p for p in snapshot.problems if p.path.startswith(prefix)]
+        owned = [p for p in snapshot.problems if p.path.startswith(prefix)] or None
         result = self._build(root, (root_uri, folder, skill_md, inside, owned))
         if len(self._verdicts) > _MAX_CACHED_VERDICTS:
             self._verdicts = {}
@@ -365,12 +417,15 @@ class CatalogBuilder:
     def knows(self, digest: str, name: str) -> bool:
         """Whether the verdict on a SKILL.md with ``digest`` in a folder ``name`` needs no bytes.
 
-        True when that verdict is cached, or the parsed SKILL.md of that digest is kept. A source
-        may then snapshot that SKILL.md without its bytes (:class:`SnapshotFile` with
-        ``data=None``) for the next :meth:`build` or :meth:`build_skill`.
+        True when that verdict is cached, or the parsed SKILL.md of that digest is kept (or is
+        in a record offered by :meth:`restore`). A source may then snapshot that SKILL.md without
+        its bytes (:class:`SnapshotFile` with ``data=None``) for the next :meth:`build` or
+        :meth:`build_skill`.
         """
-        return (digest, name) in self._verdicts or (
-            self._parsed is not None and digest in self._parsed
+        return (
+            digest in self._recorded
+            or (self._parsed is not None and digest in self._parsed)
+            or (digest, name) in self._verdicts
         )
 
     def learn(self, parsed: Mapping[str, ParsedSkillMd]) -> None:
@@ -398,6 +453,43 @@ class CatalogBuilder:
         wanted = {digest: kept[digest] for digest in digests if digest in kept}
         self._parsed = dict(wanted)
         return wanted
+
+    def restore(self, root: int, records: Mapping[str, SkillRecord]) -> None:
+        """Offer the next :meth:`build` the skills of root ``root`` as a digest index kept them.
+
+        ``records`` is ``{skill folder: record}``, written by :meth:`records_for` of a builder
+        of the same scheme and limits, and the same library version (the caller checks). A
+        skill whose files are those of its record and that met no problem is then restored from
+        it: a :class:`PublishedSkill` with its URI, findings and encoded entry, whose entry and
+        files are built when first read (from the frontmatter in the encoded entry, validated
+        afresh). The frontmatter of a SKILL.md whose digest is in a record is known as if
+        :meth:`learn` had given it. Records not used by the next full build are forgotten.
+        """
+        stored = self._stored
+        recorded = self._recorded
+        for folder, record in records.items():
+            stored[(root, folder)] = record
+            digest = record_digest(record)
+            if digest is not None:
+                recorded[digest] = (folder, record.encoded_entry)
+
+    def records_for(self, root: int) -> dict[str, SkillRecord]:
+        """``{skill folder: record}`` for the skills of root ``root`` that the last build (and
+        re-checks since) published without problems, to keep in a digest index.
+
+        Encodes the entries not restored from a record. A record holds its SKILL.md's
+        frontmatter (in the encoded entry): an index need not keep it again (see
+        :func:`record_digest`).
+        """
+        records: dict[str, SkillRecord] = {}
+        for (number, folder), (key, skill) in self._records.items():
+            if number != root:
+                continue
+            encoded = skill.encoded_entry
+            if encoded is None:  # entries hold Unicode text only: it encodes
+                encoded = json.dumps(skill.entry.to_json(), ensure_ascii=False).encode()
+            records[folder] = SkillRecord(key, encoded, skill.findings)
+        return records
 
     def folder_of(self, uri: str) -> str | None:
         """Return the folder (raw names) a SKILL.md URI of this builder's scheme names, or None.
@@ -483,115 +575,250 @@ class CatalogBuilder:
         return verdict
 
     def _judge(self, digest: str, data: bytes | None, name: str) -> Verdict:
-        """The verdict on a SKILL.md not cached: parsed from ``data``, or as kept by digest."""
+        """The verdict on a SKILL.md not cached: parsed from ``data``, or as kept by digest.
+
+        Raises:
+            DigestIndexError: the record that holds this SKILL.md's frontmatter does not hold
+                one (an index written by another program: the source then starts cold).
+        """
         kept = self._parsed
         if data is None:
-            assert kept is not None, "a SKILL.md snapshot without bytes needs a known verdict"
-            parsed = kept[digest]
+            parsed = None if kept is None else kept.get(digest)
+            if parsed is None:
+                folder, encoded = self._recorded[digest]  # knows() said it is there
+                uri = f"{self.scheme}://{encode_folder(folder)}{_SKILL_MD_SUFFIX}"
+                if encoded.startswith(b'{"uri": "%s", ' % uri.encode()):
+                    parsed = recorded_frontmatter(encoded)
+                if parsed is None:
+                    raise DigestIndexError(
+                        IndexProblem.MALFORMED,
+                        "is malformed (a record's encoded entry is not its skill's entry)",
+                    )
         else:
             parsed = parse_skill_md(data)
             if kept is not None:
                 kept[digest] = parsed
         return judge_parsed(parsed, name)
 
-    def _over_limit(
-        self, root: int, folder: str, skill_uri: str, files: int, total: int
-    ) -> OmittedSkill:
-        limits = self.limits
-        return OmittedSkill(
-            root=root,
-            path=folder,
-            uri=skill_uri,
-            code=OmitCode.OVER_LIMIT,
-            reason=f"the skill has {files} files and {total} bytes; the limits are "
-            f"{limits.max_resources} files and {limits.max_total_bytes} bytes",
-        )
-
     def _build(self, root: int, found: _Found) -> PublishedSkill | OmittedSkill:
         root_uri, folder, skill_md, files_below, problems = found
-        skill_uri = root_uri + _SKILL_MD_SUFFIX
+        place = (root, folder)
+        if problems is None:
+            key = _files_key(folder, skill_md, files_below)
+            kept = self._previous.get(place) or self._records.get(place)
+            if kept is not None and kept[0] == key:
+                self._records[place] = kept
+                return kept[1]
+            stored = self._stored.get(place)
+            uri = root_uri + _SKILL_MD_SUFFIX
+            # An encoded entry that is not this skill's (a record of another catalog, an index
+            # written by hand) is not used: a cheap check; the rest is trusted as the index is.
+            if (
+                stored is not None
+                and stored.key == key
+                and stored.encoded_entry.startswith(b'{"uri": "%s", ' % uri.encode())
+            ):
+                skill = restored_published_skill(
+                    uri,
+                    root,
+                    folder,
+                    findings=stored.findings,
+                    encoded_entry=stored.encoded_entry,
+                    make=partial(
+                        _restore,
+                        (self.scheme, self.limits),
+                        root,
+                        folder,
+                        key,
+                        stored.encoded_entry,
+                    ),
+                )
+                self._records[place] = (key, skill)
+                return skill
         limits = self.limits
         if skill_md.size > limits.max_total_bytes:  # a source need not read (or hash) it at all
-            return self._over_limit(
+            return _over_limit(
+                limits,
                 root,
                 folder,
-                skill_uri,
-                len(files_below) or 1,
-                sum(f.size for f in files_below) if files_below else skill_md.size,
+                root_uri + _SKILL_MD_SUFFIX,
+                files=len(files_below) or 1,
+                total=sum(f.size for f in files_below) if files_below else skill_md.size,
             )
         digest = skill_md.digest
         name = folder.rpartition("/")[2]
-        key = (digest, name)
-        verdict = self._verdicts.get(key)
+        verdict_key = (digest, name)
+        verdict = self._verdicts.get(verdict_key)
         if verdict is None:
-            verdict = self._old.get(key)
+            verdict = self._old.get(verdict_key)
             if verdict is None:
                 verdict = self._judge(digest, skill_md.data, name)
-            self._verdicts[key] = verdict
-        frontmatter = verdict.frontmatter
-        if frontmatter is None:
-            assert verdict.code is not None
-            return OmittedSkill(
-                root=root, path=folder, uri=skill_uri, code=verdict.code, reason=verdict.reason
-            )
-        findings = verdict.findings
-        if problems:
-            findings = (
-                *findings,
-                *[
-                    warning("", str(problem.code), f"{problem.path}: {problem.reason}")
-                    for problem in problems
-                ],
-            )
-        total = skill_md.size
-        resources = [_unchecked_resource(skill_uri, digest, total)]
-        files = {skill_uri: SKILL_MD}
-        if len(files_below) > 1:
-            start = len(folder) + 1
-            bad_names: list[Finding] = []
-            for file in files_below:
-                if file is skill_md:
-                    continue
-                relative = file.path[start:]
-                try:
-                    uri = (
-                        root_uri + "/" + "/".join([encode_segment(n) for n in relative.split("/")])
-                    )
-                except URIError as exc:
-                    bad_names.append(
-                        warning(
-                            "",
-                            "bad-file-name",
-                            f"{relative} is not served: its name cannot be a URI segment "
-                            f"({exc.message})",
-                            file=relative,
-                        )
-                    )
-                    continue
-                resources.append(_unchecked_resource(uri, file.digest, file.size))
-                files[uri] = relative
-                total += file.size
-            if bad_names:
-                findings = (*findings, *bad_names)
-        if len(resources) > limits.max_resources or total > limits.max_total_bytes:
-            return self._over_limit(root, folder, skill_uri, len(resources), total)
-        if len(files) > 1:
-            collision = path_collision(files.values())
-            if collision is not None:
-                return OmittedSkill(
-                    root=root,
-                    path=folder,
-                    uri=skill_uri,
-                    code=OmitCode.PATH_COLLISION,
-                    reason=collision,
-                )
-        scheme = self.scheme
-        skill = _new_skill_uri(skill_uri, scheme, root_uri[len(scheme) + 3 :])
-        # trusted_entry(skill, frontmatter, tuple(resources)), without the dynamic case
-        return new_published_skill(
-            _unchecked_entry(skill=skill, frontmatter=frontmatter, resources=tuple(resources)),
-            root,
-            folder,
-            MappingProxyType(files),
-            findings,
+            self._verdicts[verdict_key] = verdict
+        result = _publish(self.scheme, limits, root, found, verdict)
+        if problems is None and type(result) is PublishedSkill:
+            self._records[place] = (key, result)
+            self.new_records = True
+        return result
+
+
+def _files_key(
+    folder: str, skill_md: SnapshotFile, files_below: Sequence[SnapshotFile]
+) -> SkillKey:
+    """What a published skill is made of besides its SKILL.md's frontmatter: the path below the
+    folder, size and digest of each of its files, in order (one flat list)."""
+    if not files_below:
+        return [SKILL_MD, skill_md.size, skill_md.digest]
+    start = len(folder) + 1
+    key: SkillKey = []
+    for file in files_below:
+        key += (file.path[start:], file.size, file.digest)
+    return key
+
+
+def _restore(
+    settings: tuple[str, Limits],
+    root: int,
+    folder: str,
+    key: SkillKey,
+    encoded_entry: bytes,
+) -> tuple[SkillEntry, Mapping[str, str]]:
+    """The entry and files of a skill restored from a record: a cold build from the same parts.
+
+    The files come from the record's key (the snapshot it was checked against), the frontmatter
+    from the record's encoded entry, validated afresh; ``settings`` are the builder's scheme and
+    limits.
+
+    Raises:
+        RuntimeError: the record says the skill is published, and it is not (a record that does
+            not belong to this skill: a bug, or an index written by hand).
+    """
+    scheme, limits = settings
+    parsed = recorded_frontmatter(encoded_entry)
+    if parsed is None:
+        raise RuntimeError(f"the digest index record of {folder!r} does not match the skill")
+    prefix = folder + "/"
+    files = [
+        new_snapshot_file(prefix + str(key[i]), int(key[i + 1]), str(key[i + 2]), None)
+        for i in range(0, len(key), 3)
+    ]
+    skill_md = next(f for f in files if f.path == prefix + SKILL_MD)
+    found = (
+        f"{scheme}://{encode_folder(folder)}",
+        folder,
+        skill_md,
+        files if len(files) > 1 else (),
+        None,
+    )
+    result = _publish(scheme, limits, root, found, judge_parsed(parsed, folder.rpartition("/")[2]))
+    if type(result) is not PublishedSkill:
+        raise RuntimeError(f"the digest index record of {folder!r} does not match the skill")
+    return result.entry, result.files
+
+
+def recorded_frontmatter(encoded_entry: bytes) -> dict[str, JSONValue] | None:
+    """The frontmatter in an encoded entry, as the parser gives it (plain JSON), or None.
+
+    An entry's frontmatter is the parsed SKILL.md's, frozen; as JSON text and back it is the
+    same plain object again.
+    """
+    try:
+        entry = loads_strict(encoded_entry)
+        frontmatter = entry["frontmatter"]  # type: ignore[index, call-overload]
+    except (ValueError, TypeError, KeyError):
+        return None
+    return frontmatter if type(frontmatter) is dict else None
+
+
+def record_digest(record: SkillRecord) -> str | None:
+    """The digest of the SKILL.md a record holds the frontmatter of (in its key)."""
+    key = record.key
+    for position in range(0, len(key), 3):
+        if key[position] == SKILL_MD:
+            return str(key[position + 2])
+    return None
+
+
+def _over_limit(
+    limits: Limits, root: int, folder: str, skill_uri: str, *, files: int, total: int
+) -> OmittedSkill:
+    return OmittedSkill(
+        root=root,
+        path=folder,
+        uri=skill_uri,
+        code=OmitCode.OVER_LIMIT,
+        reason=f"the skill has {files} files and {total} bytes; the limits are "
+        f"{limits.max_resources} files and {limits.max_total_bytes} bytes",
+    )
+
+
+def _publish(
+    scheme: str, limits: Limits, root: int, found: _Found, verdict: Verdict
+) -> PublishedSkill | OmittedSkill:
+    """The skill ``found`` in root ``root`` with the verdict on its SKILL.md: published, or why
+    not (its files, URIs, limits and path collisions are checked here)."""
+    root_uri, folder, skill_md, files_below, problems = found
+    skill_uri = root_uri + _SKILL_MD_SUFFIX
+    frontmatter = verdict.frontmatter
+    if frontmatter is None:
+        assert verdict.code is not None
+        return OmittedSkill(
+            root=root, path=folder, uri=skill_uri, code=verdict.code, reason=verdict.reason
         )
+    findings = verdict.findings
+    if problems:
+        findings = (
+            *findings,
+            *[
+                warning("", str(problem.code), f"{problem.path}: {problem.reason}")
+                for problem in problems
+            ],
+        )
+    total = skill_md.size
+    resources = [_unchecked_resource(skill_uri, skill_md.digest, total)]
+    files = {skill_uri: SKILL_MD}
+    if len(files_below) > 1:
+        start = len(folder) + 1
+        bad_names: list[Finding] = []
+        for file in files_below:
+            if file is skill_md:
+                continue
+            relative = file.path[start:]
+            try:
+                uri = root_uri + "/" + "/".join([encode_segment(n) for n in relative.split("/")])
+            except URIError as exc:
+                bad_names.append(
+                    warning(
+                        "",
+                        "bad-file-name",
+                        f"{relative} is not served: its name cannot be a URI segment "
+                        f"({exc.message})",
+                        file=relative,
+                    )
+                )
+                continue
+            resources.append(_unchecked_resource(uri, file.digest, file.size))
+            files[uri] = relative
+            total += file.size
+        if bad_names:
+            findings = (*findings, *bad_names)
+    if len(resources) > limits.max_resources or total > limits.max_total_bytes:
+        return _over_limit(limits, root, folder, skill_uri, files=len(resources), total=total)
+    if len(files) > 1:
+        collision = path_collision(files.values())
+        if collision is not None:
+            return OmittedSkill(
+                root=root,
+                path=folder,
+                uri=skill_uri,
+                code=OmitCode.PATH_COLLISION,
+                reason=collision,
+            )
+    skill = _new_skill_uri(skill_uri, scheme, root_uri[len(scheme) + 3 :])
+    # trusted_entry(skill, frontmatter, tuple(resources)), without the dynamic case
+    return new_published_skill(
+        _unchecked_entry(skill=skill, frontmatter=frontmatter, resources=tuple(resources)),
+        root,
+        folder,
+        MappingProxyType(files),
+        findings,
+    )

@@ -43,14 +43,30 @@ its signature through a second write (timestamps are coarse), so such a "racy" e
 trusted and gets re-hashed the next time.
 
 **A warm start from a digest index** (``index=``; the format and the rules of trust are in
-:mod:`skills_core.server.index`). The cache of digests and the parsed ``SKILL.md`` files are
-loaded from the index when the source is made, so the first scan hashes and parses only what
-changed since the index was written; after a full scan that changed anything, the index is
+:mod:`skills_core.server.index`). The cache of digests, the folder listings, the skill
+records and the parsed ``SKILL.md`` files are loaded from the index when the source is made, so
+the first scan hashes and parses only what changed since the index was written, and restores
+each unchanged skill from its record rather than building it (see
+:mod:`skills_core.server.catalog`); after a full scan that changed anything, the index is
 written again: to a new file in the same folder, then renamed over the old one, so a reader (or
 another worker of the same server writing at the same moment) always finds one whole index. The
-index is read like a served file (no link followed, no special file opened); an index that is
-missing, unreadable, corrupt, foreign or of another format is treated as absent. What went wrong
-with it is in :attr:`FilesystemSource.index_note`; it never fails the source.
+index is read like a served file (no link followed, no special file opened, in one read); an
+index that is missing, unreadable, corrupt, foreign or of another format is treated as absent,
+and one found unusable only during a scan (a record's entry that is not its skill's) makes that
+scan start again without it. What went wrong with it is in :attr:`FilesystemSource.index_note`;
+it never fails the source.
+
+With an index, each folder a walk lists is recorded with its signature (taken with ``fstat``
+before it is listed, so a name added during the listing moves the signature past the record).
+A full scan *replays* a folder whose signature (``fstatat`` without following a link) still
+equals its record: the recorded names are judged as a listing's would be, and the files among
+them are looked at through their paths below the root (one ``fstatat`` each, no ``open``), so an
+unchanged tree costs one system call per folder and per file. A path looked up this way could
+only pass through a folder swapped for a link since its own check; what it then finds is
+trusted only when its signature (device and inode included) is the recorded one, so its digest
+is right, and every byte served is read again at ``resources/read`` through descriptors that
+follow no link. A file that must be read in a replayed folder is opened from a descriptor of
+that folder, opened name by name from the root as usual. Re-checks of one skill always list.
 
 **Skills added or removed while serving** (:meth:`~skills_core.server.source.TreeSource.poll`).
 Each full scan records every skill folder's ``SKILL.md`` with its stat signature. When asked, at
@@ -74,10 +90,12 @@ from typing import Final, final
 
 from skills_core._version import __version__
 from skills_core.entry import DEFAULT_LIMITS, Limits
-from skills_core.server.catalog import Catalog
+from skills_core.server.catalog import Catalog, CatalogBuilder, record_digest
 from skills_core.server.index import (
     DigestIndex,
     DigestIndexError,
+    FileRecord,
+    Listing,
     RootIndex,
     Signature,
     decode_index,
@@ -123,9 +141,9 @@ _RACY_NS: Final = 3_000_000_000
 #: An index larger than this is not read (treated as absent): about 2 million files.
 MAX_INDEX_BYTES: Final = 256 * 1024 * 1024
 
-#: A digest cache entry: (stat signature, digest). Only signatures that may be trusted (not
-#: racy) are kept, in memory as in the index.
-_Cached = tuple[Signature, str]
+#: A folder on the walk's stack: (descriptor, or None when replayed; path; in a skill; the
+#: subfolders still to visit, last first).
+_Frame = tuple[int | None, str, bool, list[str]]
 #: What a poll compares: {SKILL.md path: its signature, or None while it is racy}.
 _Structure = dict[str, Signature | None]
 
@@ -251,9 +269,12 @@ class FilesystemSource(TreeSource):
             self._roots.append(resolved)
             self._identities.append((st.st_dev, st.st_ino))
             self._mounts.append(self._mount_name(resolved))
-        # Per root: {path: digest cache entry}. A full scan starts a new dict holding only the
-        # files it saw; a re-check of one skill updates the current one.
-        self._caches: list[dict[str, _Cached]] = [{} for _ in self._roots]
+        # Per root: {path: (signature, digest)}, only signatures that may be trusted (not racy),
+        # in memory as in the index. A full scan starts a new dict holding only the files it
+        # saw; a re-check of one skill updates the current one.
+        self._caches: list[dict[str, FileRecord]] = [{} for _ in self._roots]
+        # Per root, with a digest index: {folder path: its signature and listing when listed}.
+        self._listings: list[dict[str, Listing]] = [{} for _ in self._roots]
         # Per root: the skill folders the last full scan saw (what poll() compares).
         self._structures: list[_Structure] = [{} for _ in self._roots]
         self._looked_ns = time.monotonic_ns()
@@ -318,16 +339,13 @@ class FilesystemSource(TreeSource):
         if not local:
             return fd
         try:
-            for name in local.split("/"):
-                child = os.open(name, _DIR_FLAGS, dir_fd=fd)
-                os.close(fd)
-                fd = child
+            return _open_below(fd, local)
         except OSError as exc:
-            os.close(fd)
             if exc.errno in _NOT_SERVED:
                 return None
             raise
-        return fd
+        finally:
+            os.close(fd)
 
     def _open_dir(self, root: int, path: str) -> tuple[int, str] | None:
         """Open the servable folder ``path``: ``(descriptor, local path)``, or None."""
@@ -410,47 +428,98 @@ class FilesystemSource(TreeSource):
             if full:  # the root is gone: so is everything it had
                 self._unsaved = self._unsaved or bool(self._caches[root])
                 self._caches[root] = {}
+                self._listings[root] = {}
                 self._structures[root] = {}
             return RootSnapshot()
         fd, _ = opened
         old = self._caches[root]
+        old_listings = self._listings[root]
+        recording = self._index_path is not None
         walk = _Walk(
             root=root,
             now=time.time_ns(),
             old=old,
             new={} if full else old,
             strip=len(mount) + 1 if mount else 0,
+            start_fd=fd if full else -1,
+            listings=old_listings,
+            new_listings={} if full else old_listings,
+            record=recording,
+            replay=full and recording,
         )
-        # Depth first, one open folder per level: frames are (fd, path, in_skill, subfolders).
-        stack: list[tuple[int, str, bool, list[str]]] = []
+        # Depth first, one open folder per level (None for a folder replayed from its record):
+        # frames are (fd, path, in_skill, subfolders). The first frame's descriptor, the start
+        # folder's, stays open to the end.
+        stack: list[_Frame] = []
         try:
             stack.append(self._enter_or_close(walk, fd, folder or mount, False))
             while stack:
                 dir_fd, path, in_skill, pending = stack[-1]
                 if not pending:
                     stack.pop()
-                    os.close(dir_fd)
+                    if dir_fd is not None:
+                        os.close(dir_fd)
                     continue
                 name = pending.pop()
-                child_path = f"{path}/{name}" if path else name
-                try:
-                    child = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
-                except OSError as exc:
-                    walk.problems.append(_problem(root, child_path, exc))
+                frame = self._child(
+                    walk, dir_fd, f"{path}/{name}" if path else name, name, in_skill
+                )
+                if frame is None:
                     continue
-                stack.append(self._enter_or_close(walk, child, child_path, in_skill))
+                if frame[3]:
+                    stack.append(frame)
+                elif frame[0] is not None:  # no subfolder to visit: done with it already
+                    os.close(frame[0])
         finally:
             for frame in stack:
-                os.close(frame[0])
+                if frame[0] is not None:
+                    os.close(frame[0])
         if full:
             self._caches[root] = walk.new
+            self._listings[root] = walk.new_listings
             self._structures[root] = walk.skill_mds
-        self._unsaved = self._unsaved or walk.changed or len(walk.new) != len(old)
+        self._unsaved = (
+            self._unsaved
+            or walk.changed
+            or len(walk.new) != len(old)
+            or len(walk.new_listings) != len(old_listings)
+        )
         return RootSnapshot(files=walk.files, problems=walk.problems, skipped=walk.skipped)
 
-    def _enter_or_close(
-        self, walk: _Walk, fd: int, path: str, in_skill: bool
-    ) -> tuple[int, str, bool, list[str]]:
+    def _child(
+        self, walk: _Walk, parent_fd: int | None, path: str, name: str, in_skill: bool
+    ) -> _Frame | None:
+        """The frame of a subfolder: replayed from its record when its signature is unchanged,
+        else opened (from its parent's descriptor, or down from the start folder's) and listed."""
+        if walk.replay:
+            record = walk.listings.get(path)
+            if record is not None:
+                try:
+                    st = (
+                        os.stat(name, dir_fd=parent_fd, follow_symlinks=False)
+                        if parent_fd is not None
+                        else os.stat(
+                            path[walk.strip :], dir_fd=walk.start_fd, follow_symlinks=False
+                        )
+                    )
+                except OSError:
+                    pass  # listed for real below, which reports what is wrong
+                else:
+                    if _stat_key(st) == record[0]:
+                        walk.new_listings[path] = record
+                        return self._process(walk, None, path, in_skill, record[1])
+        try:
+            child = (
+                os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
+                if parent_fd is not None
+                else _open_below(walk.start_fd, path[walk.strip :])
+            )
+        except OSError as exc:
+            walk.problems.append(_problem(walk.root, path, exc))
+            return None
+        return self._enter_or_close(walk, child, path, in_skill)
+
+    def _enter_or_close(self, walk: _Walk, fd: int, path: str, in_skill: bool) -> _Frame:
         """:meth:`_enter`, closing ``fd`` if it fails (once on the stack, the walk closes it)."""
         try:
             return self._enter(walk, fd, path, in_skill)
@@ -458,58 +527,102 @@ class FilesystemSource(TreeSource):
             os.close(fd)
             raise
 
-    def _enter(
-        self, walk: _Walk, fd: int, path: str, in_skill: bool
-    ) -> tuple[int, str, bool, list[str]]:
-        """List one open folder, read its files if it is in a skill; return its stack frame."""
-        regular: list[os.DirEntry[str]] = []
+    def _enter(self, walk: _Walk, fd: int, path: str, in_skill: bool) -> _Frame:
+        """List one open folder (or replay its record, when its signature is unchanged)."""
+        signature: Signature | None = None
+        if walk.record:
+            st = os.fstat(fd)
+            signature = _stat_key(st)
+            record = walk.listings.get(path) if walk.replay else None
+            if record is not None and record[0] == signature:
+                walk.new_listings[path] = record
+                return self._process(walk, fd, path, in_skill, record[1])
+            mtime, ctime = st.st_mtime_ns, st.st_ctime_ns
+            if walk.now - (mtime if mtime > ctime else ctime) <= _RACY_NS:
+                signature = None  # racy: listed again next time
+        listing: list[str] = []
+        try:
+            with os.scandir(fd) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        listing.append("d" + entry.name)
+                    elif entry.is_file(follow_symlinks=False):
+                        listing.append("f" + entry.name)
+                    elif entry.is_symlink():
+                        listing.append("l" + entry.name)
+                    else:
+                        listing.append("o" + entry.name)
+        except OSError as exc:
+            walk.problems.append(_problem(walk.root, path, exc))
+            if walk.new_listings.pop(path, None) is not None:
+                walk.changed = True
+            return fd, path, in_skill, []
+        if signature is not None:
+            record = (signature, tuple(listing))
+            if walk.listings.get(path) != record:
+                walk.changed = True
+            walk.new_listings[path] = record
+        elif walk.new_listings.pop(path, None) is not None:
+            walk.changed = True
+        return self._process(walk, fd, path, in_skill, listing)
+
+    def _process(
+        self, walk: _Walk, fd: int | None, path: str, in_skill: bool, listing: Sequence[str]
+    ) -> _Frame:
+        """Judge the names of one folder's listing, snapshot its files if it is in a skill, and
+        return its frame (``fd`` is None for a folder replayed from its record)."""
+        regular: list[str] = []
         folders: list[str] = []
         selection = self._selection
         skip = selection.skip
         local = path[walk.strip :]
         has_skill_md = False
-        try:
-            with os.scandir(fd) as entries:
-                for entry in entries:
-                    name = entry.name
-                    is_dir = entry.is_dir(follow_symlinks=False)
-                    code = skip(local, name, is_dir)
-                    if code is not None:
-                        walk.skip(path, name, code, selection.reason(code, local, name, is_dir))
-                    elif is_dir:
-                        folders.append(name)
-                    elif entry.is_file(follow_symlinks=False):
-                        regular.append(entry)
-                        if name == SKILL_MD:
-                            has_skill_md = True
-                    elif entry.is_symlink():
-                        walk.refuse(path, name, ProblemCode.SYMLINK, _SYMLINK_REASON)
-                    else:
-                        walk.refuse(path, name, ProblemCode.SPECIAL_FILE, _SPECIAL_REASON)
-        except OSError as exc:
-            walk.problems.append(_problem(walk.root, path, exc))
-            return fd, path, in_skill, []
+        for item in listing:
+            kind = item[0]
+            name = item[1:]
+            is_dir = kind == "d"
+            code = skip(local, name, is_dir)
+            if code is not None:
+                walk.skip(path, name, code, selection.reason(code, local, name, is_dir))
+            elif is_dir:
+                folders.append(name)
+            elif kind == "f":
+                regular.append(name)
+                if name == SKILL_MD:
+                    has_skill_md = True
+            elif kind == "l":
+                walk.refuse(path, name, ProblemCode.SYMLINK, _SYMLINK_REASON)
+            else:
+                walk.refuse(path, name, ProblemCode.SPECIAL_FILE, _SPECIAL_REASON)
         in_skill = in_skill or has_skill_md
         if in_skill:
             files = walk.files
-            for entry in regular:
+            for name in regular:
                 try:
-                    files.append(self._file(walk, fd, entry, path))
+                    files.append(self._file(walk, fd, path, name))
                 except _RefusedError as refused:
-                    walk.refuse(path, entry.name, refused.code, refused.reason)
+                    walk.refuse(path, name, refused.code, refused.reason)
                 except OSError as exc:
-                    walk.problems.append(_problem(walk.root, _join(path, entry.name), exc))
+                    walk.problems.append(_problem(walk.root, _join(path, name), exc))
         folders.sort(reverse=True)
         return fd, path, in_skill, folders
 
-    def _file(self, walk: _Walk, dir_fd: int, entry: os.DirEntry[str], folder: str) -> SnapshotFile:
-        """Size and digest of one regular file (bytes too for SKILL.md), from the cache if valid."""
-        name = entry.name
+    def _file(self, walk: _Walk, dir_fd: int | None, folder: str, name: str) -> SnapshotFile:
+        """Size and digest of one regular file (bytes too for SKILL.md), from the cache if valid.
+
+        ``dir_fd`` is its folder's descriptor, or None when the folder was replayed: the file is
+        then looked at through its path below the start folder, and opened (only when it must
+        be read) from a descriptor of its folder opened for it.
+        """
         path = f"{folder}/{name}" if folder else name
         keep = name == SKILL_MD
         cached = walk.old.get(path)
         if cached is not None:
-            st = entry.stat(follow_symlinks=False)
+            st = (
+                os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+                if dir_fd is not None
+                else os.stat(path[walk.strip :], dir_fd=walk.start_fd, follow_symlinks=False)
+            )
             # An unchanged SKILL.md need not be read either when its verdict is known.
             if _stat_key(st) == cached[0] and (
                 not keep or self._builder.knows(cached[1], folder.rpartition("/")[2])
@@ -518,6 +631,19 @@ class FilesystemSource(TreeSource):
                 if keep:
                     walk.skill_mds[path] = cached[0]
                 return new_snapshot_file(path, st.st_size, cached[1], None)
+        if dir_fd is not None:
+            return self._read_file_at(walk, dir_fd, path, name, cached)
+        opened = _open_below(walk.start_fd, folder[walk.strip :])
+        try:
+            return self._read_file_at(walk, opened, path, name, cached)
+        finally:
+            os.close(opened)
+
+    def _read_file_at(
+        self, walk: _Walk, dir_fd: int, path: str, name: str, cached: FileRecord | None
+    ) -> SnapshotFile:
+        """Read and hash the file ``name`` of the folder ``dir_fd`` (at ``path``); cache it."""
+        keep = name == SKILL_MD
         fd = os.open(name, _FILE_FLAGS, dir_fd=dir_fd)
         try:
             st = os.fstat(fd)
@@ -598,9 +724,21 @@ class FilesystemSource(TreeSource):
         hold (see :attr:`index_note` if that fails).
         """
         self._looked_ns = time.monotonic_ns()
-        catalog = super().scan()
-        if self._index_path is not None and self._unsaved:
-            self._save_index(self._index_path)
+        try:
+            catalog = super().scan()
+        except DigestIndexError as exc:  # found unusable only now: start again, cold
+            assert self._index_path is not None
+            self.index_note = (
+                f"the digest index {self._index_path} was ignored and is rebuilt: {exc.reason}"
+            )
+            self._forget_index()
+            catalog = super().scan()
+        if self._index_path is not None:
+            if self._builder.new_records:
+                self._unsaved = True
+                self._builder.new_records = False
+            if self._unsaved:
+                self._save_index(self._index_path)
         return catalog
 
     # -- the digest index -------------------------------------------------------------------------
@@ -619,34 +757,71 @@ class FilesystemSource(TreeSource):
             self._unsaved = True
             return
         sections = {(r.path, r.device, r.inode, r.mount): r for r in index.roots}
+        restorable: list[tuple[int, RootIndex]] = []
         for number, root in enumerate(self._roots):
             section = sections.get((root, *self._identities[number], self._mounts[number]))
             if section is None:
                 self._unsaved = True  # a root the index does not know (or knows as another)
                 continue
             self._caches[number] = dict(section.files)
-        if index.library == __version__:
-            self._builder.learn(index.frontmatter)
-        else:  # another parser wrote it: parse again, and record what this one makes of it
-            self._unsaved = True
+            self._listings[number] = dict(section.folders)
+            restorable.append((number, section))
+        if index.library != __version__:
+            self._unsaved = True  # another parser wrote it: parse again, and record anew
+            return
+        self._builder.learn(index.frontmatter)
+        limits = self._builder.limits
+        if (index.scheme, index.limits) != (
+            self._builder.scheme,
+            (limits.max_resources, limits.max_total_bytes),
+        ):
+            self._unsaved = True  # records of another catalog: built again, and recorded anew
+            return
+        for number, section in restorable:
+            self._builder.restore(number, section.skills)
+
+    def _forget_index(self) -> None:
+        """Drop everything the digest index gave: the next scan hashes and parses everything."""
+        self._caches = [{} for _ in self._roots]
+        self._listings = [{} for _ in self._roots]
+        self._builder = CatalogBuilder(scheme=self._builder.scheme, limits=self._builder.limits)
+        self._builder.learn({})
+        self._unsaved = True
 
     def _save_index(self, path: str) -> None:
-        """Write the trusted part of the caches, and the parsed SKILL.md files, atomically."""
+        """Write the trusted part of the caches, the skill records and the parsed SKILL.md files
+        (each once: those of the records are in them), atomically."""
         sections: list[RootIndex] = []
         skill_mds: set[str] = set()
+        in_records: set[str | None] = set()
         for number, root in enumerate(self._roots):
             files = self._caches[number]
             skill_mds.update(d for p, (_, d) in files.items() if p.rpartition("/")[2] == SKILL_MD)
             device, inode = self._identities[number]
+            records = self._builder.records_for(number)
+            in_records.update(map(record_digest, records.values()))
             sections.append(
                 RootIndex(
-                    path=root, device=device, inode=inode, mount=self._mounts[number], files=files
+                    path=root,
+                    device=device,
+                    inode=inode,
+                    mount=self._mounts[number],
+                    files=files,
+                    folders=self._listings[number],
+                    skills=records,
                 )
             )
+        limits = self._builder.limits
         index = DigestIndex(
             library=__version__,
+            scheme=self._builder.scheme,
+            limits=(limits.max_resources, limits.max_total_bytes),
             roots=tuple(sections),
-            frontmatter=self._builder.parsed_for(skill_mds),
+            frontmatter={
+                digest: parsed
+                for digest, parsed in self._builder.parsed_for(skill_mds).items()
+                if digest not in in_records
+            },
         )
         try:
             _write_atomically(path, encode_index(index))
@@ -654,6 +829,27 @@ class FilesystemSource(TreeSource):
             self.index_note = f"the digest index {path} could not be written: {_why(exc)}"
             return
         self._unsaved = False
+
+
+def _open_below(fd: int, local: str) -> int:
+    """Open the folder ``local`` (not empty) below the folder ``fd`` one name at a time,
+    following no link; ``fd`` stays open.
+
+    Raises:
+        OSError: a name is missing, not a folder, or a link (``ELOOP``).
+    """
+    current = fd
+    try:
+        for name in local.split("/"):
+            child = os.open(name, _DIR_FLAGS, dir_fd=current)
+            if current != fd:
+                os.close(current)
+            current = child
+    except BaseException:
+        if current != fd:
+            os.close(current)
+        raise
+    return current
 
 
 def _why(exc: OSError | DigestIndexError) -> str:
@@ -682,7 +878,9 @@ def _read_index_file(path: str) -> bytes | None:
             raise OSError(errno.EINVAL, "it is not a regular file")
         if st.st_size > MAX_INDEX_BYTES:
             raise OSError(errno.EFBIG, f"it is larger than {MAX_INDEX_BYTES} bytes")
-        return _read_only(fd, st.st_size)
+        # One read of the whole file (it is read once, and may be megabytes): a file that
+        # changed meanwhile fails its checksum.
+        return os.read(fd, st.st_size + 1)
     finally:
         os.close(fd)
 
@@ -720,10 +918,19 @@ class _Walk:
 
     root: int
     now: int
-    old: dict[str, _Cached]
-    new: dict[str, _Cached]
+    old: dict[str, FileRecord]
+    new: dict[str, FileRecord]
     #: Characters to drop from a snapshot path to get the path below the root folder itself.
     strip: int = 0
+    #: The descriptor of the folder the walk starts from (the root folder, in a full scan).
+    start_fd: int = -1
+    #: Folder records to replay from, and the ones this walk keeps.
+    listings: dict[str, Listing] = field(default_factory=dict)
+    new_listings: dict[str, Listing] = field(default_factory=dict)
+    #: Whether to record each folder's signature and listing (with a digest index) ...
+    record: bool = False
+    #: ... and to replay a folder whose signature is unchanged instead of listing it (full scans).
+    replay: bool = False
     files: list[SnapshotFile] = field(default_factory=list)
     problems: list[SourceProblem] = field(default_factory=list)
     skipped: list[SkippedEntry] = field(default_factory=list)

@@ -39,32 +39,68 @@ bytes.
 * the parsed frontmatter is reused only when the index was written by the same version of
   skills_core (another parser could read a file differently); the digests are reused either way.
 
+**Folders.** Alongside files, the index records each folder the walk listed: its signature and
+its listing (every name in it with its kind: folder, regular file, link, other). A folder's
+``mtime`` and ``ctime`` move whenever a name in it is created, removed or renamed (POSIX), so a
+folder whose signature is unchanged holds the names it held: a warm walk neither opens nor lists
+it, and looks only at the signature of each file in it (git's "untracked cache" rests on the same
+rule). The racy rule applies to folders as to files. A folder is always judged by its own
+signature: a change deep in a tree moves only the folders it touches.
+
 The index is an optimisation the operator controls, like the server's own files: keep it where
 only the server's user can write (it is created with mode 0600), and outside the served roots. A
 file it lists whose signature changed is hashed again, and what is served is always read from disk
-at the time of each ``resources/read``.
+at the time of each ``resources/read``, through descriptors that follow no link. The names of a
+listing are checked to be single path components (never empty, ``.`` or ``..``, never holding
+``/`` or NUL) before anything is trusted.
 
-Format (version 1)
+Format (version 2)
 ------------------
-The file is ASCII: three parts, the first two ending with a line feed::
+The file is made of four parts::
 
-    skills-core digest index 1
-    sha256:<64 lowercase hex digits: the SHA-256 of the body>
-    <body: one JSON object, ASCII only (non-ASCII characters and undecodable names escaped)>
+    skills-core digest index 2
+    sha256:<64 lowercase hex digits: the SHA-256 of everything after this line>
+    <the header: one line of ASCII JSON>
+    <the columns: binary, one after the other, as long as the header says>
 
-The body::
+The header::
 
     {"library": "<skills_core version that wrote it>",
+     "scheme": "<URI scheme of the records>", "limits": [<max resources>, <max total bytes>],
+     "frontmatter": {"sha256:<hex of a SKILL.md>": <its frontmatter object> | "<why it has none>",
+                     ...},
      "roots": [{"path": "<resolved absolute path>", "device": <int>, "inode": <int>,
                 "mount": "<name the root is published under, or empty>",
-                "files": [["<path below the root>", <device>, <inode>, <size>, <mtime_ns>,
-                           <ctime_ns>, "sha256:<hex>"], ...]}, ...],
-     "frontmatter": {"sha256:<hex of a SKILL.md>": <its frontmatter object> | "<why it has none>",
-                     ...}}
+                "files": <count>, "folders": <count>, "items": <count of listing items>,
+                "skills": <count of records>, "keys": <count of files in the records' keys>,
+                "findings": {"<skill folder>": [[<severity>, <field>, <code>, <message>,
+                                                  <line>, <column>, <file>], ...], ...}},
+               ...],
+     "columns": [<length in bytes of each column>, ...]}
 
-File paths are ``/``-separated names as the filesystem spells them (a name that is not UTF-8 is
-kept as Python's ``surrogateescape`` form, escaped in the JSON), the published name of a mounted
-root included. Rows are sorted by path, so the same tree gives the same bytes.
+Each root has ten columns, in this order (names are UTF-8, those that are not UTF-8 on disk as
+Python's ``surrogateescape`` writes them, and joined by NUL, which no name holds; integers are
+little-endian; a digest is its 32 bytes):
+
+1. the paths of the files, below the root;
+2. per file, its signature and digest: ``<QQQqq32s`` (device, inode, size, mtime, ctime);
+3. the paths of the folders (``""`` for the root folder itself);
+4. per folder, its signature and how many listing items are its: ``<QQQqqI``;
+5. the listing items of every folder, in the order of the folders: a kind (:class:`EntryKind`)
+   and a name, in the order the filesystem listed them (which a walk reproduces);
+6. the folders of the skill records;
+7. per record, how many files its key holds: ``<I``;
+8. the paths, below the skill folder, of the files of every key;
+9. per file of a key, its size and digest: ``<Q32s``;
+10. per record, its encoded entry (UTF-8 JSON text, which holds no NUL).
+
+Everything is sorted by path, so the same tree gives the same bytes. The columns are read with
+C routines (``struct.iter_unpack``, ``bytes.split``) and checked in bulk (the counts, the column
+lengths, every listing name with one regular expression), so a warm start spends its time on
+the tree rather than on the index. A frontmatter is kept once: for a SKILL.md whose skill has a
+record, in the record's encoded entry; the map in the header holds the others (skills left
+out, and skills that met a problem). Version 1 (JSON only, no folders or records) is not read:
+it is rebuilt.
 """
 
 from __future__ import annotations
@@ -73,18 +109,25 @@ import enum
 import hashlib
 import json
 import re
+import struct
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final, final
 
 from skills_core.errors import SkillsError
-from skills_core.server._rules import ParsedSkillMd
+from skills_core.server._rules import ParsedSkillMd, SkillKey, SkillRecord
+from skills_core.server.paths import DEFAULT_SCHEME
+from skills_core.spec import MAX_RESOURCES, MAX_TOTAL_BYTES
+from skills_core.validation import Finding, Severity
 
 __all__ = [
     "FORMAT_VERSION",
     "MAGIC",
     "Signature",
+    "FileRecord",
+    "Listing",
+    "EntryKind",
     "IndexProblem",
     "DigestIndexError",
     "RootIndex",
@@ -94,15 +137,47 @@ __all__ = [
 ]
 
 #: The format this module reads and writes; any other is treated as absent.
-FORMAT_VERSION: Final = 1
+FORMAT_VERSION: Final = 2
 #: The first line of an index, before the version number.
 MAGIC: Final = b"skills-core digest index "
 
-#: A file's stat signature: ``(st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns)``.
+#: A file's or folder's stat signature: ``(st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns)``.
 Signature = tuple[int, int, int, int, int]
+#: A file's signature and digest.
+FileRecord = tuple[Signature, str]
+#: A folder's signature and its listing: each name with its kind (one character) before it.
+Listing = tuple[Signature, tuple[str, ...]]
+
+
+class EntryKind(enum.StrEnum):
+    """What a name in a folder's listing is (the first character of a listing item)."""
+
+    #: A folder (not a link to one).
+    FOLDER = "d"
+    #: A regular file.
+    FILE = "f"
+    #: A symbolic link, to anything.
+    LINK = "l"
+    #: Anything else: a FIFO, a socket, a device.
+    OTHER = "o"
+
 
 _DIGEST_RE: Final = re.compile(r"sha256:[0-9a-f]{64}")
+#: A file's row: its signature (device, inode and size unsigned, the times signed) and digest.
+_FILE_ROW: Final = struct.Struct("<QQQqq32s")
+#: A folder's row: its signature and how many items of the listing column are its.
+_FOLDER_ROW: Final = struct.Struct("<QQQqqI")
+#: A file of a skill record's key: its size and digest (its path is in another column).
+_KEY_ROW: Final = struct.Struct("<Q32s")
+#: How many files a skill record's key holds.
+_COUNT: Final = struct.Struct("<I")
+#: Columns per root (see the module docstring).
+_COLUMNS: Final = 10
 _CHECKSUM_RE: Final = re.compile(rb"sha256:([0-9a-f]{64})\n")
+#: Listing items joined by NUL: a kind, then a name that is not "." or "..".
+_LISTING_RE: Final = re.compile(
+    r"[dflo](?!\.\.?(?:\0|\Z))[^/\0]+(?:\0[dflo](?!\.\.?(?:\0|\Z))[^/\0]+)*"
+)
 
 
 class IndexProblem(enum.StrEnum):
@@ -142,13 +217,19 @@ class RootIndex:
         inode: ``st_ino`` of the root folder.
         mount: The name the root is published under when it is itself a skill folder, else ``""``.
         files: ``{path below the root: (signature, digest)}``.
+        folders: ``{folder path below the root: (signature, listing)}``: what the folder held
+            when it had that signature, each name preceded by its kind (:class:`EntryKind`), in
+            the order the filesystem listed them.
+        skills: ``{skill folder: record}``: each published skill, with what it is made of.
     """
 
     path: str
     device: int
     inode: int
     mount: str = ""
-    files: Mapping[str, tuple[Signature, str]] = field(default_factory=lambda: MappingProxyType({}))
+    files: Mapping[str, FileRecord] = field(default_factory=lambda: MappingProxyType({}))
+    folders: Mapping[str, Listing] = field(default_factory=lambda: MappingProxyType({}))
+    skills: Mapping[str, SkillRecord] = field(default_factory=lambda: MappingProxyType({}))
 
 
 @final
@@ -158,37 +239,116 @@ class DigestIndex:
 
     Attributes:
         library: The skills_core version that wrote it.
+        scheme: The URI scheme of the skills its records describe.
+        limits: ``(max_resources, max_total_bytes)`` of the catalog its records describe.
         roots: One section per root.
         frontmatter: ``{SKILL.md digest: parsed frontmatter object, or why it has none}``.
     """
 
     library: str
+    scheme: str = DEFAULT_SCHEME
+    limits: tuple[int, int] = (MAX_RESOURCES, MAX_TOTAL_BYTES)
     roots: tuple[RootIndex, ...] = ()
     frontmatter: Mapping[str, ParsedSkillMd] = field(default_factory=lambda: MappingProxyType({}))
 
 
 def encode_index(index: DigestIndex) -> bytes:
-    """The bytes of ``index`` in the current format (see the module docstring)."""
-    body = {
+    """The bytes of ``index`` in the current format (see the module docstring).
+
+    A file, folder or record whose numbers do not fit the format's integers (a size or an inode
+    past 2**64, a time past the year 2262) is left out: it is looked at afresh next time.
+
+    Raises:
+        ValueError: an encoded entry or a name holds a NUL (JSON text and file names never do).
+    """
+    columns: list[bytes] = []
+    sections = [_encode_root(root, columns) for root in index.roots]
+    header = {
         "library": index.library,
-        "roots": [
-            {
-                "path": root.path,
-                "device": root.device,
-                "inode": root.inode,
-                "mount": root.mount,
-                "files": [
-                    [path, *signature, digest]
-                    for path, (signature, digest) in sorted(root.files.items())
-                ],
-            }
-            for root in index.roots
-        ],
+        "scheme": index.scheme,
+        "limits": list(index.limits),
         "frontmatter": dict(sorted(index.frontmatter.items())),
+        "roots": sections,
+        "columns": [len(column) for column in columns],
     }
-    data = json.dumps(body, ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode()
+    data = json.dumps(header, ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode()
+    data = b"".join([data, b"\n", *columns])
     checksum = hashlib.sha256(data).hexdigest()
     return b"%s%d\nsha256:%s\n%s" % (MAGIC, FORMAT_VERSION, checksum.encode(), data)
+
+
+def _encode_root(root: RootIndex, columns: list[bytes]) -> dict[str, object]:
+    """The header of one root; its columns appended to ``columns`` (module docstring)."""
+    files = [
+        (path, row)
+        for path, (signature, digest) in sorted(root.files.items())
+        if (row := _pack(_FILE_ROW, *signature, bytes.fromhex(digest[7:]))) is not None
+    ]
+    folders = [
+        (path, row, listing)
+        for path, (signature, listing) in sorted(root.folders.items())
+        if (row := _pack(_FOLDER_ROW, *signature, len(listing))) is not None
+    ]
+    skills: list[tuple[str, SkillRecord]] = []
+    key_paths: list[str] = []
+    key_rows: list[bytes] = []
+    for folder, record in sorted(root.skills.items()):
+        key = record.key
+        rows = [
+            _pack(_KEY_ROW, int(key[position + 1]), bytes.fromhex(str(key[position + 2])[7:]))
+            for position in range(0, len(key), 3)
+        ]
+        packed = [row for row in rows if row is not None]
+        if len(packed) != len(rows):
+            continue  # a size past the format's integers: built again next time
+        skills.append((folder, record))
+        key_paths += [str(name) for name in key[::3]]
+        key_rows += packed
+    entries = [record.encoded_entry for _, record in skills]
+    if any(b"\0" in entry for entry in entries):
+        raise ValueError("an encoded entry holds a NUL")
+    columns += (
+        _join([path for path, _ in files]),
+        b"".join([row for _, row in files]),
+        _join([path for path, _, _ in folders]),
+        b"".join([row for _, row, _ in folders]),
+        _join([item for _, _, listing in folders for item in listing]),
+        _join([folder for folder, _ in skills]),
+        b"".join([_COUNT.pack(len(record.key) // 3) for _, record in skills]),
+        _join(key_paths),
+        b"".join(key_rows),
+        b"\0".join(entries),
+    )
+    return {
+        "path": root.path,
+        "device": root.device,
+        "inode": root.inode,
+        "mount": root.mount,
+        "files": len(files),
+        "folders": len(folders),
+        "items": sum(len(listing) for _, _, listing in folders),
+        "skills": len(skills),
+        "keys": len(key_rows),
+        "findings": {
+            folder: [_finding_row(f) for f in record.findings]
+            for folder, record in skills
+            if record.findings
+        },
+    }
+
+
+def _pack(row: struct.Struct, *values: int | bytes) -> bytes | None:
+    try:
+        return row.pack(*values)
+    except struct.error:
+        return None
+
+
+def _join(names: list[str]) -> bytes:
+    joined = "\0".join(names)
+    if joined.count("\0") != max(len(names) - 1, 0):
+        raise ValueError("a name holds a NUL")
+    return joined.encode("utf-8", "surrogateescape")
 
 
 def decode_index(data: bytes) -> DigestIndex:
@@ -211,15 +371,16 @@ def decode_index(data: bytes) -> DigestIndex:
     match = _CHECKSUM_RE.match(data, line_end + 1)
     if match is None:
         raise DigestIndexError(IndexProblem.CHECKSUM, "has no checksum line")
-    body = data[match.end() :]
+    body = memoryview(data)[match.end() :]
     if hashlib.sha256(body).hexdigest().encode() != match.group(1):
         raise DigestIndexError(
             IndexProblem.CHECKSUM, "does not match its checksum (truncated or altered)"
         )
     try:
-        document = json.loads(body, parse_constant=_refuse_constant)
-        return _index(document)
-    except (ValueError, TypeError, KeyError, RecursionError) as exc:
+        header_end = data.index(b"\n", match.end())
+        header = json.loads(data[match.end() : header_end], parse_constant=_refuse_constant)
+        return _index(header, body[header_end + 1 - match.end() :])
+    except (ValueError, TypeError, LookupError, RecursionError, struct.error) as exc:
         raise DigestIndexError(IndexProblem.MALFORMED, f"is malformed ({exc})") from None
 
 
@@ -227,65 +388,210 @@ def _refuse_constant(name: str) -> object:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def _index(document: object) -> DigestIndex:
-    """Check the decoded body field by field; TypeError or ValueError when anything is off."""
-    if type(document) is not dict:
-        raise TypeError("the body is not an object")
-    library = document["library"]
-    roots = document["roots"]
-    frontmatter = document["frontmatter"]
-    if type(library) is not str or type(roots) is not list or type(frontmatter) is not dict:
-        raise TypeError("library, roots or frontmatter has the wrong type")
+def _index(header: object, data: memoryview) -> DigestIndex:
+    """Check the header field by field and read the columns; TypeError or ValueError (or
+    struct.error) when anything is off."""
+    if type(header) is not dict:
+        raise TypeError("the header is not an object")
+    library = header["library"]
+    scheme = header["scheme"]
+    limits = header["limits"]
+    roots = header["roots"]
+    frontmatter = header["frontmatter"]
+    lengths = header["columns"]
+    if (
+        type(library) is not str
+        or type(scheme) is not str
+        or type(limits) is not list
+        or len(limits) != 2
+        or not all(type(limit) is int for limit in limits)
+        or type(roots) is not list
+        or type(frontmatter) is not dict
+        or type(lengths) is not list
+        or not all(type(length) is int and length >= 0 for length in lengths)
+        or sum(lengths) != len(data)
+        or len(lengths) != _COLUMNS * len(roots)
+    ):
+        raise TypeError("the header has a field of the wrong type or length")
     for digest, parsed in frontmatter.items():
         if _DIGEST_RE.fullmatch(digest) is None or type(parsed) not in (dict, str):
             raise TypeError(
                 f"frontmatter entry {digest[:80]!r} is not a digest and an object or string"
             )
+    columns: list[memoryview] = []
+    start = 0
+    for length in lengths:
+        columns.append(data[start : start + length])
+        start += length
     return DigestIndex(
         library=library,
-        roots=tuple(_root(root) for root in roots),
+        scheme=scheme,
+        limits=(limits[0], limits[1]),
+        roots=tuple(
+            _decode_root(root, columns[number * _COLUMNS : (number + 1) * _COLUMNS])
+            for number, root in enumerate(roots)
+        ),
         frontmatter=frontmatter,
     )
 
 
-def _root(section: object) -> RootIndex:
+def _decode_root(section: object, columns: list[memoryview]) -> RootIndex:
     if type(section) is not dict:
         raise TypeError("a root section is not an object")
-    path, device, inode, mount, rows = (
+    path, device, inode, mount, findings = (
         section["path"],
         section["device"],
         section["inode"],
         section["mount"],
-        section["files"],
+        section["findings"],
     )
+    counts = [section[name] for name in ("files", "folders", "items", "skills", "keys")]
     if (
         type(path) is not str
         or type(device) is not int
         or type(inode) is not int
         or type(mount) is not str
-        or type(rows) is not list
+        or type(findings) is not dict
+        or not all(type(count) is int for count in counts)
     ):
         raise TypeError("a root section has a field of the wrong type")
-    return RootIndex(path=path, device=device, inode=inode, mount=mount, files=_files(rows))
+    files, folders, items, skills, keys = counts
+    (
+        file_paths,
+        file_rows,
+        folder_paths,
+        folder_rows,
+        listing,
+        skill_folders,
+        key_counts,
+        key_paths,
+        key_rows,
+        entries,
+    ) = columns
+    return RootIndex(
+        path=path,
+        device=device,
+        inode=inode,
+        mount=mount,
+        files={
+            name: ((dev, ino, size, mtime, ctime), "sha256:" + digest.hex())
+            for name, (dev, ino, size, mtime, ctime, digest) in zip(
+                _names(file_paths, files), _rows(_FILE_ROW, file_rows, files), strict=True
+            )
+        },
+        folders=_folders(_names(folder_paths, folders), folder_rows, _names(listing, items)),
+        skills=_skills(
+            _names(skill_folders, skills),
+            [count for (count,) in _rows(_COUNT, key_counts, skills)],
+            (_names(key_paths, keys), _rows(_KEY_ROW, key_rows, keys)),
+            _split(entries, skills),
+            findings,
+        ),
+    )
 
 
-def _files(rows: list[Any]) -> dict[str, tuple[Signature, str]]:
-    files: dict[str, tuple[Signature, str]] = {}
-    fullmatch = _DIGEST_RE.fullmatch
-    # Unpacking refuses a row of another length (ValueError) or that is not a sequence
-    # (TypeError); a string or an object of 7 would unpack into strings, refused below.
-    for path, dev, ino, size, mtime, ctime, digest in rows:
-        if (
-            type(path) is not str
-            or type(dev) is not int
-            or type(ino) is not int
-            or type(size) is not int
-            or type(mtime) is not int
-            or type(ctime) is not int
-            or type(digest) is not str
-            or size < 0
-            or fullmatch(digest) is None
-        ):
-            raise TypeError(f"the file row for {str(path)[:80]!r} has a value of the wrong type")
-        files[path] = ((dev, ino, size, mtime, ctime), digest)
-    return files
+def _split(column: memoryview, count: int) -> list[bytes]:
+    """The ``count`` NUL-separated items of ``column``."""
+    items = bytes(column).split(b"\0") if count else []
+    if len(items) != count or (not count and column):
+        raise ValueError(f"a column does not hold {count} items")
+    return items
+
+
+def _names(column: memoryview, count: int) -> list[str]:
+    """The ``count`` NUL-separated names of ``column`` (names that are not UTF-8 as Python's
+    ``surrogateescape`` keeps them)."""
+    names = str(column, "utf-8", "surrogateescape").split("\0") if count else []
+    if len(names) != count or (not count and column):
+        raise ValueError(f"a column does not hold {count} names")
+    return names
+
+
+def _rows(row: struct.Struct, column: memoryview, count: int) -> list[tuple[Any, ...]]:
+    if len(column) != row.size * count:
+        raise ValueError(f"a column does not hold {count} rows")
+    return list(row.iter_unpack(column))
+
+
+def _folders(paths: list[str], column: memoryview, items: list[str]) -> dict[str, Listing]:
+    # Every name is one path component: never empty, ".", "..", or holding "/" (the walk joins
+    # it to the folder's path and may open it); NUL separates them. Checked all at once.
+    if items and _LISTING_RE.fullmatch("\0".join(items)) is None:
+        raise ValueError("a folder listing holds a name that is not one path component")
+    folders: dict[str, Listing] = {}
+    position = 0
+    for path, (dev, ino, size, mtime, ctime, count) in zip(
+        paths, _rows(_FOLDER_ROW, column, len(paths)), strict=True
+    ):
+        folders[path] = ((dev, ino, size, mtime, ctime), tuple(items[position : position + count]))
+        position += count
+    if position != len(items):
+        raise ValueError("the folder listings do not hold every item")
+    return folders
+
+
+def _skills(
+    folders: list[str],
+    counts: list[int],
+    keys: tuple[list[str], list[tuple[Any, ...]]],
+    entries: list[bytes],
+    findings: dict[str, Any],
+) -> dict[str, SkillRecord]:
+    """The records: each folder's key (``count`` files of ``keys``, its paths and rows), its
+    encoded entry and its findings (by folder, only for records that have any)."""
+    paths, rows = keys
+    skills: dict[str, SkillRecord] = {}
+    position = 0
+    new = tuple.__new__
+    for folder, count, encoded in zip(folders, counts, entries, strict=True):
+        if not encoded.startswith(b'{"uri": '):
+            raise ValueError(f"the encoded entry of {folder[:80]!r} is not an entry")
+        key: SkillKey = []
+        for file in range(position, position + count):
+            size, digest = rows[file]
+            key += (paths[file], size, "sha256:" + digest.hex())
+        position += count
+        rows_of_findings = findings.get(folder, ())
+        skills[folder] = new(
+            SkillRecord,
+            (key, encoded, tuple(map(_finding, rows_of_findings)) if rows_of_findings else ()),
+        )
+    if position != len(paths):
+        raise ValueError("the skill keys do not hold every file")
+    return skills
+
+
+def _finding_row(finding: Finding) -> list[object]:
+    return [
+        str(finding.severity),
+        finding.field,
+        finding.code,
+        finding.message,
+        finding.line,
+        finding.column,
+        finding.file,
+    ]
+
+
+def _finding(row: object) -> Finding:
+    if type(row) is not list:
+        raise TypeError("a finding is not a list")
+    severity, pointer, code, message, line, column, file = row
+    if (
+        type(pointer) is not str
+        or type(code) is not str
+        or type(message) is not str
+        or type(line) not in (int, type(None))
+        or type(column) not in (int, type(None))
+        or type(file) not in (str, type(None))
+    ):
+        raise TypeError(f"the finding {str(code)[:80]!r} has a value of the wrong type")
+    return Finding(
+        severity=Severity(severity),
+        field=pointer,
+        code=code,
+        message=message,
+        line=line,
+        column=column,
+        file=file,
+    )

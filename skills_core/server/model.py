@@ -9,15 +9,18 @@ share. A source describes a root as a :class:`RootSnapshot` of :class:`SnapshotF
 options told it to pass over (hidden files, exclude patterns); the builder turns snapshots into
 :class:`PublishedSkill` and :class:`OmittedSkill` values; a :class:`DynamicSkill` is a skill whose
 files a program generates. All are frozen; none does anything but hold data, except
-:meth:`SnapshotFile.of` and :meth:`RootSnapshot.from_files`, which hash in-memory bytes.
+:meth:`SnapshotFile.of` and :meth:`RootSnapshot.from_files`, which hash in-memory bytes, and a
+:class:`PublishedSkill` restored from a digest index record, which builds its entry and files the
+first time they are read (a frozen value all the same: compared, hashed and printed as a
+dataclass of its attributes would be).
 """
 
 from __future__ import annotations
 
 import enum
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import FrozenInstanceError, dataclass
 from types import MappingProxyType
 from typing import Final, final
 
@@ -195,10 +198,20 @@ def check_relative_path(path: str) -> str:
     return path
 
 
+#: What a skill restored from a digest index record builds on first use: its entry and files.
+Materialize = Callable[[], tuple[SkillEntry, Mapping[str, str]]]
+_NO_FILES: Final[Mapping[str, str]] = MappingProxyType({})
+
+
 @final
-@dataclass(frozen=True, slots=True, kw_only=True)
 class PublishedSkill:
     """A skill the server serves.
+
+    A frozen value, compared, hashed and printed as a dataclass of the attributes below would
+    be. A catalog builder restoring a skill from a digest index record (see
+    :mod:`skills_core.server.catalog`) makes it with its URI, findings and encoded entry only;
+    :attr:`entry` and :attr:`files` are then built the first time either is read, from the same
+    snapshot and parsed frontmatter a cold build uses, so they are what a cold build makes.
 
     Attributes:
         entry: Its entry, exactly as ``skills/list`` and ``skills/get`` send it.
@@ -208,29 +221,110 @@ class PublishedSkill:
             manifest (empty for a dynamic skill).
         findings: Warnings about the skill (validation warnings, refused files, duplicate names).
         listed: Whether ``skills/list`` shows it; ``skills/get`` answers either way (GET-03).
+        uri: The SKILL.md URI (``entry.uri``).
+        name: The skill name, the last segment of its skill path (``entry.name``).
+        encoded_entry: The entry as UTF-8 JSON text, exactly as
+            ``json.dumps(entry.to_json(), ensure_ascii=False).encode()`` writes it, when the
+            builder has it without building the entry (a skill restored from a digest index
+            record); else None.
     """
 
-    entry: SkillEntry
-    root: int | None
+    __slots__ = (
+        "_entry",
+        "_files",
+        "_make",
+        "encoded_entry",
+        "findings",
+        "folder",
+        "listed",
+        "name",
+        "root",
+        "uri",
+    )
+
+    _entry: SkillEntry | None
+    _files: Mapping[str, str] | None
+    _make: Materialize | None
+    encoded_entry: bytes | None
+    findings: tuple[Finding, ...]
     folder: str
-    files: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
-    findings: tuple[Finding, ...] = ()
-    listed: bool = True
+    listed: bool
+    name: str
+    root: int | None
+    uri: str
+
+    def __init__(
+        self,
+        *,
+        entry: SkillEntry,
+        root: int | None,
+        folder: str,
+        files: Mapping[str, str] = _NO_FILES,
+        findings: tuple[Finding, ...] = (),
+        listed: bool = True,
+    ) -> None:
+        """Record the attributes above (``uri`` and ``name`` are the entry's; ``encoded_entry``
+        None)."""
+        _fill(self, (entry, files, None, None, findings, folder, listed, root, entry.uri))
 
     @property
-    def uri(self) -> str:
-        """The SKILL.md URI."""
-        return self.entry.uri
+    def entry(self) -> SkillEntry:
+        """Its entry, exactly as ``skills/list`` and ``skills/get`` send it."""
+        entry = self._entry
+        if entry is None:
+            entry = self._materialize()[0]
+        return entry
+
+    @property
+    def files(self) -> Mapping[str, str]:
+        """``{resource URI: file path relative to the skill folder}`` (empty when dynamic)."""
+        files = self._files
+        if files is None:
+            files = self._materialize()[1]
+        return files
+
+    def _materialize(self) -> tuple[SkillEntry, Mapping[str, str]]:
+        make = self._make
+        assert make is not None, "a PublishedSkill without an entry has a way to build it"
+        entry, files = make()
+        _set_skill_entry(self, entry)
+        _set_skill_files(self, files)
+        _set_skill_make(self, None)
+        return entry, files
 
     @property
     def root_uri(self) -> str:
-        """The skill's root directory URI."""
-        return self.entry.root
+        """The skill's root directory URI (``entry.root``)."""
+        return self.uri[: -len(_SKILL_MD_SUFFIX)]
 
     @property
     def is_dynamic(self) -> bool:
         """True for a skill whose files are generated (``"resources": "dynamic"``)."""
         return self.root is None
+
+    def _fields(self) -> tuple[object, ...]:
+        return (self.entry, self.root, self.folder, self.files, self.findings, self.listed)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not PublishedSkill:
+            return NotImplemented
+        assert isinstance(other, PublishedSkill)
+        return self is other or self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return (
+            f"PublishedSkill(entry={self.entry!r}, root={self.root!r}, folder={self.folder!r}, "
+            f"files={self.files!r}, findings={self.findings!r}, listed={self.listed!r})"
+        )
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
 
 
 @final
@@ -293,12 +387,16 @@ _set_file_path = SnapshotFile.__dict__["path"].__set__
 _set_file_size = SnapshotFile.__dict__["size"].__set__
 _set_file_digest = SnapshotFile.__dict__["digest"].__set__
 _set_file_data = SnapshotFile.__dict__["data"].__set__
-_set_skill_entry = PublishedSkill.__dict__["entry"].__set__
-_set_skill_root = PublishedSkill.__dict__["root"].__set__
-_set_skill_folder = PublishedSkill.__dict__["folder"].__set__
-_set_skill_files = PublishedSkill.__dict__["files"].__set__
+_set_skill_entry = PublishedSkill.__dict__["_entry"].__set__
+_set_skill_files = PublishedSkill.__dict__["_files"].__set__
+_set_skill_make = PublishedSkill.__dict__["_make"].__set__
+_set_skill_encoded = PublishedSkill.__dict__["encoded_entry"].__set__
 _set_skill_findings = PublishedSkill.__dict__["findings"].__set__
+_set_skill_folder = PublishedSkill.__dict__["folder"].__set__
 _set_skill_listed = PublishedSkill.__dict__["listed"].__set__
+_set_skill_root = PublishedSkill.__dict__["root"].__set__
+_set_skill_uri = PublishedSkill.__dict__["uri"].__set__
+_set_skill_name = PublishedSkill.__dict__["name"].__set__
 
 
 def new_snapshot_file(path: str, size: int, digest: str, data: bytes | None) -> SnapshotFile:
@@ -320,10 +418,50 @@ def new_published_skill(
 ) -> PublishedSkill:
     """``PublishedSkill(entry=..., root=..., folder=..., files=..., findings=...)``, faster."""
     skill = _new_object(PublishedSkill)
-    _set_skill_entry(skill, entry)
-    _set_skill_root(skill, root)
-    _set_skill_folder(skill, folder)
-    _set_skill_files(skill, files)
-    _set_skill_findings(skill, findings)
-    _set_skill_listed(skill, True)
+    _fill(skill, (entry, files, None, None, findings, folder, True, root, entry.uri))
     return skill
+
+
+def restored_published_skill(
+    uri: str,
+    root: int,
+    folder: str,
+    *,
+    findings: tuple[Finding, ...],
+    encoded_entry: bytes,
+    make: Materialize,
+) -> PublishedSkill:
+    """A skill restored from a digest index record: ``make()`` builds its entry and files when
+    first needed (package-private; see :class:`PublishedSkill`)."""
+    skill = _new_object(PublishedSkill)
+    _fill(skill, (None, None, make, encoded_entry, findings, folder, True, root, uri))
+    return skill
+
+
+def _fill(
+    skill: PublishedSkill,
+    slots: tuple[
+        SkillEntry | None,
+        Mapping[str, str] | None,
+        Materialize | None,
+        bytes | None,
+        tuple[Finding, ...],
+        str,
+        bool,
+        int | None,
+        str,
+    ],
+) -> None:
+    """Set every slot of a new ``skill``: entry, files, make, encoded entry, findings, folder,
+    listed, root and URI (and the name, from the URI)."""
+    entry, files, make, encoded, findings, folder, listed, root, uri = slots
+    _set_skill_entry(skill, entry)
+    _set_skill_files(skill, files)
+    _set_skill_make(skill, make)
+    _set_skill_encoded(skill, encoded)
+    _set_skill_findings(skill, findings)
+    _set_skill_folder(skill, folder)
+    _set_skill_listed(skill, listed)
+    _set_skill_root(skill, root)
+    _set_skill_uri(skill, uri)
+    _set_skill_name(skill, uri[: -len(_SKILL_MD_SUFFIX)].rpartition("/")[2])
