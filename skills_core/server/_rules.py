@@ -35,7 +35,7 @@ from skills_core.validation import Finding, Severity, validate_frontmatter
 
 __all__ = [
     "Verdict",
-    "Candidate",
+    "Contender",
     "EMPTY",
     "path_of",
     "trusted_entry",
@@ -69,7 +69,13 @@ class Verdict(NamedTuple):
 
 
 @dataclass(slots=True)
-class Candidate:
+class Contender:
+    """A skill folder (or dynamic skill) contending for its URI, before the builder's verdict.
+
+    Two contenders for one URI (from two roots, or a root and a dynamic skill) are a namespace
+    conflict; ``origin`` orders them, ``conflicts`` collects what they collided with.
+    """
+
     origin: tuple[int, int]  # (0, root index) or (1, dynamic index)
     root_uri: str
     root: int | None = None
@@ -225,11 +231,11 @@ def path_collision(paths: Iterable[str]) -> str | None:
     return None
 
 
-def find_conflicts(candidates: Sequence[Candidate]) -> None:
+def find_conflicts(candidates: Sequence[Contender]) -> None:
     """Mark candidates whose namespace another origin shares or encloses (module docstring, 4)."""
     if len({candidate.origin for candidate in candidates}) < 2:
         return  # one root and no dynamic skill: folders map to distinct, consistent URIs
-    owners: dict[str, list[Candidate]] = {}
+    owners: dict[str, list[Contender]] = {}
     for candidate in candidates:
         owners.setdefault(candidate.root_uri, []).append(candidate)
     for candidate in candidates:
@@ -250,18 +256,18 @@ def find_conflicts(candidates: Sequence[Candidate]) -> None:
                     )
 
 
-def add_conflict(candidate: Candidate, reason: str) -> None:
+def add_conflict(candidate: Contender, reason: str) -> None:
     if candidate.conflicts is None:
         candidate.conflicts = []
     candidate.conflicts.append(reason)
 
 
-def origin_name(candidate: Candidate) -> str:
+def origin_name(candidate: Contender) -> str:
     kind, number = candidate.origin
     return f"root {number}" if kind == 0 else "a dynamic skill"
 
 
-def conflict(candidate: Candidate) -> OmittedSkill:
+def conflict(candidate: Contender) -> OmittedSkill:
     uri = candidate.root_uri + _SKILL_MD_SUFFIX
     assert candidate.conflicts is not None
     reason = "; ".join(dict.fromkeys(candidate.conflicts))

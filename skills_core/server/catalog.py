@@ -78,7 +78,7 @@ from skills_core.entry import (
 from skills_core.errors import URIError
 from skills_core.jsonvalue import JSONValue, loads_strict
 from skills_core.server._rules import (
-    Candidate,
+    Contender,
     ParsedSkillMd,
     SkillKey,
     SkillRecord,
@@ -293,7 +293,7 @@ class CatalogBuilder:
         problems: list[SourceProblem] = []
         skipped: list[SkippedEntry] = []
         published: list[PublishedSkill] = []
-        candidates: list[Candidate] = []
+        candidates: list[Contender] = []
         # One root and no dynamic skill: folders map to distinct, consistent URIs, so no skill
         # can conflict with another, and each is built as soon as it is found.
         alone = len(roots) == 1 and not dynamic
@@ -310,11 +310,11 @@ class CatalogBuilder:
                     continue
                 root_uri, folder, skill_md, files, owned = found
                 candidates.append(
-                    Candidate((0, index), root_uri, index, folder, skill_md, files, owned)
+                    Contender((0, index), root_uri, index, folder, skill_md, files, owned)
                 )
         for number, skill in enumerate(dynamic):
             candidates.append(
-                Candidate(
+                Contender(
                     origin=(1, number), root_uri=SkillURI.parse(skill.uri).root, dynamic=skill
                 )
             )
