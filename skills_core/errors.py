@@ -2,9 +2,12 @@
 
 Theory of operation: every failure the library reports is a :class:`SkillsError`. Each error has
 
-* ``kind``: a short, stable, machine-readable string (a :class:`enum.StrEnum` member for the
-  families that have several kinds). Programs branch on ``kind`` and on the class, never on the
-  message text;
+* ``kind``: a short, stable, machine-readable string. Where a family's kinds are a closed set a
+  program branches on, ``kind`` is a member of a :class:`enum.StrEnum` that lists them
+  (:class:`URIErrorKind`, :class:`VerificationKind`, :class:`FrontmatterErrorKind`,
+  :class:`TransportErrorKind`); a :class:`ProtocolError`'s kind names the rule that was broken
+  (``"invalid-transition"``, ``"no-common-version"``, ...), an open set documented where each is
+  raised. Programs branch on ``kind`` and on the class, never on the message text;
 * ``message`` (also ``str(err)``): one sentence a person can act on, naming the thing that was
   wrong (the URI, the field, the line) and what was expected.
 
@@ -37,6 +40,8 @@ __all__ = [
     "DigestFormatError",
     "VerificationError",
     "VerificationKind",
+    "FrontmatterErrorKind",
+    "TransportErrorKind",
     "EntryProblem",
     "InvalidEntryError",
     "EntryOverLimitError",
@@ -279,17 +284,36 @@ class EntryOverLimitError(InvalidEntryError):
     default_kind: ClassVar[str] = "over-limit"
 
 
+class FrontmatterErrorKind(enum.StrEnum):
+    """What is wrong with a SKILL.md frontmatter (:class:`FrontmatterError`)."""
+
+    #: Not YAML of the supported subset at all (a located syntax error).
+    SYNTAX = "syntax"
+    #: A YAML construct this library refuses on purpose (anchors, aliases, tags, ...; DESIGN.md 3).
+    UNSUPPORTED = "unsupported"
+    #: A key given twice in one mapping, at any depth.
+    DUPLICATE_KEY = "duplicate-key"
+    #: Past a documented limit (size, nesting, key length, integer range).
+    LIMIT = "limit"
+    #: The bytes are not UTF-8 (or hold a character the subset forbids).
+    ENCODING = "encoding"
+    #: No frontmatter between ``---`` delimiters where one is needed.
+    DELIMITER = "delimiter"
+    #: Parsed, but not a mapping of the shape frontmatter must have.
+    SCHEMA = "schema"
+
+
 class FrontmatterError(SkillsError, ValueError):
     """SKILL.md frontmatter that cannot be extracted or is outside the supported YAML subset.
 
     Attributes:
-        kind: Stable kind, e.g. ``"syntax"``, ``"unsupported"``, ``"duplicate-key"``, ``"limit"``,
-            ``"encoding"``, ``"delimiter"``, ``"schema"``.
+        kind: A :class:`FrontmatterErrorKind` (a ``str``).
         line: 1-based line number in the SKILL.md text (``None`` when not tied to a line).
         column: 1-based column (``None`` when not tied to a column).
         reason: The one-line reason without the location prefix.
     """
 
+    kind: FrontmatterErrorKind
     line: int | None
     column: int | None
     reason: str
@@ -308,7 +332,7 @@ class FrontmatterError(SkillsError, ValueError):
             message = f"frontmatter line {line}: {reason}"
         else:
             message = f"frontmatter line {line}, column {column}: {reason}"
-        super().__init__(message, kind=kind)
+        super().__init__(message, kind=FrontmatterErrorKind(kind))
         self.line = line
         self.column = column
         self.reason = reason
@@ -376,10 +400,34 @@ class JsonRpcError(SkillsError):
         self.rpc_message = message if rpc_message is None else rpc_message
 
 
+class TransportErrorKind(enum.StrEnum):
+    """Why a connection to a peer failed (:class:`TransportError`)."""
+
+    #: The server process could not be started.
+    SPAWN_FAILED = "spawn-failed"
+    #: The connection could not be made (refused, unreachable, TLS handshake failed).
+    CONNECT_FAILED = "connect-failed"
+    #: The peer went away (exited, closed its side, reset the connection).
+    CLOSED = "closed"
+    #: A request got no answer in time.
+    TIMEOUT = "timeout"
+    #: The peer broke JSON-RPC or the transport's framing badly enough to give the connection up.
+    PROTOCOL = "protocol"
+    #: An HTTP error status without a JSON-RPC error in the body (:class:`HttpStatusError`).
+    HTTP_STATUS = "http-status"
+    #: A redirect that is not followed (another origin, a method-changing status, too many hops).
+    REDIRECT = "redirect"
+
+
 class TransportError(SkillsError):
-    """The connection to a peer failed: it could not start, it died, or a request timed out.
+    """The connection to a peer failed: it could not start or be made, it died, or timed out.
 
     Attributes:
-        kind: ``"spawn-failed"``, ``"closed"``, ``"timeout"`` or ``"protocol"`` (the peer broke
-            JSON-RPC badly enough that the connection was given up).
+        kind: A :class:`TransportErrorKind` (a ``str``: ``err.kind == "timeout"`` holds).
     """
+
+    kind: TransportErrorKind
+
+    def __init__(self, message: str, *, kind: str) -> None:
+        """Raises ``ValueError`` for a ``kind`` that is not a :class:`TransportErrorKind`."""
+        super().__init__(message, kind=TransportErrorKind(kind))

@@ -21,6 +21,7 @@ from skills_core import (
     VerificationError,
     VerificationKind,
 )
+from skills_core.errors import FrontmatterErrorKind, TransportError, TransportErrorKind
 
 
 def test_every_exported_exception_derives_from_skills_error() -> None:
@@ -53,8 +54,19 @@ def test_frontmatter_error_message_carries_location() -> None:
         "duplicate key 'a' (first at line 2)", kind="duplicate-key", line=4, column=1
     )
     assert str(err) == "frontmatter line 4, column 1: duplicate key 'a' (first at line 2)"
-    assert str(FrontmatterError("r", kind="k", line=3)) == "frontmatter line 3: r"
-    assert str(FrontmatterError("r", kind="k")) == "frontmatter: r"
+    assert str(FrontmatterError("r", kind="syntax", line=3)) == "frontmatter line 3: r"
+    assert str(FrontmatterError("r", kind="schema")) == "frontmatter: r"
+    assert err.kind is FrontmatterErrorKind.DUPLICATE_KEY
+
+
+def test_closed_kind_families_are_enums_and_refuse_unknown_kinds() -> None:
+    """The module's rule: a family whose kinds are a closed set has them as a StrEnum."""
+    assert TransportError("x", kind="timeout").kind is TransportErrorKind.TIMEOUT
+    assert TransportError("x", kind="timeout").kind == "timeout"
+    with pytest.raises(ValueError, match="TransportErrorKind"):
+        TransportError("x", kind="tmeout")
+    with pytest.raises(ValueError, match="FrontmatterErrorKind"):
+        FrontmatterError("x", kind="k")
 
 
 def test_protocol_error_is_abstract() -> None:
