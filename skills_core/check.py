@@ -69,12 +69,12 @@ import os
 import stat
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Final, final
+from typing import Final, cast, final
 
 from skills_core.entry import DEFAULT_LIMITS, Limits, SkillEntry
 from skills_core.errors import EntryProblem, InvalidEntryError, JsonRpcError, URIError
 from skills_core.frontmatter import ABSENT, DEFAULT_MAX_BYTES, compare_frontmatter
-from skills_core.jsonvalue import JSONValue, thaw_json
+from skills_core.jsonvalue import FrozenJSON, JSONValue, thaw_json
 from skills_core.server.catalog import Catalog
 from skills_core.server.filesystem import DEFAULT_IGNORED_NAMES, FilesystemSource
 from skills_core.server.model import OmitCode, OmittedSkill, PublishedSkill, SourceProblem
@@ -719,9 +719,9 @@ class FieldChange:
         """``pointer``, ``change``, and ``old`` / ``new`` when present."""
         out: dict[str, JSONValue] = {"pointer": self.pointer, "change": str(self.change)}
         if self.old is not ABSENT:
-            out["old"] = thaw_json(self.old)  # type: ignore[arg-type]
+            out["old"] = thaw_json(cast(FrozenJSON, self.old))  # an entry's frontmatter value
         if self.new is not ABSENT:
-            out["new"] = thaw_json(self.new)  # type: ignore[arg-type]
+            out["new"] = thaw_json(cast(FrozenJSON, self.new))
         return out
 
 

@@ -24,7 +24,7 @@ import json
 import os
 import sys
 from dataclasses import dataclass
-from typing import final
+from typing import cast, final
 
 from skills_core.check import (
     ChangeKind,
@@ -46,7 +46,7 @@ from skills_core.cli.validate import (
 from skills_core.display import display, display_line
 from skills_core.entry import SkillEntry
 from skills_core.errors import InvalidEntryError, JsonRpcError
-from skills_core.jsonvalue import JSONValue, thaw_json
+from skills_core.jsonvalue import FrozenJSON, JSONValue, thaw_json
 from skills_core.spec import SKILL_MD
 
 __all__ = ["run_diff"]
@@ -169,7 +169,7 @@ def _size(entry: SkillEntry) -> str:
 
 def _value(value: object) -> str:
     """A frontmatter value as JSON text, shown safely and cut (the whole value is in --json)."""
-    text = json.dumps(thaw_json(value), ensure_ascii=False)  # type: ignore[arg-type]
+    text = json.dumps(thaw_json(cast(FrozenJSON, value)), ensure_ascii=False)  # an entry's value
     return display_line(text, _VALUE_LIMIT)
 
 

@@ -429,7 +429,8 @@ def _skill_file_delivery(
     effect.from_cache = from_cache
     effect.trust = "untrusted"
     effect.__class__ = DeliverToModel
-    return effect  # type: ignore[no-any-return]
+    delivery: DeliverToModel = effect  # what it now is
+    return delivery
 
 
 @final

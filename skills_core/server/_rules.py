@@ -125,8 +125,8 @@ def ancestors(uri_or_path: str, start: int) -> Iterable[str]:
         index = uri_or_path.find("/", index + 1)
 
 
-#: The scalar types the YAML parser produces (``bool`` is a separate type from ``int``).
-_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
+#: The containers the YAML parser produces; everything else it produces is a scalar.
+_CONTAINERS: Final = (dict, list)
 
 
 def freeze_parsed(value: dict[str, JSONValue] | list[JSONValue]) -> FrozenJSON:
@@ -137,15 +137,12 @@ def freeze_parsed(value: dict[str, JSONValue] | list[JSONValue]) -> FrozenJSON:
     if type(value) is dict:
         return MappingProxyType(
             {
-                key: child if type(child) in _SCALARS else freeze_parsed(child)  # type: ignore[arg-type, misc]
+                key: freeze_parsed(child) if isinstance(child, _CONTAINERS) else child
                 for key, child in value.items()
             }
         )
     return tuple(
-        [
-            child if type(child) in _SCALARS else freeze_parsed(child)  # type: ignore[arg-type, misc]
-            for child in value
-        ]
+        [freeze_parsed(child) if isinstance(child, _CONTAINERS) else child for child in value]
     )
 
 

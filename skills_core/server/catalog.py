@@ -723,9 +723,9 @@ def recorded_frontmatter(encoded_entry: bytes) -> dict[str, JSONValue] | None:
     """
     try:
         entry = loads_strict(encoded_entry)
-        frontmatter = entry["frontmatter"]  # type: ignore[index, call-overload]
-    except (ValueError, TypeError, KeyError):
+    except ValueError:
         return None
+    frontmatter = entry.get("frontmatter") if isinstance(entry, dict) else None
     return frontmatter if type(frontmatter) is dict else None
 
 
