@@ -34,7 +34,7 @@ from skills_core.server import (
     SkillsServer,
     server_from_roots,
 )
-from skills_core.server._held_files import MAX_HELD_FILES
+from skills_core.server.open_files import MAX_HELD_FILES
 
 INVOICE = "skill://pdf-processing/templates/invoice.md"
 INVOICE_PATH = "pdf-processing/templates/invoice.md"

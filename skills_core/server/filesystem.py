@@ -23,7 +23,7 @@ path or a link target).
 from the file's own descriptor, held open since (a bounded number), once the kernel confirms that
 it is still the file at that path below the root, reached without a link; otherwise they walk as
 above. A stat signature, handed out only for a file whose last change is older than the racy
-window, then tells an unchanged file without reading it (see :mod:`skills_core.server._held_files`).
+window, then tells an unchanged file without reading it (see :mod:`skills_core.server.open_files`).
 
 **A root that is itself a skill.** A root holding a regular ``SKILL.md`` when the source is made
 (``serve ./my-skill``) is published as that skill: its files appear under the root folder's own
@@ -81,7 +81,6 @@ from typing import Final, final
 
 from skills_core._version import __version__
 from skills_core.entry import DEFAULT_LIMITS, Limits
-from skills_core.server._held_files import HeldFiles
 from skills_core.server.catalog import Catalog
 from skills_core.server.index import (
     DigestIndex,
@@ -102,6 +101,7 @@ from skills_core.server.model import (
     SourceProblem,
     new_snapshot_file,
 )
+from skills_core.server.open_files import HeldFiles
 from skills_core.server.paths import DEFAULT_SCHEME
 from skills_core.server.selection import DEFAULT_IGNORED_NAMES, Selection
 from skills_core.server.source import TreeSource
@@ -423,7 +423,7 @@ class FilesystemSource(TreeSource):
         """Read a file as :meth:`read` does, unless it is known unchanged since ``version``.
 
         The file is looked at now, every time. Its descriptor is held after a read (see
-        :mod:`skills_core.server._held_files`: used again only while the kernel names it at the
+        :mod:`skills_core.server.open_files`: used again only while the kernel names it at the
         same path, so no link is followed and nothing outside the root is reached), and its stat
         signature (device, inode, size, modification and change times) tells whether it changed.
         A signature is handed out only when the file's last change is more than a few seconds
