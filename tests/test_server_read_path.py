@@ -232,7 +232,8 @@ def test_held_descriptors_are_bounded_and_closed(tmp_path: Path) -> None:
         assert got is not None
         assert got[0] == data
     assert len(source._held) == MAX_HELD_FILES
-    assert len(open_descriptors() - before) == MAX_HELD_FILES
+    # The files held, and /proc/self/fd (what the kernel is asked through).
+    assert len(open_descriptors() - before) == MAX_HELD_FILES + 1
     source.close()
     assert open_descriptors() - before == set()
     got = source.read_since(skill, "data/000.md", None)  # still works after close()
@@ -240,6 +241,32 @@ def test_held_descriptors_are_bounded_and_closed(tmp_path: Path) -> None:
     assert got[0] == b"file 0\n"
     del source, skill, got
     assert open_descriptors() - before == set()  # closed when collected
+
+
+def test_a_forked_child_asks_its_own_proc(root: Path) -> None:
+    """After fork, /proc/self/fd opened by the parent lists the parent's descriptors: the child
+    opens its own, and still finds a held file where it is (and not where it is no longer)."""
+    source = FilesystemSource([root])
+    skill = the_skill(source)
+    assert source.read_since(skill, "templates/invoice.md", None) == (ex.INVOICE, None)
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report, and leave without running pytest's teardown
+        try:
+            fresh = source._held._proc is None
+            got = source.read_since(skill, "templates/invoice.md", None)
+            (root / INVOICE_PATH).rename(root / "pdf-processing/templates/moved.md")
+            gone = source.read_since(skill, "templates/invoice.md", None)
+            os.write(write_end, json.dumps([fresh, got == (ex.INVOICE, None), gone]).encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    _, status = os.waitpid(pid, 0)
+    report = json.loads(os.read(read_end, 1000))
+    os.close(read_end)
+    assert status == 0
+    assert report == [True, True, None]
+    assert source.read_since(skill, "templates/invoice.md", None) is None  # renamed by the child
 
 
 def test_without_proc_nothing_is_held(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -390,9 +417,9 @@ def test_the_reads_of_one_chunk_look_once_on_disk(root: Path, opened: list[str])
     looks: list[str] = []
     real_readlink = os.readlink
 
-    def spy_readlink(path: str) -> str:
+    def spy_readlink(path: str, *, dir_fd: int | None = None) -> str:
         looks.append(path)
-        return real_readlink(path)
+        return real_readlink(path, dir_fd=dir_fd)
 
     drain(stream, reads_of(1))  # the walk, and the file held
     assert len(opened) > 0

@@ -9,8 +9,9 @@ folders down). :class:`HeldFiles` keeps the descriptors such walks ended at, a b
 (oldest out first), so that the next read of the same file can start from its descriptor.
 
 **A held descriptor is used only after the kernel confirms where it is.** Before each use,
-:meth:`HeldFiles.current` asks for the path of the open file (``readlink`` of
-``/proc/self/fd/N``, one system call): the kernel builds it from the file's own name and the real
+:meth:`HeldFiles.current` asks for the path of the open file (``readlink`` of ``N`` in the folder
+``/proc/self/fd``, held open; one system call): the kernel builds it from the file's own name and
+the real
 folders that hold it now, up to the file system's root, so no link can appear in it, and a file
 whose name is gone ends in ``" (deleted)"``. The descriptor is used only when that path is exactly
 the one it was held for (the root's resolved path and the file's path below it) and ``fstat``
@@ -28,12 +29,17 @@ What the kernel's answer cannot see: a file system mounted over a folder on the 
 was held (the descriptor keeps naming the covered path). Mounting needs privilege, and the file
 served is the one that was legitimately at that path when the walk opened it.
 
+In a child made by ``fork``, the folder ``/proc/self/fd`` held by the parent still shows the
+parent's descriptors: every :class:`HeldFiles` closes it in the child (``os.register_at_fork``)
+and opens the child's own when next asked.
+
 Thread safety: one thread at a time (the server's); deferred reads in worker threads walk.
 """
 
 from __future__ import annotations
 
 import os
+import weakref
 from typing import Final, final
 
 __all__ = ["MAX_HELD_FILES", "HeldFiles"]
@@ -47,17 +53,24 @@ MAX_HELD_FILES: Final = 64
 Key = tuple[int, str]
 
 
+_PROC_FDS: Final = "/proc/self/fd"
+_DIR_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+
+
 @final
 class HeldFiles:
     """Open descriptors of regular files by key, each with the path it must still be at."""
 
-    __slots__ = ("_files", "_limit")
+    __slots__ = ("__weakref__", "_files", "_limit", "_proc")
 
     def __init__(self, limit: int = MAX_HELD_FILES) -> None:
         """Hold at most ``limit`` descriptors."""
         self._limit = limit
-        # key -> (descriptor, its /proc link, the path it must be at); oldest first.
+        # key -> (descriptor, its name in /proc/self/fd, the path it must be at); oldest first.
         self._files: dict[Key, tuple[int, str, str]] = {}
+        # /proc/self/fd, opened at the first hold; None before, after a fork, or without /proc.
+        self._proc: int | None = None
+        _EVERY.add(self)
 
     def __len__(self) -> int:
         """How many descriptors are held."""
@@ -71,9 +84,9 @@ class HeldFiles:
         held = self._files.get(key)
         if held is None:
             return None
-        fd, link, path = held
+        fd, name, path = held
         try:
-            if os.readlink(link) == path:
+            if os.readlink(name, dir_fd=self._proc_fds()) == path:
                 st = os.fstat(fd)
                 if st.st_nlink:
                     return fd, st
@@ -89,9 +102,9 @@ class HeldFiles:
             True when it is held (this object closes it from now on); False when it is not, and
             the caller keeps it (and closes it).
         """
-        link = f"/proc/self/fd/{fd}"
+        name = str(fd)
         try:
-            if os.readlink(link) != path:
+            if os.readlink(name, dir_fd=self._proc_fds()) != path:
                 return False
         except OSError:  # no /proc
             return False
@@ -99,7 +112,7 @@ class HeldFiles:
         files = self._files
         while len(files) >= self._limit:
             self.drop(next(iter(files)))
-        files[key] = (fd, link, path)
+        files[key] = (fd, name, path)
         return True
 
     def drop(self, key: Key) -> None:
@@ -109,6 +122,37 @@ class HeldFiles:
             os.close(held[0])
 
     def close(self) -> None:
-        """Close every held descriptor."""
+        """Close every held descriptor (and ``/proc/self/fd``)."""
         while self._files:
             self.drop(next(iter(self._files)))
+        self._forked()
+
+    def _proc_fds(self) -> int:
+        """The descriptor of ``/proc/self/fd``, opened now if need be.
+
+        Raises:
+            OSError: there is no ``/proc``.
+        """
+        proc = self._proc
+        if proc is None:
+            proc = self._proc = os.open(_PROC_FDS, _DIR_FLAGS)
+        return proc
+
+    def _forked(self) -> None:
+        """Close ``/proc/self/fd`` (in a child, it is the parent's); it is opened again when needed."""
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            os.close(proc)
+
+
+#: Every HeldFiles alive, for the fork handler.
+_EVERY: Final[weakref.WeakSet[HeldFiles]] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    for held in list(_EVERY):
+        held._forked()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_after_fork_in_child)
