@@ -28,6 +28,7 @@ from typing import Any, Final, TypeAlias, TypeVar, final
 from skills_core.adapters._core import DEFAULT_DEFER_READS_OVER
 from skills_core.adapters._http_checks import (
     Call,
+    Head,
     HttpChecks,
     Reply,
     encode_answer,
@@ -35,6 +36,7 @@ from skills_core.adapters._http_checks import (
 )
 from skills_core.adapters._http_options import HttpOptions, Scope
 from skills_core.adapters._http_session import SessionCodec
+from skills_core.jsonrpc import Answer
 from skills_core.server.handler import PendingRead, SkillsServer
 
 __all__ = ["Message", "Receive", "Send", "SkillsApp"]
@@ -101,40 +103,57 @@ class SkillsApp:
             await _other(scope, receive, send)
             return
         checks = self._checks
-        head = checks.head(scope)
-        if type(head) is Reply:
-            await _send_reply(send, head)
-            return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # not asyncio: trio (hypercorn's trio worker)
-            body = await _read_body_under_trio(receive, self._cap, self._timeout)
-        else:
-            body = await self._deadlines.read(loop, receive, self._cap)
-        if isinstance(body, Reply):
-            body.cors = head.cors
-            await _send_reply(send, body)
-            return
-        if body is None:  # the client left, and nobody is there to answer
-            return
-        verdict = checks.body(head, body, scope)
-        if type(verdict) is Call:
-            verdict = await self._ask(verdict)
-        await _send_reply(send, verdict)
+        reply = checks.head(scope)
+        if type(reply) is Head:
+            head = reply
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # not asyncio: trio (hypercorn's trio worker)
+                body = await _read_body_under_trio(receive, self._cap, self._timeout)
+            else:
+                body = await self._deadlines.read(loop, receive, self._cap)
+            if isinstance(body, Reply):  # too large, or too slow
+                body.cors = head.cors
+                reply = body
+            elif body is None:  # the client left, and nobody is there to answer
+                return
+            else:
+                verdict = checks.body(head, body, scope)
+                if type(verdict) is Call:
+                    call = verdict
+                    answer = self._server.answer(
+                        call.method,
+                        call.params,
+                        legacy_version=call.legacy_version,
+                        defer_reads_over=DEFAULT_DEFER_READS_OVER,
+                    )
+                    if type(answer) is PendingRead:  # a large file: read and encode off the loop
+                        read = answer
+                        encoded = await _in_worker_thread(
+                            lambda: encode_answer(call.id, read.complete())
+                        )
+                    else:
+                        encoded = encode_answer(call.id, answer)
+                    verdict = self._answered(call, answer, *encoded)
+                reply = verdict
+        assert type(reply) is Reply
+        content = reply.body
+        headers = [(b"content-type", reply.content_type), (b"content-length", b"%d" % len(content))]
+        if reply.headers:
+            headers += reply.headers
+        if reply.cors is not None:
+            headers += [
+                (b"access-control-allow-origin", reply.cors),
+                (b"access-control-expose-headers", b"mcp-session-id"),
+                (b"vary", b"origin"),
+            ]
+        await send({"type": "http.response.start", "status": reply.status, "headers": headers})
+        await send({"type": "http.response.body", "body": content})
 
-    async def _ask(self, call: Call) -> Reply:
-        """The reply to a request that passed every check: the server's answer."""
-        answer = self._server.answer(
-            call.method,
-            call.params,
-            legacy_version=call.legacy_version,
-            defer_reads_over=DEFAULT_DEFER_READS_OVER,
-        )
-        if type(answer) is PendingRead:  # a large file: read and encode it off the event loop
-            read = answer
-            data, code = await _in_worker_thread(lambda: encode_answer(call.id, read.complete()))
-        else:
-            data, code = encode_answer(call.id, answer)
+    def _answered(
+        self, call: Call, answer: Answer | PendingRead, data: bytes, code: int | None
+    ) -> Reply:
+        """The reply carrying the server's ``answer`` to ``call``, encoded to ``data``."""
         if not call.initialize:
             return self._checks.answered(call, data, code)
         negotiated = answer.get("protocolVersion") if type(answer) is dict else None
@@ -149,21 +168,6 @@ class SkillsApp:
 
 def _seconds() -> int:
     return int(time.time())
-
-
-async def _send_reply(send: Send, reply: Reply) -> None:
-    body = reply.body
-    headers = [(b"content-type", reply.content_type), (b"content-length", b"%d" % len(body))]
-    if reply.headers:
-        headers += reply.headers
-    if reply.cors is not None:
-        headers += [
-            (b"access-control-allow-origin", reply.cors),
-            (b"access-control-expose-headers", b"mcp-session-id"),
-            (b"vary", b"origin"),
-        ]
-    await send({"type": "http.response.start", "status": reply.status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
 
 
 async def _in_worker_thread(work: Callable[[], _T]) -> _T:
