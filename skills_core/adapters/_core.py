@@ -88,7 +88,9 @@ class Responder(Protocol):
     ``answer`` takes a request's method and params (the id is the stream's business) and returns
     a result object, an :class:`~skills_core.jsonrpc.EncodedResult` or an
     :class:`~skills_core.jsonrpc.ErrorObject`, or, for a file larger than ``defer_reads_over``, a
-    :class:`~skills_core.server.PendingRead`. It must never raise.
+    :class:`~skills_core.server.PendingRead`. It must never raise. A responder may also have a
+    ``received()`` method (a ``ServerConnection`` does): the stream calls it after each chunk it
+    buffers (see :meth:`ServerStream.receive_data`).
     """
 
     def answer(
