@@ -523,7 +523,11 @@ class SkillsServer:
         skill, file_path = resolved
         if not file_path:
             raise _a_directory(uri)
-        if defer_over is not None:
+        key = (uri, era is Era.MODERN)  # a bool hashes in C; an Enum member in Python
+        cached = self._reads.entries.get(key)
+        # A cached file was small when last read (at most 256 KiB), so it is not deferred; one
+        # grown since is read here once, and then no longer cached.
+        if cached is None and defer_over is not None:
             listed = skill.entry.resource(uri)
             if listed is not None and listed.size > defer_over:
                 return PendingRead(
@@ -535,8 +539,6 @@ class SkillsServer:
                     hint=self._cache_hint,
                     options=self._options,
                 )
-        key = (uri, era is Era.MODERN)  # a bool hashes in C; an Enum member in Python
-        cached = self._reads.entries.get(key)
         if (
             cached is not None
             and received is not None
