@@ -182,3 +182,96 @@ def test_concurrent_requests_are_each_answered(tmp_path: Path) -> None:
 
     assert asyncio.run(run()) == list(range(20))
     assert base_headers()  # the harness's headers are what the app accepts
+
+
+# --- large files: read and encoded in a worker thread ---------------------------------------------
+
+
+def _big_app() -> tuple[SkillsApp, bytes]:
+    big = b"".join(b"line %06d of a large file\n" % i for i in range(20_000))  # ~540 KB
+    assert len(big) > 256 << 10  # over DEFAULT_DEFER_READS_OVER
+    server = SkillsServer.from_files({**FILES, "pdf-processing/big.md": big}, cursor_key=b"c" * 32)
+    return SkillsApp(server, session_key=SESSION_KEY), big
+
+
+def test_a_large_read_is_answered_from_a_worker_thread_under_asyncio() -> None:
+    app, big = _big_app()
+    headers, body = modern_request("resources/read", {"uri": "skill://pdf-processing/big.md"})
+    response = call(app, "POST", "/mcp", headers, [body])
+    assert response.status == 200
+    assert response.json()["result"]["contents"][0]["text"].encode() == big
+
+
+def test_a_large_read_is_answered_from_a_worker_thread_under_trio() -> None:
+    import trio
+    from asgi_harness import scope as make_scope
+
+    app, big = _big_app()
+    headers, body = modern_request("resources/read", {"uri": "skill://pdf-processing/big.md"})
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    async def exchange() -> None:
+        await app(make_scope("POST", "/mcp", headers), receive, send)
+
+    trio.run(exchange)
+    assert sent[0]["status"] == 200
+    text = __import__("json").loads(sent[1]["body"])["result"]["contents"][0]["text"]
+    assert text.encode() == big
+
+
+def test_headers_given_as_any_iterable_are_read() -> None:
+    """ASGI allows any iterable of pairs for ``headers``."""
+    checks = HttpChecks(HttpOptions(), SessionCodec(SESSION_KEY), lambda: 0)
+    headers, _ = modern_request("skills/list")
+    pairs = [(k.encode(), v.encode()) for k, v in headers]
+    head = checks.head({"path": "/mcp", "method": "POST", "headers": iter(pairs)})
+    assert isinstance(head, Head)
+    assert head.values[b"mcp-method"] == b"skills/list"
+
+
+def test_lifespan_ignores_messages_it_does_not_know() -> None:
+    app = make_app()
+    incoming = [
+        {"type": "lifespan.startup"},
+        {"type": "lifespan.other"},
+        {"type": "lifespan.shutdown"},
+    ]
+    sent: list[str] = []
+
+    async def receive() -> dict[str, Any]:
+        return incoming.pop(0)
+
+    async def send(message: Any) -> None:
+        sent.append(message["type"])
+
+    asyncio.run(app({"type": "lifespan"}, receive, send))
+    assert sent == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
+
+
+def test_a_sweep_left_from_another_event_loop_cancels_nothing() -> None:
+    """The deadlines belong to the loop that last read a body; a sweep scheduled by an earlier
+    loop (an app moved between loops) must not cancel the tasks of the current one."""
+    app = make_app()
+    deadlines = app._deadlines
+
+    async def register() -> None:
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+        deadlines._loop = loop
+        deadlines._waiting[task] = 0.0  # long past its deadline
+        other = asyncio.new_event_loop()
+        try:
+            deadlines._sweep(other)
+        finally:
+            other.close()
+        assert not task.cancelling()
+        del deadlines._waiting[task]
+
+    asyncio.run(register())

@@ -292,6 +292,82 @@ def test_a_held_file_grown_past_the_limit_is_not_served(root: Path) -> None:
     assert len(source._held) == 0
 
 
+def test_a_held_file_renamed_then_deleted_is_not_used(root: Path) -> None:
+    """The kernel names a deleted file's path with " (deleted)" after it: a file held as
+    "x (deleted)", renamed to "x" and deleted, would be named as it was held; the link count
+    (zero) tells it apart."""
+    write(root, {"pdf-processing/templates/x (deleted)": b"was here\n"})
+    source = FilesystemSource([root])
+    skill = the_skill(source)
+    got = source.read_since(skill, "templates/x (deleted)", None)
+    assert got is not None
+    assert got[0] == b"was here\n"
+    assert len(source._held) == 1
+    templates = root / "pdf-processing/templates"
+    (templates / "x (deleted)").rename(templates / "x")
+    (templates / "x").unlink()
+    assert source.read_since(skill, "templates/x (deleted)", None) is None
+    assert len(source._held) == 0
+
+
+def test_a_held_file_is_walked_to_when_proc_fails(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = FilesystemSource([root])
+    skill = the_skill(source)
+    assert source.read_since(skill, "templates/invoice.md", None) == (ex.INVOICE, None)
+    assert len(source._held) == 1
+
+    def broken(path: object, *args: object, **kwargs: object) -> str:
+        raise OSError(5, "I/O error")
+
+    monkeypatch.setattr(os, "readlink", broken)
+    assert source.read_since(skill, "templates/invoice.md", None) == (ex.INVOICE, None)
+    assert len(source._held) == 0
+
+
+def test_a_file_the_kernel_names_otherwise_is_not_held(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A root the kernel spells another way (a bind mount): nothing held, every read walks."""
+    monkeypatch.setattr(os, "readlink", lambda *args, **kwargs: "/somewhere/else")
+    source = FilesystemSource([root])
+    skill = the_skill(source)
+    for _ in range(2):
+        assert source.read_since(skill, "templates/invoice.md", None) == (ex.INVOICE, None)
+    assert len(source._held) == 0
+
+
+def test_the_walk_refuses_what_is_not_a_servable_file(root: Path) -> None:
+    """``read`` (what deferred reads use) gives None for a folder, a FIFO or a missing file."""
+    source = FilesystemSource([root])
+    skill = the_skill(source)
+    os.mkfifo(root / "pdf-processing/templates/pipe")
+    assert source.read(skill, "templates/pipe") is None
+    assert source.read(skill, "templates") is None
+    assert source.read(skill, "nothing.md") is None
+    assert source.read(skill, "templates/invoice.md") == ex.INVOICE
+
+
+def test_a_settled_unchanged_file_is_answered_without_reading_it(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server passes the version of its cached answer; an unchanged file is not read."""
+    settled_clock(monkeypatch, root / INVOICE_PATH)
+    c = client(root)
+    first = c.call("resources/read", {"uri": INVOICE})
+    reads: list[int] = []
+    real_pread = os.pread
+
+    def spy_pread(fd: int, size: int, offset: int) -> bytes:
+        reads.append(fd)
+        return real_pread(fd, size, offset)
+
+    monkeypatch.setattr(os, "pread", spy_pread)
+    assert c.call("resources/read", {"uri": INVOICE}) == first
+    assert reads == []
+
+
 def test_reads_of_special_files_and_folders_are_refused(root: Path) -> None:
     source = FilesystemSource([root])
     skill = the_skill(source)

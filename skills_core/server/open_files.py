@@ -149,10 +149,10 @@ class HeldFiles:
 _EVERY: Final[weakref.WeakSet[HeldFiles]] = weakref.WeakSet()
 
 
-def _after_fork_in_child() -> None:
+def _after_fork_in_child() -> None:  # pragma: no cover - runs in a forked child (tested there)
     for held in list(_EVERY):
         held._forked()
 
 
-if hasattr(os, "register_at_fork"):  # POSIX
+if hasattr(os, "register_at_fork"):  # pragma: no branch - POSIX
     os.register_at_fork(after_in_child=_after_fork_in_child)
