@@ -15,7 +15,7 @@ answer with what it says). The app reads the body, asks the server, and sends.
    are answered here, and only when CORS is configured;
 4. a declared ``Content-Length`` over the cap is 413 before a byte is read (HTTP-05);
 5. not ``POST``: 405 with ``Allow: POST`` (HTTP-02; legacy ``GET`` without an SSE ``Accept`` is 406,
-   and legacy ``GET``/``DELETE`` are 405 too: see the app's "Sessions");
+   and legacy ``GET``/``DELETE`` are 405 too: see "Sessions" in :mod:`skills_core.adapters.asgi`);
 6. ``Content-Type`` is not ``application/json``: 415; 7. ``Accept`` does not cover both
    ``application/json`` and ``text/event-stream``: 406 (HTTP-06; no ``Accept`` at all means
    "anything", RFC 9110 §12.5.1);
