@@ -11,15 +11,16 @@ folders down). :class:`HeldFiles` keeps the descriptors such walks ended at, a b
 **A held descriptor is used only after the kernel confirms where it is.** Before each use,
 :meth:`HeldFiles.current` asks for the path of the open file (``readlink`` of ``N`` in the folder
 ``/proc/self/fd``, held open; one system call): the kernel builds it from the file's own name and
-the real
-folders that hold it now, up to the file system's root, so no link can appear in it, and a file
-whose name is gone ends in ``" (deleted)"``. The descriptor is used only when that path is exactly
-the one it was held for (the root's resolved path and the file's path below it) and ``fstat``
-still counts a link to it. Then it *is* the file a walk would open now, inside its root, reached
-without a link. Anything else (a folder on the way renamed, moved out of the root or swapped for a
-link; the file replaced by another, renamed or deleted) gives another path: the descriptor is
-closed and the caller walks again. So a folder renamed away never keeps serving its old place:
-the first read after the rename sees the new path and walks (and finds nothing where it was).
+the real folders that hold it now, up to the file system's root, so no link can appear in it, and
+a file whose name is gone ends in ``" (deleted)"``. The descriptor is used only when that path is
+exactly the one it was held for (the root's resolved path and the file's path below it) and
+``fstat`` still counts a link to it. Then it *is* the file a walk would open now, inside its root,
+reached without a link. Anything else (a folder on the way renamed, moved out of the root or
+swapped for a link; the file replaced by another, renamed or deleted) gives another path: the
+descriptor is closed and the caller walks again. So a folder renamed away never keeps serving its
+old place: the first read after the rename sees the new path and walks (and finds nothing where
+it was). Whether the bytes changed is the caller's question
+(:meth:`~skills_core.server.filesystem.FilesystemSource.read_since` compares stat signatures).
 
 A descriptor is held only if the kernel names it, right after the walk that opened it, by the path
 the walk took; where that is not so (no ``/proc``, as on macOS; a root whose resolved path the
