@@ -491,7 +491,8 @@ def parse_message(
         TypeError: ``max_message_size`` is not an int.
         ValueError: ``max_message_size`` is below 1024.
     """
-    _check_max_message_size(max_message_size)
+    if max_message_size is not DEFAULT_MAX_MESSAGE_SIZE:  # the default needs no check
+        _check_max_message_size(max_message_size)
     if len(data) > max_message_size:
         return _too_large(max_message_size)
     try:
@@ -500,7 +501,7 @@ def parse_message(
         return _refuse(error, None, max_message_size)
     if value is _Blank.BLANK:
         return _refuse(_parse_error("the message is empty"), None, max_message_size)
-    return classify_message(value, max_message_size=max_message_size)
+    return _classify_alone(value, max_message_size)
 
 
 def classify_message(
@@ -520,13 +521,18 @@ def classify_message(
         ValueError: ``max_message_size`` is below 1024.
     """
     _check_max_message_size(max_message_size)
-    verdict = _classify_value(value, max_message_size)
+    return _classify_alone(value, max_message_size)
+
+
+def _classify_alone(value: object, max_size: int) -> ReceivedMessage:
+    """The verdict on one decoded message read on its own: a response is refused."""
+    verdict = _classify_value(value, max_size)
     if verdict is None:
         error = _invalid_request(
             "a response cannot be sent here: only requests and notifications are accepted",
             JsonRpcErrorKind.UNEXPECTED_RESPONSE,
         )
-        return _refuse(error, None, max_message_size)
+        return _refuse(error, None, max_size)
     return verdict
 
 

@@ -29,13 +29,18 @@ def spec_tree(folder: Path) -> Path:
 
 
 def spy_opens(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every path ``os.open`` opens from now on, resolved through /proc/self/fd after the fact."""
+    """Every path ``os.open`` opens from now on, resolved through /proc/self/fd after the fact.
+
+    Except ``/proc/self/fd`` itself, which the source opens to check the files it holds open
+    (``skills_core.server.open_files``): the process's own descriptors, not a folder it serves.
+    """
     paths: list[str] = []
     real_open = os.open
 
     def spy(path: Any, flags: int, mode: int = 0o777, *, dir_fd: int | None = None) -> int:
         fd = real_open(path, flags, mode, dir_fd=dir_fd)
-        paths.append(os.readlink(f"/proc/self/fd/{fd}"))
+        if path != "/proc/self/fd":
+            paths.append(os.readlink(f"/proc/self/fd/{fd}"))
         return fd
 
     monkeypatch.setattr(os, "open", spy)

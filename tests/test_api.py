@@ -15,11 +15,12 @@ import skills_core
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "skills_core"
 
-#: Modules allowed to do I/O (DESIGN.md: the server's filesystem loader, the host's cache store,
-#: the stdio adapters and the command line; the validation engine, whose folder functions read
-#: skill folders). Everything else is the sans-IO core.
+#: Modules allowed to do I/O (DESIGN.md: the server's filesystem loader and its held files, the
+#: host's cache store, the stdio adapters and the command line; the validation engine, whose
+#: folder functions read skill folders). Everything else is the sans-IO core.
 IO_MODULES = {
     "skills_core/server/filesystem.py",
+    "skills_core/server/open_files.py",
     "skills_core/check.py",
     "skills_core/host/cache_store.py",
     "skills_core/cli/__init__.py",

@@ -869,10 +869,10 @@ def test_unknown_scope_types_are_ignored() -> None:
 
 
 def test_a_result_too_large_to_write_is_an_internal_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    from skills_core.adapters import asgi
+    from skills_core.adapters import _http_checks
     from skills_core.jsonrpc import JsonRpcConnection
 
-    monkeypatch.setattr(asgi, "_WRITER", JsonRpcConnection(max_message_size=1024))
+    monkeypatch.setattr(_http_checks, "_WRITER", JsonRpcConnection(max_message_size=1024))
     server = SkillsServer.from_files(
         {**FILES, "pdf-processing/big.md": b"x" * 4000}, cursor_key=b"c" * 32
     )

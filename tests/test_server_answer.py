@@ -238,7 +238,7 @@ def test_the_read_cache_is_bounded() -> None:
         assert answer["result"]["contents"][0]["text"] == (big | huge)[path].decode()
     cache = server._reads
     assert cache._size <= 8 << 20
-    assert cache._size == sum(len(data) + len(encoded) for data, encoded in cache.entries.values())
+    assert cache._size == sum(len(c.data) + len(c.encoded) for c in cache.entries.values())
     cached = {uri for uri, _ in cache.entries}
     assert "skill://pdf-processing/huge.md" not in cached
     # Oldest out first: the last files read are the ones kept.

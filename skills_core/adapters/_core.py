@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import enum
 import warnings
+from collections.abc import Callable
 from typing import Final, Protocol, final
 
 from skills_core.errors import LocalProtocolError
@@ -87,7 +88,9 @@ class Responder(Protocol):
     ``answer`` takes a request's method and params (the id is the stream's business) and returns
     a result object, an :class:`~skills_core.jsonrpc.EncodedResult` or an
     :class:`~skills_core.jsonrpc.ErrorObject`, or, for a file larger than ``defer_reads_over``, a
-    :class:`~skills_core.server.PendingRead`. It must never raise.
+    :class:`~skills_core.server.PendingRead`. It must never raise. A responder may also have a
+    ``received()`` method (a ``ServerConnection`` does): the stream calls it after each chunk it
+    buffers (see :meth:`ServerStream.receive_data`).
     """
 
     def answer(
@@ -134,7 +137,7 @@ class PendingOutput:
 class ServerStream:
     """The server side of one byte stream: bytes from the client in, what to write out."""
 
-    __slots__ = ("_answer", "_check_keys", "_conn", "_defer", "_held")
+    __slots__ = ("_answer", "_check_keys", "_conn", "_defer", "_held", "_received")
 
     def __init__(
         self,
@@ -158,6 +161,8 @@ class ServerStream:
                 :data:`DEFAULT_DEFER_READS_OVER`); ``None`` answers every request inline.
         """
         self._answer = responder.answer
+        # A ServerConnection is told of each chunk (see receive_data); other responders are not.
+        self._received: Callable[[], object] | None = getattr(responder, "received", None)
         self._check_keys = not results_have_string_keys
         self._defer = defer_reads_over
         self._held: PendingOutput | None = None
@@ -168,8 +173,16 @@ class ServerStream:
         )
 
     def receive_data(self, data: bytes) -> None:
-        """Buffer bytes received from the client; ``b""`` means its input has ended."""
+        """Buffer bytes received from the client; ``b""`` means its input has ended.
+
+        A responder with a ``received()`` method (a :class:`~skills_core.server.ServerConnection`)
+        is told after each chunk: the requests buffered so far have all arrived, so it may answer
+        reads among them from one look at a file made since (one look per file per chunk, not
+        one per request; each answer still shows the file as it was after its request arrived).
+        """
         self._conn.receive_data(data)
+        if data and self._received is not None:
+            self._received()
 
     def next_output(self) -> bytes | PendingOutput | NeedData | Finished:
         """Answer what is buffered, up to one batch of output, and say what to do next.

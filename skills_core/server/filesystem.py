@@ -19,6 +19,12 @@ opening them at all. Refused entries are reported as
 :class:`~skills_core.server.catalog.SourceProblem` values (relative paths only, never an absolute
 path or a link target).
 
+**Reads of a file read before** (:meth:`FilesystemSource.read_since`, what the server uses) start
+from the file's own descriptor, held open since (a bounded number), once the kernel confirms that
+it is still the file at that path below the root, reached without a link; otherwise they walk as
+above. A stat signature, handed out only for a file whose last change is older than the racy
+window, then tells an unchanged file without reading it (see :mod:`skills_core.server.open_files`).
+
 **A root that is itself a skill.** A root holding a regular ``SKILL.md`` when the source is made
 (``serve ./my-skill``) is published as that skill: its files appear under the root folder's own
 name (``skill://my-skill/...``), as if the root were a folder of a root above it, which is never
@@ -84,6 +90,7 @@ import hashlib
 import os
 import stat
 import time
+import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Final, final
@@ -104,6 +111,7 @@ from skills_core.server.index import (
 from skills_core.server.model import (
     DynamicSkill,
     ProblemCode,
+    PublishedSkill,
     RootSnapshot,
     SkipCode,
     SkippedEntry,
@@ -111,6 +119,7 @@ from skills_core.server.model import (
     SourceProblem,
     new_snapshot_file,
 )
+from skills_core.server.open_files import HeldFiles
 from skills_core.server.paths import DEFAULT_SCHEME
 from skills_core.server.selection import DEFAULT_IGNORED_NAMES, Selection
 from skills_core.server.source import TreeSource
@@ -159,19 +168,30 @@ def _stat_key(st: os.stat_result) -> Signature:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
+def _settled(now: int, st: os.stat_result, data: bytes) -> bool:
+    """Whether ``st`` identifies the ``data`` just read for good: whole, and last changed more
+    than :data:`_RACY_NS` before ``now`` (taken before the ``fstat``), so any later write gives
+    the file another change time (git's rule for racily clean index entries)."""
+    mtime, ctime = st.st_mtime_ns, st.st_ctime_ns
+    return len(data) == st.st_size and now - (mtime if mtime > ctime else ctime) > _RACY_NS
+
+
 def _read_only(fd: int, size: int) -> bytes:
-    """Read ``fd`` (a regular file) to the end without hashing: serving needs only the bytes.
+    """Read ``fd`` (a regular file) from its start to its end without hashing: serving needs only
+    the bytes. Positioned reads, so a descriptor held from an earlier read needs no seek.
 
     The same end-of-file rule as :func:`_read_fd`: one read when it returns exactly the size
     ``fstat`` reported, otherwise read on until a read returns nothing.
     """
     request = (size if size < _CHUNK else _CHUNK) + 1
-    first = os.read(fd, request)
+    first = os.pread(fd, request, 0)
     if len(first) < request and (not first or len(first) == size):
         return first
     parts = [first]
-    while chunk := os.read(fd, _CHUNK):
+    offset = len(first)
+    while chunk := os.pread(fd, _CHUNK, offset):
         parts.append(chunk)
+        offset += len(chunk)
     return b"".join(parts)
 
 
@@ -285,6 +305,10 @@ class FilesystemSource(TreeSource):
         self._unsaved = False
         if self._index_path is not None:
             self._load_index(self._index_path)
+        # The read path's: each root's resolved path as a prefix, and the files held open.
+        self._prefixes = [root if root.endswith("/") else root + "/" for root in self._roots]
+        self._held = HeldFiles()
+        weakref.finalize(self, self._held.close)
 
     @property
     def roots(self) -> tuple[str, ...]:
@@ -378,6 +402,23 @@ class FilesystemSource(TreeSource):
         return stat.S_ISREG(st.st_mode)
 
     def _read_file(self, root: int, path: str) -> bytes | None:
+        opened = self._open_file(root, path)
+        if opened is None:
+            return None
+        fd = opened[0]
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_size > self._builder.limits.max_total_bytes:
+                return None
+            return _read_only(fd, st.st_size)
+        finally:
+            os.close(fd)
+
+    def _open_file(self, root: int, path: str) -> tuple[int, str] | None:
+        """Walk to the servable file ``path``: ``(descriptor, local path)``, or None.
+
+        The descriptor may be anything but a link (a FIFO is opened without blocking): check it.
+        """
         local = self._local(root, path)
         if not local or self._selection.skips_path(local, False):
             return None
@@ -386,20 +427,80 @@ class FilesystemSource(TreeSource):
         if dir_fd is None:
             return None
         try:
-            fd = os.open(name, _FILE_FLAGS, dir_fd=dir_fd)
+            return os.open(name, _FILE_FLAGS, dir_fd=dir_fd), local
         except OSError as exc:
             if exc.errno in _NOT_SERVED:
                 return None
             raise
         finally:
             os.close(dir_fd)
+
+    def read_since(
+        self, skill: PublishedSkill, file_path: str, version: object | None
+    ) -> tuple[bytes | None, Signature | None] | None:
+        """Read a file as :meth:`read` does, unless it is known unchanged since ``version``.
+
+        The file is looked at now, every time. Its descriptor is held after a read (see
+        :mod:`skills_core.server.open_files`: used again only while the kernel names it at the
+        same path, so no link is followed and nothing outside the root is reached), and its stat
+        signature (device, inode, size, modification and change times) tells whether it changed.
+        A signature is handed out only when the file's last change is more than a few seconds
+        older than the look (timestamps are coarse: a write within the same tick could keep it),
+        and only for a held file (its inode cannot be reused while it is open).
+
+        Args:
+            skill: The skill, as for :meth:`read`.
+            file_path: The file's path below the skill, as for :meth:`read`.
+            version: The version an earlier call returned with the bytes of this file, or None.
+
+        Returns:
+            None where :meth:`read` returns None; ``(None, version)`` when the file is unchanged
+            since ``version`` was returned with its bytes; else ``(bytes, version)``, the version
+            None when no later call could tell the file unchanged.
+
+        Raises:
+            OSError: an unexpected error (as :meth:`read`).
+        """
+        root = skill.root
+        if root is None:  # a dynamic skill: read it the way it says
+            data = self.read(skill, file_path)
+            return None if data is None else (data, None)
+        now = time.time_ns()  # before any fstat: see _settled
+        key = (root, f"{skill.folder}/{file_path}")
+        limit = self._builder.limits.max_total_bytes
+        held = self._held.current(key)
+        if held is not None:
+            fd, st = held
+            if st.st_size > limit:
+                self._held.drop(key)
+                return None
+            signature = _stat_key(st)
+            if signature == version:
+                return None, signature
+            data = _read_only(fd, st.st_size)
+            return data, signature if _settled(now, st, data) else None
+        opened = self._open_file(root, key[1])
+        if opened is None:
+            return None
+        fd, local = opened
+        kept = False
         try:
             st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode) or st.st_size > self._builder.limits.max_total_bytes:
+            if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
                 return None
-            return _read_only(fd, st.st_size)
+            data = _read_only(fd, st.st_size)
+            kept = self._held.hold(key, fd, self._prefixes[root] + local)
         finally:
-            os.close(fd)
+            if not kept:
+                os.close(fd)
+        return data, _stat_key(st) if kept and _settled(now, st, data) else None
+
+    def close(self) -> None:
+        """Close the descriptors held for reads (see :meth:`read_since`); reads go on working.
+
+        They are closed when the source is garbage-collected too; call this to close them at once.
+        """
+        self._held.close()
 
     def _list_dir(self, root: int, path: str) -> Sequence[tuple[str, bool]] | None:
         opened = self._open_dir(root, path)

@@ -49,11 +49,21 @@ no client-side declaration of the extension is ever required (SIL-28, CAP-09).
 re-scanned when the source sees skills added or removed (it looks at most once per ``ttlMs``; see
 :mod:`skills_core.server._live`). ``skills/get``, ``resources/read`` and
 ``resources/directory/read`` look at the files as they are now: ``skills/get`` re-checks that one
-skill through the source (and updates the catalog with what it finds), reads open the file now.
+skill through the source (and updates the catalog with what it finds), reads look at the file.
 So a file added to a served folder shows up in the next ``skills/get``, as in the spec's
 ``credit-note.md`` flow. What is reused is the *encoded answer* of a read: kept per URI and era
 while the file's bytes are equal to the ones it was made from, for files up to 256 KiB, 8 MiB in
-all, oldest out first.
+all, oldest out first. A source with ``read_since`` (``FilesystemSource``) can say a file is
+unchanged without reading it (its stat signature, checked through a held descriptor); others are
+read and compared.
+
+**One look per received chunk.** A read is answered from a look at the file made after the request
+arrived: each answer shows the file as it was at some moment between the request's arrival and
+its answer, so an edit shows in the answer to every request sent after it. A stream transport
+that says when it has received data (:meth:`ServerConnection.received`; ``ServerStream`` does, for
+each chunk) lets the reads of one chunk share the first one's look: they had all arrived by then.
+A pipelined burst of reads of one file then costs one look, not one per request. Without that
+call (the HTTP app, a caller of :meth:`SkillsServer.answer`), every read looks for itself.
 
 **Paths.** Client URIs are decoded by :func:`skills_core.server.paths.split_uri`: canonical
 segments only, no dot segments, no encoded separators, no trailing slash; anything else is
@@ -83,7 +93,7 @@ from __future__ import annotations
 import bisect
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import Final, final, overload
+from typing import Final, Protocol, final, overload, runtime_checkable
 
 from skills_core._jsonrpc_encode import _encode_spliced
 from skills_core.errors import URIError
@@ -135,6 +145,15 @@ _INTERNAL_ERROR: Final = ErrorObject(code=ErrorCode.INTERNAL_ERROR, message="Int
 _Params = dict[str, JSONValue]
 
 
+@runtime_checkable
+class _ReadsSince(Protocol):
+    """A source that can tell a file unchanged without reading it (``FilesystemSource``)."""
+
+    def read_since(
+        self, skill: PublishedSkill, file_path: str, version: object | None
+    ) -> tuple[bytes | None, object | None] | None: ...
+
+
 class _RequestError(Exception):
     """An error answer; raised inside the handler only, never out of it."""
 
@@ -178,7 +197,16 @@ class SkillsServer:
         {}
     """
 
-    __slots__ = ("_cache_hint", "_cursors", "_live", "_options", "_reads", "_source")
+    __slots__ = (
+        "_cache_hint",
+        "_cursors",
+        "_live",
+        "_options",
+        "_read_since",
+        "_reads",
+        "_receipts",
+        "_source",
+    )
 
     def __init__(
         self, source: SkillSource, *, cursor_key: bytes, options: ServerOptions | None = None
@@ -205,6 +233,8 @@ class SkillsServer:
         self._cache_hint = options.cache_hint
         self._live = LiveCatalog(source.scan())
         self._reads = _ReadCache()
+        self._read_since = source.read_since if isinstance(source, _ReadsSince) else None
+        self._receipts = 0
 
     @classmethod
     def from_files(
@@ -254,11 +284,25 @@ class SkillsServer:
         """
         return ServerConnection(self, legacy_version=legacy_version)
 
+    def receipt(self) -> int:
+        """Count a receipt of data by a stream transport; return the count, for ``received``.
+
+        Requests that arrived with or before that data may then be answered from files as looked
+        at since (see :meth:`answer`).
+        """
+        self._receipts += 1
+        return self._receipts
+
     # -- the one path -----------------------------------------------------------------------------
 
     @overload
     def answer(
-        self, method: str, params: JSONObject | None, *, legacy_version: str | None = None
+        self,
+        method: str,
+        params: JSONObject | None,
+        *,
+        legacy_version: str | None = None,
+        received: int | None = None,
     ) -> Answer: ...
 
     @overload
@@ -269,6 +313,7 @@ class SkillsServer:
         *,
         legacy_version: str | None = None,
         defer_reads_over: int | None,
+        received: int | None = None,
     ) -> Answer | PendingRead: ...
 
     def answer(
@@ -278,6 +323,7 @@ class SkillsServer:
         *,
         legacy_version: str | None = None,
         defer_reads_over: int | None = None,
+        received: int | None = None,
     ) -> Answer | PendingRead:
         """Answer one request; never raises for anything a client sends.
 
@@ -292,6 +338,11 @@ class SkillsServer:
             defer_reads_over: Return a :class:`PendingRead` instead of reading a file the catalog
                 lists as larger than this many bytes (for callers on an event loop); ``None``
                 reads every file now.
+            received: The count :meth:`receipt` returned once the request had arrived (a stream
+                counts each chunk it reads), or ``None``. With it, a ``resources/read`` may be
+                answered from a look at the file made after that receipt, for an earlier request
+                of the same batch; an answer still shows the file as it was at some moment after
+                the request arrived. ``None`` looks at the file now.
 
         Returns:
             The result object (shared with the server's caches: do not mutate it), an
@@ -310,7 +361,7 @@ class SkillsServer:
             elif type(params) is not dict:  # an endpoint never passes these; a caller might
                 raise _invalid_params("params must be an object (named parameters)")
             if method == _RESOURCES_READ:
-                return self._read(params, legacy_version, defer_reads_over)
+                return self._read(params, legacy_version, defer_reads_over, received)
             if method == _INITIALIZE:
                 return self._initialize(params)
             return self._dispatch(method, params, legacy_version)
@@ -454,9 +505,14 @@ class SkillsServer:
     # -- resources/read and resources/directory/read ----------------------------------------------
 
     def _read(
-        self, params: _Params, legacy_version: str | None, defer_over: int | None
+        self,
+        params: _Params,
+        legacy_version: str | None,
+        defer_over: int | None,
+        received: int | None,
     ) -> EncodedResult | PendingRead:
-        """``resources/read``: the file's bytes now; the encoded answer reused while they match."""
+        """``resources/read``: the file as it is now (or as looked at since the request arrived);
+        the encoded answer reused while its bytes are the file's."""
         era = _era(params, legacy_version)
         uri = params.get("uri")
         if type(uri) is not str:
@@ -467,7 +523,11 @@ class SkillsServer:
         skill, file_path = resolved
         if not file_path:
             raise _a_directory(uri)
-        if defer_over is not None:
+        key = (uri, era is Era.MODERN)  # a bool hashes in C; an Enum member in Python
+        cached = self._reads.entries.get(key)
+        # A cached file was small when last read (at most 256 KiB), so it is not deferred; one
+        # grown since is read here once, and then no longer cached.
+        if cached is None and defer_over is not None:
             listed = skill.entry.resource(uri)
             if listed is not None and listed.size > defer_over:
                 return PendingRead(
@@ -479,15 +539,32 @@ class SkillsServer:
                     hint=self._cache_hint,
                     options=self._options,
                 )
-        data = _read_now(self._source, skill, file_path, uri)
-        key = (uri, era is Era.MODERN)  # a bool hashes in C; an Enum member in Python
-        cached = self._reads.entries.get(key)
-        if cached is not None and cached[0] == data:
-            return cached[1]
+        if (
+            cached is not None
+            and received is not None
+            and cached.looked >= received
+            and cached.skill is skill
+        ):
+            return cached.encoded  # the file was looked at since this request arrived
+        read_since = self._read_since
+        version: object | None = None
+        if read_since is None:
+            data = _read_now(self._source, skill, file_path, uri)
+        else:
+            got = read_since(skill, file_path, None if cached is None else cached.version)
+            if got is None:
+                raise _unread(self._source, skill, file_path, uri)
+            fresh, version = got
+            if fresh is None:  # unchanged since the cached answer was made
+                assert cached is not None
+                return cached.confirm(version, self._receipts, skill)
+            data = fresh
+        if cached is not None and cached.data == data:
+            return cached.confirm(version, self._receipts, skill)
         encoded = _encode_read(
             uri, data, file_path, era=era, hint=self._cache_hint, options=self._options
         )
-        self._reads.put(key, data, encoded)
+        self._reads.put(key, _CachedRead(version, data, encoded, self._receipts, skill))
         return encoded
 
     def _directory_read(self, params: _Params) -> tuple[dict[str, JSONValue], bool]:
@@ -529,13 +606,25 @@ class ServerConnection:
     state its session recorded (:meth:`SkillsServer.connection`).
     """
 
-    __slots__ = ("_legacy_version", "_server")
+    __slots__ = ("_legacy_version", "_received", "_server")
 
     def __init__(self, server: SkillsServer, *, legacy_version: str | None = None) -> None:
         """Start a connection to ``server``; see :meth:`SkillsServer.connection`."""
         _check_legacy_version(legacy_version)
         self._server = server
         self._legacy_version = legacy_version
+        self._received: int | None = None
+
+    def received(self) -> None:
+        """Say that this connection's transport has just received data (a stream's chunk).
+
+        From then on, every request :meth:`answer` is given must have arrived by that call
+        (:class:`~skills_core.adapters.ServerStream` calls it after each chunk it buffers), and a
+        ``resources/read`` may be answered from a look at its file made since (see ``received``
+        in :meth:`SkillsServer.answer`). A connection never told answers each read from a look
+        made for it.
+        """
+        self._received = self._server.receipt()
 
     @property
     def server(self) -> SkillsServer:
@@ -573,6 +662,7 @@ class ServerConnection:
             params,
             legacy_version=self._legacy_version,
             defer_reads_over=defer_reads_over,
+            received=self._received,
         )
         if method == _INITIALIZE and type(answer) is dict:
             version = answer["protocolVersion"]
@@ -692,10 +782,15 @@ def _read_now(source: SkillSource, skill: PublishedSkill, file_path: str, uri: s
     """The file's bytes now, or the refusal a missing file or a directory gets."""
     data = source.read(skill, file_path)
     if data is None:
-        if source.list_directory(skill, file_path) is not None:
-            raise _a_directory(uri)
-        raise _not_found(uri)
+        raise _unread(source, skill, file_path, uri)
     return data
+
+
+def _unread(source: SkillSource, skill: PublishedSkill, file_path: str, uri: str) -> _RequestError:
+    """The refusal of a read the source answered with nothing: a directory, or not found."""
+    if source.list_directory(skill, file_path) is not None:
+        return _a_directory(uri)
+    return _not_found(uri)
 
 
 def _encode_read(
@@ -740,7 +835,43 @@ def _a_directory(uri: str) -> _RequestError:
 _READ_CACHE_BYTES: Final = 8 << 20
 _READ_CACHE_FILE: Final = 256 << 10
 
-_CachedRead = tuple[bytes, EncodedResult]
+
+@final
+class _CachedRead:
+    """A file's encoded ``resources/read`` answer, and what is known of the file it was made of."""
+
+    __slots__ = ("data", "encoded", "looked", "skill", "version")
+
+    def __init__(
+        self,
+        version: object | None,
+        data: bytes,
+        encoded: EncodedResult,
+        looked: int,
+        skill: PublishedSkill,
+    ) -> None:
+        #: The source's version of the file with these bytes (``read_since``), or None.
+        self.version = version
+        #: The file's bytes, and the answer made of them.
+        self.data = data
+        self.encoded = encoded
+        #: :meth:`SkillsServer.receipt`'s count when the file was last looked at, and the skill
+        #: it was read through (a re-scan makes new ones): a request that arrived before that
+        #: look, through the same skill, may be answered from it.
+        self.looked = looked
+        self.skill = skill
+
+    def confirm(self, version: object | None, looked: int, skill: PublishedSkill) -> EncodedResult:
+        """Record a look that found the file's bytes unchanged; return the answer."""
+        self.version = version
+        self.looked = looked
+        self.skill = skill
+        return self.encoded
+
+    @property
+    def cost(self) -> int:
+        """Bytes it holds: the file's and the encoded answer's."""
+        return len(self.data) + len(self.encoded)
 
 
 @final
@@ -750,27 +881,22 @@ class _ReadCache:
     __slots__ = ("_size", "entries")
 
     def __init__(self) -> None:
-        #: Read it directly (one dictionary lookup per read); change it with :meth:`put` only.
+        #: Read it directly (one dictionary lookup per read); add to it with :meth:`put` only.
         self.entries: dict[tuple[str, bool], _CachedRead] = {}
         self._size = 0
 
-    def put(self, key: tuple[str, bool], data: bytes, encoded: EncodedResult) -> None:
+    def put(self, key: tuple[str, bool], cached: _CachedRead) -> None:
         entries = self.entries
         old = entries.pop(key, None)
         if old is not None:
-            self._size -= _cost(old)
-        if len(data) > _READ_CACHE_FILE:
+            self._size -= old.cost
+        if len(cached.data) > _READ_CACHE_FILE:
             return
-        cost = len(data) + len(encoded)
+        cost = cached.cost
         while entries and self._size + cost > _READ_CACHE_BYTES:
-            self._size -= _cost(entries.pop(next(iter(entries))))
-        entries[key] = (data, encoded)
+            self._size -= entries.pop(next(iter(entries))).cost
+        entries[key] = cached
         self._size += cost
-
-
-def _cost(cached: _CachedRead) -> int:
-    """Bytes a cached read holds: the file's and the encoded answer's."""
-    return len(cached[0]) + len(cached[1])
 
 
 _RESOURCES_READ: Final = Method.RESOURCES_READ.value

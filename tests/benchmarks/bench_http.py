@@ -22,6 +22,15 @@ targets: ours at least 20x FastMCP's requests per second, and at least 0.5 of th
 On a shared machine, throughput moves with whatever else runs; beside it each round reports the
 server's CPU time per request (user + system time of its process group, from ``/proc``, over the
 requests wrk completed), which moves much less, and the ratios of those.
+
+Then, in this process (no server, no sockets), what our app costs per request, best of 5: the
+whole ASGI call with a prepared scope and body, and its parts: the header rungs
+(``HttpChecks.head``), the body (``HttpChecks.body``: decoding, the era, the routing headers), the
+server's answer (its look at the file: ``readlink`` of the held descriptor and ``fstat``) and the
+encoding. Under uvicorn each costs about twice as much (its own work between requests keeps the
+processor's caches busy), which is why the figures above differ from these.
+
+The file is left alone for the racy window (3 s) first, as in ``bench_throughput.py``.
 """
 
 from __future__ import annotations
@@ -40,7 +49,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from _bench_common import PEERS, child_env, compile_bytecode, cpu_model, modern_meta
@@ -67,6 +76,8 @@ HEADERS = {
     "Mcp-Method": "resources/read",
     "Mcp-Name": URI,
 }
+#: A little over the filesystem source's racy window (see the module docstring).
+RACY_SECONDS = 3.2
 UVICORN = ["--loop", "uvloop", "--http", "httptools", "--no-access-log", "--log-level", "warning"]
 
 
@@ -169,6 +180,74 @@ def lua(path: Path) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
+def in_process(root: Path, requests: int = 20_000) -> None:
+    """Microseconds per request of our app in this process, and of its parts."""
+    import asyncio
+
+    from skills_core.adapters._core import DEFAULT_DEFER_READS_OVER
+    from skills_core.adapters._http_checks import Call, Head, encode_answer
+    from skills_core.adapters.asgi import AppConfig
+
+    app = AppConfig(roots=(str(root),), secret=b"b" * 64).build()
+    body = BODY.encode()
+    headers = [
+        (k.lower().encode(), v.encode()) for k, v in {**HEADERS, "Host": "127.0.0.1"}.items()
+    ]
+    headers.append((b"content-length", b"%d" % len(body)))
+    message = {"type": "http.request", "body": body, "more_body": False}
+
+    def scope() -> dict[str, object]:
+        return {
+            "type": "http",
+            "method": "POST",
+            "path": "/mcp",
+            "root_path": "",
+            "headers": headers,
+        }
+
+    async def receive() -> dict[str, object]:
+        return message
+
+    async def send(event: object) -> None:
+        pass
+
+    async def calls() -> None:
+        for _ in range(requests):
+            await app(scope(), receive, send)
+
+    checks, server = app._checks, app.server
+    head = checks.head(scope())
+    assert isinstance(head, Head)
+    call = checks.body(head, body, scope())
+    assert isinstance(call, Call)
+
+    def answer() -> object:
+        return server.answer(call.method, call.params, defer_reads_over=DEFAULT_DEFER_READS_OVER)
+
+    answered = answer()
+    parts = [
+        ("the header rungs", lambda: checks.head(scope())),
+        ("the body: decoding and checks", lambda: checks.body(head, body, scope())),
+        ("the answer (the look at the file)", answer),
+        ("encoding it", lambda: encode_answer(call.id, answered)),  # type: ignore[arg-type]
+    ]
+    print(f"in process, best of 5, per request ({requests:,} requests):")
+    best = min(_seconds(lambda: asyncio.run(calls())) for _ in range(5))
+    print(f"  {'the whole ASGI call':<36}{best / requests * 1e6:>8.2f} us")
+    for label, part in parts:
+        best = min(
+            _seconds(lambda part=part: [part() for _ in range(requests)])  # type: ignore[misc]
+            for _ in range(5)
+        )
+        print(f"    {label:<34}{best / requests * 1e6:>8.2f} us")
+
+
+def _seconds(run: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    run()
+    return time.perf_counter() - start
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--seconds", type=int, default=10, help="load per app and setting")
@@ -181,6 +260,7 @@ def main() -> None:
         (root / "bench" / "data").mkdir(parents=True)
         (root / "bench" / "SKILL.md").write_bytes(SKILL_MD)
         (root / "bench" / "data" / "1k.md").write_bytes(ONE_KB)
+        time.sleep(RACY_SECONDS)  # see the module docstring
         script = Path(tmp) / "post.lua"
         lua(script)
         ours_env = {"SKILLS_CORE_ROOTS": str(root), "SKILLS_CORE_CURSOR_KEY": "b" * 64}
@@ -232,6 +312,7 @@ def main() -> None:
                 f"  {w} worker(s)  by server CPU per request: FastMCP / ours = "
                 f"{costs[1] / costs[0]:.1f}x, ceiling / ours = {costs[2] / costs[0]:.2f}"
             )
+        in_process(root)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,273 @@
+"""Running the app in several workers: the shared secret, its keys, and the app from the environment.
+
+Theory of operation: every worker of a scaled-out server must sign cursors and legacy session ids
+with the same keys, or a client whose requests land on different workers is refused. The keys are
+derived from one shared secret (:func:`derive_key`: one HMAC per purpose), read from a key file or
+an environment variable. An ASGI server that imports the app by path (uvicorn's ``--factory``,
+hypercorn, gunicorn) builds one per worker with :func:`app_from_env`, from the variables
+:class:`AppConfig` documents; ``skills-core serve --http`` writes them for its workers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final, final
+
+from skills_core.adapters._asgi_app import SkillsApp
+from skills_core.adapters._http_options import (
+    DEFAULT_BODY_TIMEOUT,
+    DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_PATH,
+    LOOPBACK_HOSTS,
+    LOOPBACK_ORIGINS,
+    HttpOptions,
+)
+
+__all__ = [
+    "MIN_SECRET_BYTES",
+    "derive_key",
+    "read_key_file",
+    "create_key_file",
+    "AppConfig",
+    "app_from_env",
+]
+
+# --- keys -------------------------------------------------------------------------------------
+
+#: Shortest shared secret accepted, in bytes (the generated ones are 64 hex characters).
+MIN_SECRET_BYTES: Final = 32
+
+
+def derive_key(secret: bytes, purpose: str) -> bytes:
+    """A key for one purpose (``"cursor"``, ``"session"``) from the secret all workers share.
+
+    Args:
+        secret: The shared secret (from a key file or an environment variable).
+        purpose: What the key signs; different purposes give independent keys.
+
+    Returns:
+        32 bytes.
+    """
+    return hmac.new(secret, b"skills-core/" + purpose.encode("utf-8"), hashlib.sha256).digest()
+
+
+def _checked_secret(data: bytes, where: str) -> bytes:
+    secret = data.strip()
+    if len(secret) < MIN_SECRET_BYTES:
+        raise ValueError(
+            f"{where}: the key must be at least {MIN_SECRET_BYTES} bytes "
+            "(e.g. 64 hex characters from `python -c 'import secrets; print(secrets.token_hex(32))'`)"
+        )
+    return secret
+
+
+def read_key_file(path: str) -> bytes:
+    """The shared secret stored in ``path`` (surrounding whitespace ignored).
+
+    Raises:
+        OSError: the file cannot be read.
+        ValueError: it holds fewer than :data:`MIN_SECRET_BYTES` bytes.
+    """
+    with open(path, "rb") as file:
+        return _checked_secret(file.read(4096), path)
+
+
+def create_key_file(path: str) -> bytes:
+    """Create ``path`` (mode 0600, never over an existing file) holding a new secret; return it.
+
+    Raises:
+        FileExistsError: ``path`` exists (read it with :func:`read_key_file` instead).
+        OSError: it cannot be created.
+    """
+    secret = os.urandom(32).hex().encode("ascii")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "wb") as file:
+        file.write(secret + b"\n")
+    return secret
+
+
+# --- configuration from the environment (for ASGI servers that import an app by path) ---------
+
+_ENV_PREFIX: Final = "SKILLS_CORE_"
+
+
+def _split(text: str) -> tuple[str, ...]:
+    return tuple(item.strip() for item in text.split(",") if item.strip())
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AppConfig:
+    """Everything :func:`app_from_env` needs, and its form as environment variables.
+
+    ``skills-core serve --http`` fills one from its options and hands it to each worker through
+    :meth:`to_environ`; a hypercorn or gunicorn deployment sets the same variables by hand:
+
+    ================================  ===========================================================
+    ``SKILLS_CORE_ROOTS``             folders of skills, separated by ``os.pathsep`` (required)
+    ``SKILLS_CORE_CURSOR_KEY``        the shared secret itself, or:
+    ``SKILLS_CORE_CURSOR_KEY_FILE``   a file holding it (one of the two is required)
+    ``SKILLS_CORE_HTTP_PATH``         the endpoint (default ``/mcp``)
+    ``SKILLS_CORE_ALLOWED_HOSTS``     comma-separated; ``*`` for any (default: loopback names)
+    ``SKILLS_CORE_ALLOWED_ORIGINS``   comma-separated (default: loopback origins)
+    ``SKILLS_CORE_CORS``              ``1`` to answer CORS for the allowed origins
+    ``SKILLS_CORE_PAGE_SIZE``         entries per page (default 50)
+    ``SKILLS_CORE_TTL_MS``            ``ttlMs`` of cacheable results (default 300000)
+    ``SKILLS_CORE_NO_DIRECTORY_READ`` ``1`` to leave ``resources/directory/read`` out
+    ``SKILLS_CORE_MAX_BODY_BYTES``    largest request body (default 4 MiB)
+    ``SKILLS_CORE_BODY_TIMEOUT``      seconds to receive a body (default 30)
+    ``SKILLS_CORE_INCLUDE_HIDDEN``    ``1`` to publish hidden files and folders too
+    ``SKILLS_CORE_EXCLUDE``           globs of paths not to publish, one per line
+    ``SKILLS_CORE_INDEX``             the digest index file to start warm from (shared by workers)
+    ================================  ===========================================================
+
+    Every worker must get the same secret: it signs cursors and session ids.
+    """
+
+    roots: tuple[str, ...]
+    secret: bytes | None = None
+    key_file: str | None = None
+    path: str = DEFAULT_PATH
+    allowed_hosts: tuple[str, ...] | None = LOOPBACK_HOSTS
+    allowed_origins: tuple[str, ...] = LOOPBACK_ORIGINS
+    cors: bool = False
+    page_size: int | None = None
+    ttl_ms: int | None = None
+    directory_read: bool = True
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    body_timeout: float = DEFAULT_BODY_TIMEOUT
+    include_hidden: bool = False
+    exclude: tuple[str, ...] = ()
+    index: str | None = None
+
+    def to_environ(self) -> dict[str, str]:
+        """The environment variables that make :meth:`from_environ` return this config."""
+        env = {
+            "ROOTS": os.pathsep.join(self.roots),
+            "HTTP_PATH": self.path,
+            "ALLOWED_HOSTS": "*" if self.allowed_hosts is None else ",".join(self.allowed_hosts),
+            "ALLOWED_ORIGINS": ",".join(self.allowed_origins),
+            "CORS": "1" if self.cors else "",
+            "NO_DIRECTORY_READ": "" if self.directory_read else "1",
+            "PAGE_SIZE": "" if self.page_size is None else str(self.page_size),
+            "TTL_MS": "" if self.ttl_ms is None else str(self.ttl_ms),
+            "CURSOR_KEY": "" if self.secret is None else self.secret.decode("latin-1"),
+            "CURSOR_KEY_FILE": self.key_file or "",
+            "MAX_BODY_BYTES": str(self.max_body_bytes),
+            "BODY_TIMEOUT": str(self.body_timeout),
+            "INCLUDE_HIDDEN": "1" if self.include_hidden else "",
+            "EXCLUDE": "\n".join(self.exclude),
+            "INDEX": self.index or "",
+        }
+        return {_ENV_PREFIX + name: value for name, value in env.items()}
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str]) -> AppConfig:
+        """Read the variables in the table above.
+
+        Raises:
+            ValueError: a variable is missing or malformed (the message names it).
+        """
+
+        def get(name: str) -> str:
+            return environ.get(_ENV_PREFIX + name, "").strip()
+
+        roots = tuple(root for root in get("ROOTS").split(os.pathsep) if root)
+        if not roots:
+            raise ValueError(f"set {_ENV_PREFIX}ROOTS to the folders of skills to serve")
+        secret_text, key_file = get("CURSOR_KEY"), get("CURSOR_KEY_FILE")
+        if not secret_text and not key_file:
+            raise ValueError(
+                f"set {_ENV_PREFIX}CURSOR_KEY or {_ENV_PREFIX}CURSOR_KEY_FILE: every worker must "
+                "sign cursors and sessions with the same secret"
+            )
+        hosts = get("ALLOWED_HOSTS")
+        origins = get("ALLOWED_ORIGINS")
+        return cls(
+            roots=roots,
+            secret=_checked_secret(secret_text.encode("latin-1"), _ENV_PREFIX + "CURSOR_KEY")
+            if secret_text
+            else None,
+            key_file=key_file or None,
+            path=get("HTTP_PATH") or DEFAULT_PATH,
+            allowed_hosts=LOOPBACK_HOSTS if not hosts else None if hosts == "*" else _split(hosts),
+            allowed_origins=_split(origins) if origins else LOOPBACK_ORIGINS,
+            cors=get("CORS") == "1",
+            page_size=_env_int(get("PAGE_SIZE"), "PAGE_SIZE"),
+            ttl_ms=_env_int(get("TTL_MS"), "TTL_MS"),
+            directory_read=get("NO_DIRECTORY_READ") != "1",
+            max_body_bytes=_env_int(get("MAX_BODY_BYTES"), "MAX_BODY_BYTES")
+            or DEFAULT_MAX_BODY_BYTES,
+            body_timeout=_env_seconds(get("BODY_TIMEOUT"), "BODY_TIMEOUT"),
+            include_hidden=get("INCLUDE_HIDDEN") == "1",
+            exclude=tuple(glob for glob in get("EXCLUDE").split("\n") if glob),
+            index=get("INDEX") or None,
+        )
+
+    def build(self) -> SkillsApp:
+        """Scan the roots and make the app.
+
+        Raises:
+            OSError: a root or the key file cannot be read.
+            ValueError: a setting is out of range.
+        """
+        from skills_core.server import ServerOptions, server_from_roots  # noqa: PLC0415
+
+        secret = self.secret if self.secret is not None else read_key_file(str(self.key_file))
+        settings: dict[str, Any] = {"directory_read": self.directory_read}
+        if self.page_size is not None:
+            settings["page_size"] = self.page_size
+        if self.ttl_ms is not None:
+            settings["ttl_ms"] = self.ttl_ms
+        server = server_from_roots(
+            list(self.roots),
+            cursor_key=derive_key(secret, "cursor"),
+            options=ServerOptions(**settings),
+            include_hidden=self.include_hidden,
+            exclude=self.exclude,
+            index=self.index,
+        )
+        options = HttpOptions(
+            path=self.path,
+            allowed_hosts=self.allowed_hosts,
+            allowed_origins=self.allowed_origins,
+            cors=self.cors,
+            max_body_bytes=self.max_body_bytes,
+            body_timeout=self.body_timeout,
+        )
+        return SkillsApp(server, session_key=derive_key(secret, "session"), options=options)
+
+
+def _env_int(text: str, name: str) -> int | None:
+    if not text:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"{_ENV_PREFIX}{name} must be a whole number, not {text!r}") from None
+
+
+def _env_seconds(text: str, name: str) -> float:
+    if not text:
+        return DEFAULT_BODY_TIMEOUT
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"{_ENV_PREFIX}{name} must be a number of seconds, not {text!r}") from None
+
+
+def app_from_env() -> SkillsApp:
+    """The app that :class:`AppConfig` describes in ``os.environ`` (an ASGI factory).
+
+    For ``uvicorn --factory skills_core.adapters.asgi:app_from_env``, or ``app = app_from_env()``
+    in a module of your own for servers that import an app object; see :class:`AppConfig`.
+
+    Raises:
+        ValueError: a variable is missing or malformed.
+        OSError: a root or the key file cannot be read.
+    """
+    return AppConfig.from_environ(os.environ).build()

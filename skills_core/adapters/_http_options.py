@@ -1,0 +1,178 @@
+"""What a :class:`~skills_core.adapters.asgi.SkillsApp` is told: the HTTP settings and their defaults.
+
+Theory of operation: :class:`HttpOptions` is a frozen value checked when it is made; its ``Host``
+and ``Origin`` allow-lists are compiled then, once, into sets the request checks
+(:mod:`skills_core.adapters._http_checks`) look names up in. Every default is the safe one
+(http-transport.md §4): the loopback names only, no CORS, a 4 MiB body, 30 seconds to send it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, MutableMapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, TypeAlias, final
+
+__all__ = [
+    "DEFAULT_PATH",
+    "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_BODY_TIMEOUT",
+    "DEFAULT_SESSION_TTL",
+    "LOOPBACK_HOSTS",
+    "LOOPBACK_ORIGINS",
+    "Scope",
+    "HttpOptions",
+]
+
+#: An ASGI connection scope (``http``, ``lifespan``, ``websocket``).
+Scope: TypeAlias = MutableMapping[str, Any]
+
+#: The endpoint's path when none is given.
+DEFAULT_PATH: Final = "/mcp"
+#: Largest request body: 4 MiB, the Python SDK's cap. A request is small (a URI, a cursor); the
+#: largest legitimate one is far below this.
+DEFAULT_MAX_BODY_BYTES: Final = 4 << 20
+#: Seconds a client has to send a whole body once its headers arrived (a slow body is cut off).
+DEFAULT_BODY_TIMEOUT: Final = 30.0
+#: Seconds a legacy session id stays valid: a day. After that the client gets 404 and, as
+#: 2025-11-25 requires, initializes again.
+DEFAULT_SESSION_TTL: Final = 24 * 3600
+#: Host names allowed by default, any port (DNS-rebinding protection for a loopback server).
+LOOPBACK_HOSTS: Final = ("localhost", "127.0.0.1", "[::1]")
+#: Origins allowed by default: pages served from the loopback names, any port.
+LOOPBACK_ORIGINS: Final = ("http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*")
+
+# --- the options ------------------------------------------------------------------------------
+
+
+def _host_and_port(authority: str) -> tuple[str, str]:
+    """``("example.com", "8080")`` from ``"Example.com:8080"``; the port is ``""`` when absent."""
+    authority = authority.lower()
+    if authority.startswith("["):  # an IPv6 literal keeps its brackets
+        end = authority.find("]")
+        host, rest = authority[: end + 1], authority[end + 1 :]
+        return host, rest[1:] if rest.startswith(":") else ""
+    host, colon, port = authority.rpartition(":")
+    return (host, port) if colon else (authority, "")
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class _HostRules:
+    """An allow-list: host names allowed on any port, and exact ``host:port`` pairs."""
+
+    any_port: frozenset[str]
+    exact: frozenset[str]
+
+    @classmethod
+    def parse(cls, patterns: Sequence[str]) -> _HostRules:
+        any_port: set[str] = set()
+        exact: set[str] = set()
+        for pattern in patterns:
+            host, port = _host_and_port(pattern.strip())
+            if not host:
+                raise ValueError(f"not a host name: {pattern!r}")
+            if port in ("", "*"):
+                any_port.add(host)
+            else:
+                exact.add(f"{host}:{port}")
+        return cls(frozenset(any_port), frozenset(exact))
+
+    def allows(self, authority: str) -> bool:
+        host, port = _host_and_port(authority)
+        return host in self.any_port or f"{host}:{port}" in self.exact
+
+
+def _origin_authority(origin: str) -> tuple[str, str] | None:
+    scheme, sep, authority = origin.lower().partition("://")
+    if not sep or scheme not in ("http", "https") or not authority or "/" in authority:
+        return None
+    return scheme, authority
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class _OriginRules:
+    """Origins allowed: ``scheme://host`` on any port, and exact ``scheme://host:port``."""
+
+    any_port: frozenset[tuple[str, str]]
+    exact: frozenset[str]
+
+    @classmethod
+    def parse(cls, patterns: Sequence[str]) -> _OriginRules:
+        any_port: set[tuple[str, str]] = set()
+        exact: set[str] = set()
+        for pattern in patterns:
+            parts = _origin_authority(pattern.strip())
+            if parts is None:
+                raise ValueError(f"not an origin (scheme://host[:port]): {pattern!r}")
+            scheme, authority = parts
+            host, port = _host_and_port(authority)
+            if port == "*":
+                any_port.add((scheme, host))
+            else:
+                exact.add(f"{scheme}://{authority}")
+        return cls(frozenset(any_port), frozenset(exact))
+
+    def allows(self, origin: str) -> bool:
+        parts = _origin_authority(origin)
+        if parts is None:  # "null", garbage: never allowed
+            return False
+        scheme, authority = parts
+        if f"{scheme}://{authority}" in self.exact:
+            return True
+        return (scheme, _host_and_port(authority)[0]) in self.any_port
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HttpOptions:
+    """How a :class:`SkillsApp` serves HTTP. Every default is the safe one.
+
+    Attributes:
+        path: The endpoint's path (under the ``root_path`` of a mount).
+        allowed_hosts: ``Host`` values accepted: ``"name"`` or ``"name:*"`` for any port,
+            ``"name:port"`` for one; ``None`` accepts any host (only behind a proxy that checks).
+        allowed_origins: ``Origin`` values accepted when a request carries one:
+            ``"scheme://host:*"`` for any port, ``"scheme://host[:port]"`` exactly. A request
+            without ``Origin`` (any non-browser client) is not affected.
+        cors: Answer CORS preflights and add CORS headers for allowed origins (for browser
+            clients on other origins).
+        max_body_bytes: Largest request body, checked before and while reading.
+        body_timeout: Seconds to receive a whole body.
+        session_ttl: Seconds a legacy session id stays valid.
+        principal: ``scope -> name`` of the authenticated caller (set by your auth middleware),
+            binding legacy sessions to whoever opened them; ``None`` when there is no auth.
+    """
+
+    path: str = DEFAULT_PATH
+    allowed_hosts: tuple[str, ...] | None = LOOPBACK_HOSTS
+    allowed_origins: tuple[str, ...] = LOOPBACK_ORIGINS
+    cors: bool = False
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    body_timeout: float = DEFAULT_BODY_TIMEOUT
+    session_ttl: int = DEFAULT_SESSION_TTL
+    principal: Callable[[Scope], str | None] | None = None
+    _hosts: _HostRules | None = field(init=False, repr=False, compare=False)
+    _origins: _OriginRules = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        """Check the settings and compile the allow-lists.
+
+        Raises:
+            ValueError: a setting is out of range, or a host or origin pattern is malformed.
+        """
+        if not self.path.startswith("/") or any(c in self.path for c in "?#"):
+            raise ValueError(f"path must start with '/' and hold no query: {self.path!r}")
+        if self.max_body_bytes < 1 or self.body_timeout <= 0 or self.session_ttl < 1:
+            raise ValueError("max_body_bytes, body_timeout and session_ttl must be positive")
+        hosts = None if self.allowed_hosts is None else _HostRules.parse(self.allowed_hosts)
+        object.__setattr__(self, "_hosts", hosts)
+        object.__setattr__(self, "_origins", _OriginRules.parse(self.allowed_origins))
+
+    def allows_host(self, authority: str) -> bool:
+        """Whether a request's ``Host`` value is on the allow-list (always, without one)."""
+        return self._hosts is None or self._hosts.allows(authority)
+
+    def allows_origin(self, origin: str) -> bool:
+        """Whether a request's ``Origin`` value is on the allow-list."""
+        return self._origins.allows(origin)
