@@ -20,6 +20,7 @@ PACKAGE = ROOT / "skills_core"
 #: folder functions read skill folders). Everything else is the sans-IO core.
 IO_MODULES = {
     "skills_core/server/filesystem.py",
+    "skills_core/server/index_file.py",
     "skills_core/server/open_files.py",
     "skills_core/check.py",
     "skills_core/host/cache_store.py",

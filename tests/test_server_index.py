@@ -38,6 +38,7 @@ from skills_core.server import (
     ProblemCode,
     PublishedSkill,
     SkillsServer,
+    index_file,
 )
 from skills_core.server._rules import ParsedSkillMd, SkillRecord, parse_skill_md
 from skills_core.server.catalog import record_digest
@@ -1065,7 +1066,7 @@ def test_an_index_too_large_is_not_read(
     root: Path, index: Path, trusted: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     warm_up(root, index)
-    monkeypatch.setattr(fs_module, "MAX_INDEX_BYTES", 100)
+    monkeypatch.setattr(index_file, "MAX_INDEX_BYTES", 100)
     source = FilesystemSource([root], index=index)
     assert source.index_note is not None
     assert "larger than 100 bytes" in source.index_note
@@ -1104,14 +1105,14 @@ def test_concurrent_writers_never_leave_a_partial_index(root: Path, index: Path)
         )
         for n in range(1, 4)
     ]
-    fs_module._write_atomically(str(index), payloads[0])
+    index_file.write_atomically(str(index), payloads[0])
     stop = threading.Event()
     errors: list[BaseException] = []
 
     def writer(data: bytes) -> None:
         try:
             for _ in range(40):
-                fs_module._write_atomically(str(index), data)
+                index_file.write_atomically(str(index), data)
         except BaseException as exc:  # noqa: BLE001 - reported by the test
             errors.append(exc)
 

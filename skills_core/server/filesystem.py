@@ -84,7 +84,6 @@ files of a skill show in ``skills/get`` and reads at once, and in listings after
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import hashlib
 import os
@@ -108,6 +107,7 @@ from skills_core.server.index import (
     decode_index,
     encode_index,
 )
+from skills_core.server.index_file import MAX_INDEX_BYTES, read_index_file, write_atomically
 from skills_core.server.model import (
     DynamicSkill,
     ProblemCode,
@@ -129,7 +129,6 @@ __all__ = ["DEFAULT_IGNORED_NAMES", "MAX_INDEX_BYTES", "FilesystemSource"]
 
 _DIR_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-_NEW_FILE_FLAGS: Final = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 #: Errors that mean "not there, not a folder, a link, or not ours to read": the entry is not served.
 _NOT_SERVED: Final = frozenset(
     {
@@ -147,8 +146,6 @@ _CHUNK: Final = 1024 * 1024
 _PROBE: Final = 64 * 1024
 #: How long after its last change a file's stat key is trusted (timestamps are coarse: 2 s on FAT).
 _RACY_NS: Final = 3_000_000_000
-#: An index larger than this is not read (treated as absent): about 2 million files.
-MAX_INDEX_BYTES: Final = 256 * 1024 * 1024
 
 #: A folder on the walk's stack: (descriptor, or None when replayed; path; in a skill; the
 #: subfolders still to visit, last first).
@@ -848,7 +845,7 @@ class FilesystemSource(TreeSource):
         """Seed the caches from the index at ``path``; anything wrong leaves them empty."""
         self._builder.learn({})  # keep parsed SKILL.md files, to write them
         try:
-            data = _read_index_file(path)
+            data = read_index_file(path)
             if data is None:  # none yet: the first scan writes it
                 self._unsaved = True
                 return
@@ -925,7 +922,7 @@ class FilesystemSource(TreeSource):
             },
         )
         try:
-            _write_atomically(path, encode_index(index))
+            write_atomically(path, encode_index(index))
         except OSError as exc:
             self.index_note = f"the digest index {path} could not be written: {_why(exc)}"
             return
@@ -957,60 +954,6 @@ def _why(exc: OSError | DigestIndexError) -> str:
     if isinstance(exc, DigestIndexError):
         return exc.reason
     return exc.strerror or str(exc)
-
-
-def _read_index_file(path: str) -> bytes | None:
-    """The bytes of a regular file at ``path``, None if there is none; never blocks or follows.
-
-    Raises:
-        OSError: it cannot be read, is a link or not a regular file, or is too large.
-    """
-    try:
-        fd = os.open(path, _FILE_FLAGS)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise OSError(exc.errno, "it is a symbolic link (never followed)") from None
-        raise
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise OSError(errno.EINVAL, "it is not a regular file")
-        if st.st_size > MAX_INDEX_BYTES:
-            raise OSError(errno.EFBIG, f"it is larger than {MAX_INDEX_BYTES} bytes")
-        # One read of the whole file (it is read once, and may be megabytes): a file that
-        # changed meanwhile fails its checksum.
-        return os.read(fd, st.st_size + 1)
-    finally:
-        os.close(fd)
-
-
-def _write_atomically(path: str, data: bytes) -> None:
-    """Write ``data`` to a new file beside ``path`` and rename it over ``path``.
-
-    Readers see the old file or the new one, never a part; concurrent writers each rename a
-    whole file of their own (the last one stays). Whatever is at ``path`` (a link included) is
-    replaced, never written through.
-
-    Raises:
-        OSError: the folder cannot be written, or ``path`` is a folder.
-    """
-    folder, name = os.path.split(path)
-    temporary = os.path.join(folder, f".{name}.{os.getpid()}.{os.urandom(6).hex()}.tmp")
-    fd = os.open(temporary, _NEW_FILE_FLAGS, 0o600)
-    try:
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-        finally:
-            os.close(fd)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
 
 
 @dataclass(slots=True)
