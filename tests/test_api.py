@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import inspect
 import subprocess
 import sys
@@ -81,10 +82,13 @@ def test_every_exported_name_exists_and_is_documented() -> None:
             assert obj.__doc__, f"{name} has no docstring"
 
 
-def test_top_level_exports_lazy_names_and_type_checking_imports_agree() -> None:
+@pytest.mark.parametrize("package", ["skills_core", "skills_core.server"])
+def test_exports_lazy_names_and_type_checking_imports_agree(package: str) -> None:
     """``__all__`` is exactly the eager imports plus ``_LAZY``; each lazy name is also imported
     under ``TYPE_CHECKING`` from the module ``_LAZY`` names (so type checkers see what runs)."""
-    tree = ast.parse((PACKAGE / "__init__.py").read_text(encoding="utf-8"))
+    module = importlib.import_module(package)
+    init = ROOT.joinpath(*package.split("."), "__init__.py")
+    tree = ast.parse(init.read_text(encoding="utf-8"))
     eager: dict[str, str] = {}
     typed: dict[str, str] = {}
     for node in tree.body:
@@ -99,12 +103,20 @@ def test_top_level_exports_lazy_names_and_type_checking_imports_agree() -> None:
                 for alias in inner.names:
                     assert alias.asname == alias.name, alias.name
                     typed[alias.name] = inner.module
-    lazy = skills_core._LAZY
+    lazy = module._LAZY
+    defined = {  # functions and classes the package defines itself
+        node.name
+        for node in tree.body
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_")
+    }
     assert typed == lazy
     assert not set(eager) & set(lazy)
-    assert sorted(skills_core.__all__) == sorted(set(eager) | set(lazy))
-    for name, module in lazy.items():  # and each lazy name really loads from its module
-        assert getattr(skills_core, name) is getattr(__import__(module, fromlist=[name]), name)
+    assert sorted(module.__all__) == sorted(set(eager) | set(lazy) | defined)
+    for name, home in lazy.items():  # and each lazy name really loads from its module
+        assert getattr(module, name) is getattr(importlib.import_module(home), name)
+    assert set(module._LAZY) <= set(dir(module))
+    with pytest.raises(AttributeError, match="no attribute 'Nope'"):
+        _ = module.Nope
 
 
 def test_module_all_lists_are_consistent() -> None:
@@ -180,6 +192,21 @@ def test_plain_import_stays_light() -> None:
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "[]"
+
+
+def test_manifest_and_validate_do_not_load_the_request_handler() -> None:
+    """What ``manifest`` and ``validate`` import at start-up leaves out the request handler, its
+    options and the JSON-RPC layer (they load when ``serve`` or a program asks for them)."""
+    code = (
+        "import sys, skills_core.cli.manifest, skills_core.cli.validate, skills_core.server;"
+        "print(sorted(m for m in sys.modules if m in ('skills_core.server.handler', "
+        "'skills_core.server.options', 'skills_core.server.cursors', 'skills_core.jsonrpc')));"
+        "print(skills_core.server.SkillsServer.__module__)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert result.stdout.split("\n")[:2] == ["[]", "skills_core.server.handler"]
 
 
 def test_the_library_has_no_type_ignore() -> None:

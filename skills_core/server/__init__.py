@@ -27,19 +27,15 @@ request path, then sends what comes back under the request's id::
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterable, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from skills_core.entry import DEFAULT_LIMITS, Limits
 from skills_core.server.catalog import Catalog as Catalog
 from skills_core.server.catalog import CatalogBuilder as CatalogBuilder
-from skills_core.server.cursors import CursorCodec as CursorCodec
 from skills_core.server.filesystem import DEFAULT_IGNORED_NAMES as DEFAULT_IGNORED_NAMES
 from skills_core.server.filesystem import FilesystemSource as FilesystemSource
-from skills_core.server.handler import PendingRead as PendingRead
-from skills_core.server.handler import ServerConnection as ServerConnection
-from skills_core.server.handler import SkillsServer as SkillsServer
-from skills_core.server.mime import mime_type_for as mime_type_for
 from skills_core.server.model import DynamicSkill as DynamicSkill
 from skills_core.server.model import OmitCode as OmitCode
 from skills_core.server.model import OmittedSkill as OmittedSkill
@@ -50,14 +46,50 @@ from skills_core.server.model import SkipCode as SkipCode
 from skills_core.server.model import SkippedEntry as SkippedEntry
 from skills_core.server.model import SnapshotFile as SnapshotFile
 from skills_core.server.model import SourceProblem as SourceProblem
-from skills_core.server.options import DEFAULT_PAGE_SIZE as DEFAULT_PAGE_SIZE
-from skills_core.server.options import DEFAULT_SERVER_INFO as DEFAULT_SERVER_INFO
-from skills_core.server.options import DEFAULT_TTL_MS as DEFAULT_TTL_MS
-from skills_core.server.options import ServerOptions as ServerOptions
 from skills_core.server.paths import DEFAULT_SCHEME as DEFAULT_SCHEME
 from skills_core.server.source import MemorySource as MemorySource
 from skills_core.server.source import SkillSource as SkillSource
 from skills_core.server.source import TreeSource as TreeSource
+
+if TYPE_CHECKING:
+    from skills_core.server.cursors import CursorCodec as CursorCodec
+    from skills_core.server.handler import PendingRead as PendingRead
+    from skills_core.server.handler import ServerConnection as ServerConnection
+    from skills_core.server.handler import SkillsServer as SkillsServer
+    from skills_core.server.mime import mime_type_for as mime_type_for
+    from skills_core.server.options import DEFAULT_PAGE_SIZE as DEFAULT_PAGE_SIZE
+    from skills_core.server.options import DEFAULT_SERVER_INFO as DEFAULT_SERVER_INFO
+    from skills_core.server.options import DEFAULT_TTL_MS as DEFAULT_TTL_MS
+    from skills_core.server.options import ServerOptions as ServerOptions
+
+# The request handler and its settings load on first use (PEP 562), so that a command that needs
+# only the catalog and the filesystem source (``manifest``, ``validate``) does not import them.
+_LAZY: dict[str, str] = {
+    "CursorCodec": "skills_core.server.cursors",
+    "PendingRead": "skills_core.server.handler",
+    "ServerConnection": "skills_core.server.handler",
+    "SkillsServer": "skills_core.server.handler",
+    "mime_type_for": "skills_core.server.mime",
+    "DEFAULT_PAGE_SIZE": "skills_core.server.options",
+    "DEFAULT_SERVER_INFO": "skills_core.server.options",
+    "DEFAULT_TTL_MS": "skills_core.server.options",
+    "ServerOptions": "skills_core.server.options",
+}
+
+
+if not TYPE_CHECKING:  # type checkers see the imports above; a typo stays a type error
+
+    def __getattr__(name: str) -> object:
+        module = _LAZY.get(name)
+        if module is None:
+            raise AttributeError(f"module 'skills_core.server' has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(__all__)
+
 
 __all__ = [
     # catalog
@@ -134,6 +166,8 @@ def server_from_roots(
         FileNotFoundError: a root does not exist.
         ValueError: a setting is out of range, or an exclude pattern is not a glob.
     """
+    from skills_core.server.handler import SkillsServer  # noqa: PLC0415 (loaded on first use)
+
     source = FilesystemSource(
         roots,
         scheme=scheme,
