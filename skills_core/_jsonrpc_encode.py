@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final, TypeAlias, final
 
+from skills_core._fast import new_blank
 from skills_core._jsonrpc_events import JSONObject, JsonRpcErrorKind, RequestId, _is_request_id
 from skills_core.errors import LocalProtocolError, quote_for_message
 from skills_core.jsonvalue import JSONValue
@@ -152,7 +153,9 @@ def encode_result(result: Mapping[str, object], *, check_keys: bool = True) -> E
 
 
 def _new_encoded(data: bytes) -> EncodedResult:
-    encoded = object.__new__(EncodedResult)
+    """The one way to make an :class:`EncodedResult` (its ``__init__`` refuses): from bytes this
+    module encoded (see :mod:`skills_core._fast`)."""
+    encoded = new_blank(EncodedResult)
     encoded._json = data
     return encoded
 

@@ -12,6 +12,7 @@ import enum
 from dataclasses import dataclass
 from typing import Final, TypeAlias, TypeGuard, final
 
+from skills_core._fast import new_blank, slot_setters
 from skills_core.errors import RemoteProtocolError
 from skills_core.jsonvalue import JSONValue
 
@@ -118,18 +119,19 @@ class RequestReceived(Event):
     params: JSONObject | None
 
 
-_set_request_id = RequestReceived.__dict__["id"].__set__
-_set_request_method = RequestReceived.__dict__["method"].__set__
-_set_request_params = RequestReceived.__dict__["params"].__set__
+_set_request_id, _set_request_method, _set_request_params = slot_setters(
+    RequestReceived, "id", "method", "params"
+)
 
 
 def _new_request(request_id: RequestId, method: str, params: JSONObject | None) -> RequestReceived:
     """``RequestReceived(id=..., method=..., params=...)`` through the slot descriptors.
 
-    The same object, for the endpoint's hot path: the frozen dataclass constructor costs as much
-    as classifying the request (about 7,000 instructions against 2,500, measured with callgrind).
+    The same object (see :mod:`skills_core._fast`), for the endpoint's hot path: the frozen
+    dataclass constructor costs as much as classifying the request (about 7,000 instructions
+    against 2,500, measured with callgrind). The endpoint checked every part first.
     """
-    event = object.__new__(RequestReceived)
+    event = new_blank(RequestReceived)
     _set_request_id(event, request_id)
     _set_request_method(event, method)
     _set_request_params(event, params)

@@ -22,6 +22,8 @@ from server_helpers import Generated, skill_md
 
 import skills_core.server.catalog as catalog_module
 import skills_core.server.filesystem as fs_module
+from skills_core._jsonrpc_encode import EncodedResult, encode_result
+from skills_core._jsonrpc_events import RequestReceived, _new_request
 from skills_core.digest import compute_digest, verify_bytes
 from skills_core.entry import SkillEntry, SkillResource, _unchecked_entry, _unchecked_resource
 from skills_core.errors import DigestFormatError, URIError, VerificationError, VerificationKind
@@ -48,6 +50,21 @@ def test_fast_snapshot_file_is_the_dataclass() -> None:
         assert fast == slow
         assert repr(fast) == repr(slow)
         assert hash(fast) == hash(slow)
+
+
+def test_fast_request_event_and_encoded_result_are_what_the_plain_code_makes() -> None:
+    for params in (None, {"uri": "skill://a/SKILL.md"}):
+        fast = _new_request(7, "resources/read", params)
+        slow = RequestReceived(id=7, method="resources/read", params=params)
+        assert fast == slow
+        assert repr(fast) == repr(slow)
+        with pytest.raises(FrozenInstanceError):
+            fast.method = "x"  # type: ignore[misc]
+    encoded = encode_result({"a": [1, "é"]})
+    assert encoded.json == '{"a":[1,"é"]}'.encode()
+    assert len(encoded) == len(encoded.json)
+    with pytest.raises(TypeError, match="made by encode_result"):
+        EncodedResult()
 
 
 def test_fast_skill_uri_entry_resource_and_published_skill_are_the_dataclasses() -> None:
