@@ -28,7 +28,7 @@ from skills_core.digest import compute_digest, verify_bytes
 from skills_core.entry import SkillEntry, SkillResource, _unchecked_entry, _unchecked_resource
 from skills_core.errors import DigestFormatError, URIError, VerificationError, VerificationKind
 from skills_core.host.effects import DeliverToModel, DeliveryKind, _skill_file_delivery
-from skills_core.jsonvalue import freeze_json
+from skills_core.jsonvalue import JSONValue, freeze_json
 from skills_core.server import CatalogBuilder, RootSnapshot
 from skills_core.server._rules import ParsedSkillMd, Verdict, freeze_parsed, judge_parsed
 from skills_core.server.model import (
@@ -53,7 +53,8 @@ def test_fast_snapshot_file_is_the_dataclass() -> None:
 
 
 def test_fast_request_event_and_encoded_result_are_what_the_plain_code_makes() -> None:
-    for params in (None, {"uri": "skill://a/SKILL.md"}):
+    with_uri: dict[str, JSONValue] = {"uri": "skill://a/SKILL.md"}
+    for params in (None, with_uri):
         fast = _new_request(7, "resources/read", params)
         slow = RequestReceived(id=7, method="resources/read", params=params)
         assert fast == slow
