@@ -10,7 +10,10 @@ given number of workers), each asked the same thing by the same load generator:
 1. ours: ``uvicorn --factory skills_core.adapters.asgi:app_from_env`` (what ``serve --http`` runs);
 2. FastMCP 4.1.6's HTTP app, stateless with JSON responses (``tests/peers/fastmcp_http_app.py``);
 3. a bare ASGI app answering prepared bytes, our own answer captured first
-   (``tests/peers/bare_asgi.py``): the ceiling of any ASGI app under this uvicorn.
+   (``tests/peers/bare_asgi.py``): the ceiling of any ASGI app under this uvicorn;
+4. for the floor of the work itself, a minimal app that decodes the body with ``json.loads`` and
+   looks at the file (``readlink`` and ``fstat``) before answering the same prepared bytes
+   (``tests/peers/minimal_asgi.py``): what no skills server can skip, without any of our checks.
 
 ``wrk`` (C, so the client is not the bottleneck) keeps 16 keep-alive connections busy on 2
 threads for S seconds, posting a 2026-07-28 ``resources/read`` with every header the transport
@@ -281,6 +284,14 @@ def main() -> None:
                 ["bare_asgi:app", "--app-dir", str(PEERS), "--lifespan", "off"],
                 {"BENCH_BODY_FILE": str(Path(tmp) / "answer.json")},
             ),
+            (
+                "minimal: json.loads + a look at the file",
+                ["minimal_asgi:app", "--app-dir", str(PEERS), "--lifespan", "off"],
+                {
+                    "BENCH_BODY_FILE": str(Path(tmp) / "answer.json"),
+                    "BENCH_FILE": str(root / "bench" / "data" / "1k.md"),
+                },
+            ),
         ]
         print(f"machine: {cpu_model()}, {os.cpu_count()} CPUs, Python {platform.python_version()}")
         print(
@@ -310,7 +321,8 @@ def main() -> None:
             )
             print(
                 f"  {w} worker(s)  by server CPU per request: FastMCP / ours = "
-                f"{costs[1] / costs[0]:.1f}x, ceiling / ours = {costs[2] / costs[0]:.2f}"
+                f"{costs[1] / costs[0]:.1f}x, ceiling / ours = {costs[2] / costs[0]:.2f}, "
+                f"ceiling / minimal = {costs[2] / costs[3]:.2f}"
             )
         in_process(root)
 
