@@ -24,9 +24,9 @@ Every error is a :class:`SkillsError` with a stable ``kind``.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
+from skills_core._lazy import lazy_exports
 from skills_core._version import __version__ as __version__
 from skills_core.digest import EMPTY_DIGEST as EMPTY_DIGEST
 from skills_core.digest import DigestVerifier as DigestVerifier
@@ -145,17 +145,7 @@ _LAZY: dict[str, str] = {
 
 
 if not TYPE_CHECKING:  # type checkers see the imports above; a typo stays a type error
-
-    def __getattr__(name: str) -> object:
-        module = _LAZY.get(name)
-        if module is None:
-            raise AttributeError(f"module 'skills_core' has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
-        globals()[name] = value
-        return value
-
-    def __dir__() -> list[str]:
-        return sorted(__all__)
+    __getattr__, __dir__ = lazy_exports(globals(), _LAZY)
 
 
 __all__ = [

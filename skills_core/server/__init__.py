@@ -27,10 +27,10 @@ request path, then sends what comes back under the request's id::
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
+from skills_core._lazy import lazy_exports
 from skills_core.entry import DEFAULT_LIMITS, Limits
 from skills_core.server.catalog import Catalog as Catalog
 from skills_core.server.catalog import CatalogBuilder as CatalogBuilder
@@ -78,17 +78,7 @@ _LAZY: dict[str, str] = {
 
 
 if not TYPE_CHECKING:  # type checkers see the imports above; a typo stays a type error
-
-    def __getattr__(name: str) -> object:
-        module = _LAZY.get(name)
-        if module is None:
-            raise AttributeError(f"module 'skills_core.server' has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
-        globals()[name] = value
-        return value
-
-    def __dir__() -> list[str]:
-        return sorted(__all__)
+    __getattr__, __dir__ = lazy_exports(globals(), _LAZY)
 
 
 __all__ = [
