@@ -7,8 +7,11 @@ from typing import Any
 
 from skills_core import spec_examples as ex
 from skills_core.server import (
+    Catalog,
     DynamicSkill,
     MemorySource,
+    OmittedSkill,
+    PublishedSkill,
     ServerConnection,
     ServerOptions,
     SkillSource,
@@ -175,3 +178,29 @@ class Generated(DynamicSkill):
         if dir_path and not names:
             return None
         return sorted(names.items())
+
+
+class CountingSource:
+    """A memory source that counts its reads (the SkillSource protocol, by delegation)."""
+
+    def __init__(self, files: dict[str, bytes]) -> None:
+        self.memory = MemorySource(files)
+        self.reads = 0
+
+    def scan(self) -> Catalog:
+        return self.memory.scan()
+
+    def poll(self, max_age_ms: int) -> Catalog | None:
+        return self.memory.poll(max_age_ms)
+
+    def recheck(self, uri: str) -> PublishedSkill | OmittedSkill | None:
+        return self.memory.recheck(uri)
+
+    def read(self, skill: PublishedSkill, file_path: str) -> bytes | None:
+        self.reads += 1
+        return self.memory.read(skill, file_path)
+
+    def list_directory(
+        self, skill: PublishedSkill, dir_path: str
+    ) -> Sequence[tuple[str, bool]] | None:
+        return self.memory.list_directory(skill, dir_path)

@@ -29,6 +29,7 @@ from asgi_harness import (
 )
 from hypothesis import given
 from hypothesis import strategies as st
+from server_helpers import CountingSource
 
 from skills_core import spec_examples as ex
 from skills_core.adapters._http_session import SessionCodec
@@ -914,6 +915,103 @@ def test_the_servers_own_cancellation_is_not_a_408() -> None:
             await task
 
     asyncio.run(run())
+
+
+# --- reads that arrive together share a look ------------------------------------------------------
+
+INVOICE_URI = "skill://pdf-processing/templates/invoice.md"
+INVOICE_PATH = "pdf-processing/templates/invoice.md"
+
+
+def counting_app() -> tuple[SkillsApp, CountingSource]:
+    source = CountingSource(FILES)
+    server = SkillsServer(source, cursor_key=b"c" * 32)
+    return SkillsApp(server, session_key=SESSION_KEY), source
+
+
+def text_of(response: Response | None) -> str:
+    assert response is not None
+    assert response.status == 200, response.body
+    return str(response.json()["result"]["contents"][0]["text"])
+
+
+def test_reads_that_arrive_together_share_one_look() -> None:
+    app, source = counting_app()
+    headers, body = modern_request("resources/read", {"uri": INVOICE_URI})
+
+    async def burst() -> list[str]:
+        together = [acall(app, "POST", "/mcp", headers, [body]) for _ in range(8)]
+        return [text_of(response) for response in await asyncio.gather(*together)]
+
+    assert asyncio.run(burst()) == [ex.INVOICE.decode()] * 8
+    assert source.reads == 1  # one look for the eight
+    source.memory.write(INVOICE_PATH, b"# Edited\n")
+    assert asyncio.run(burst()) == ["# Edited\n"] * 8  # a later burst looks again
+    assert source.reads == 2
+    text_of(call(app, "POST", "/mcp", headers, [body]))
+    assert source.reads == 3  # and so does a request alone
+
+
+def test_a_read_whose_body_comes_after_a_look_is_answered_from_a_later_look() -> None:
+    """The receipt is taken when the body is in, not when the headers are: a request whose body
+    was still on its way while another request looked sees an edit made before its body came."""
+    app, source = counting_app()
+    headers, body = modern_request("resources/read", {"uri": INVOICE_URI})
+
+    async def run() -> tuple[str, str]:
+        arrived = asyncio.Event()
+        sent: list[MutableMapping[str, Any]] = []
+
+        async def late_body() -> MutableMapping[str, Any]:
+            await arrived.wait()
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        async def send(message: MutableMapping[str, Any]) -> None:
+            sent.append(message)
+
+        from asgi_harness import scope as make_scope
+
+        late = asyncio.ensure_future(app(make_scope("POST", "/mcp", headers), late_body, send))
+        await asyncio.sleep(0)  # its headers are in, and it waits for its body
+        early = text_of(await acall(app, "POST", "/mcp", headers, [body]))
+        source.memory.write(INVOICE_PATH, b"# Edited\n")
+        arrived.set()
+        await late
+        return early, json.loads(sent[-1]["body"])["result"]["contents"][0]["text"]
+
+    assert asyncio.run(run()) == (ex.INVOICE.decode(), "# Edited\n")
+    assert source.reads == 2
+
+
+def test_reads_that_arrive_together_share_one_look_under_trio() -> None:
+    import trio
+
+    app, source = counting_app()
+    headers, body = modern_request("resources/read", {"uri": INVOICE_URI})
+    texts: list[str] = []
+
+    async def one() -> None:
+        sent: list[MutableMapping[str, Any]] = []
+
+        async def receive() -> MutableMapping[str, Any]:
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        async def send(message: MutableMapping[str, Any]) -> None:
+            sent.append(message)
+
+        from asgi_harness import scope as make_scope
+
+        await app(make_scope("POST", "/mcp", headers), receive, send)
+        texts.append(json.loads(sent[-1]["body"])["result"]["contents"][0]["text"])
+
+    async def burst() -> None:
+        async with trio.open_nursery() as nursery:
+            for _ in range(8):
+                nursery.start_soon(one)
+
+    trio.run(burst)
+    assert texts == [ex.INVOICE.decode()] * 8
+    assert source.reads == 1
 
 
 def test_under_trio() -> None:

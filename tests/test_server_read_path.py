@@ -12,13 +12,12 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fs_helpers import spec_tree, spy_opens, write
-from server_helpers import KEY, Client, request, spec_files
+from server_helpers import KEY, Client, CountingSource, request, spec_files
 
 import skills_core.server.filesystem as fs_module
 from skills_core import spec_examples as ex
@@ -26,10 +25,7 @@ from skills_core.adapters import ServerStream
 from skills_core.entry import DEFAULT_LIMITS
 from skills_core.jsonrpc import NEED_DATA
 from skills_core.server import (
-    Catalog,
     FilesystemSource,
-    MemorySource,
-    OmittedSkill,
     PublishedSkill,
     SkillsServer,
     server_from_roots,
@@ -379,32 +375,6 @@ def test_reads_of_special_files_and_folders_are_refused(root: Path) -> None:
 
 
 # --- one look per file per chunk -------------------------------------------------------------------
-
-
-class CountingSource:
-    """A memory source that counts its reads (the SkillSource protocol, by delegation)."""
-
-    def __init__(self, files: dict[str, bytes]) -> None:
-        self.memory = MemorySource(files)
-        self.reads = 0
-
-    def scan(self) -> Catalog:
-        return self.memory.scan()
-
-    def poll(self, max_age_ms: int) -> Catalog | None:
-        return self.memory.poll(max_age_ms)
-
-    def recheck(self, uri: str) -> PublishedSkill | OmittedSkill | None:
-        return self.memory.recheck(uri)
-
-    def read(self, skill: PublishedSkill, file_path: str) -> bytes | None:
-        self.reads += 1
-        return self.memory.read(skill, file_path)
-
-    def list_directory(
-        self, skill: PublishedSkill, dir_path: str
-    ) -> Sequence[tuple[str, bool]] | None:
-        return self.memory.list_directory(skill, dir_path)
 
 
 def lines(*messages: object) -> bytes:

@@ -10,8 +10,18 @@ session), asks the server, and sends one complete answer: ``http.response.start`
 HTTP request needs no per-client connection object. A read of a large file comes back unread and
 is read and encoded in a worker thread, so the event loop keeps serving other requests meanwhile.
 
-Every request is on its own: the server looks at a file for each read (no look is shared between
-requests, as a stream shares one between the requests of a chunk).
+**Reads that arrive together share a look.** A ``resources/read`` whose body is in takes a receipt
+from the server (:meth:`~skills_core.server.SkillsServer.receipt`) and then lets the event loop
+run once before it is answered (``asyncio.sleep(0)``; a checkpoint under trio). The requests whose
+bodies came in meanwhile take their receipts too; the first of them to be answered looks at the
+file, and the others are answered from that look, which was made after each of them arrived (the
+rule a stream follows for the requests of one chunk: see :mod:`skills_core.server.handler`). So an
+edit shows in the answer to every request that arrived after it, and a busy server looks at a
+file about once per turn of its event loop instead of once per request (a look is two system
+calls and the bookkeeping around them, a quarter of the cost of a small read under load). The
+receipt is taken only once the body is in, never when the headers are: a request whose body was
+still on its way when another request looked is answered from a later look. A request alone pays
+one pass of the event loop (about a microsecond) for this.
 
 The body deadline costs no timer per request under asyncio (see :class:`_Deadlines`); under trio
 (hypercorn's trio worker) it is a cancel scope.
@@ -38,6 +48,7 @@ from skills_core.adapters._http_options import HttpOptions, Scope
 from skills_core.adapters._http_session import SessionCodec
 from skills_core.jsonrpc import Answer
 from skills_core.server.handler import PendingRead, SkillsServer
+from skills_core.spec import Method
 
 __all__ = ["Message", "Receive", "Send", "SkillsApp"]
 
@@ -47,6 +58,7 @@ Message: TypeAlias = MutableMapping[str, Any]
 Receive: TypeAlias = Callable[[], Awaitable[Message]]
 Send: TypeAlias = Callable[[Message], Awaitable[None]]
 
+_RESOURCES_READ: Final = Method.RESOURCES_READ.value
 _TOO_SLOW: Final = "Request Timeout: the body did not arrive in time"
 _TOO_LARGE: Final = "Content Too Large: the body is over the limit"
 _T = TypeVar("_T")
@@ -106,9 +118,11 @@ class SkillsApp:
         reply = checks.head(scope)
         if type(reply) is Head:
             head = reply
+            loop: asyncio.AbstractEventLoop | None
             try:
                 loop = asyncio.get_running_loop()
             except RuntimeError:  # not asyncio: trio (hypercorn's trio worker)
+                loop = None
                 body = await _read_body_under_trio(receive, self._cap, self._timeout)
             else:
                 body = await self._deadlines.read(loop, receive, self._cap)
@@ -121,11 +135,20 @@ class SkillsApp:
                 verdict = checks.body(head, body, scope)
                 if type(verdict) is Call:
                     call = verdict
-                    answer = self._server.answer(
+                    server = self._server
+                    received = None
+                    if call.method == _RESOURCES_READ:  # share a look: see the module docstring
+                        received = server.receipt()
+                        if loop is not None:
+                            await asyncio.sleep(0)
+                        else:
+                            await _trio_checkpoint()
+                    answer = server.answer(
                         call.method,
                         call.params,
                         legacy_version=call.legacy_version,
                         defer_reads_over=DEFAULT_DEFER_READS_OVER,
+                        received=received,
                     )
                     if type(answer) is PendingRead:  # a large file: read and encode off the loop
                         read = answer
@@ -243,6 +266,12 @@ class _Deadlines:
             loop.call_later(self._sweep_every, self._sweep, loop)
         else:
             self._sweeping = False
+
+
+async def _trio_checkpoint() -> None:
+    import trio  # noqa: PLC0415 - only under trio, which is then installed
+
+    await trio.lowlevel.checkpoint()
 
 
 async def _read_body_under_trio(receive: Receive, cap: int, timeout: float) -> bytes | Reply | None:

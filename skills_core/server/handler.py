@@ -62,8 +62,11 @@ arrived: each answer shows the file as it was at some moment between the request
 its answer, so an edit shows in the answer to every request sent after it. A stream transport
 that says when it has received data (:meth:`ServerConnection.received`; ``ServerStream`` does, for
 each chunk) lets the reads of one chunk share the first one's look: they had all arrived by then.
-A pipelined burst of reads of one file then costs one look, not one per request. Without that
-call (the HTTP app, a caller of :meth:`SkillsServer.answer`), every read looks for itself.
+A pipelined burst of reads of one file then costs one look, not one per request. The HTTP app
+does the same for the requests that arrive together: each takes a :meth:`SkillsServer.receipt`
+once its body is in and lets its event loop run once before asking (see
+:mod:`skills_core.adapters._asgi_app`). Without a receipt (a caller of :meth:`SkillsServer.answer`
+that passes none), every read looks for itself.
 
 **Paths.** Client URIs are decoded by :func:`skills_core.server.paths.split_uri`: canonical
 segments only, no dot segments, no encoded separators, no trailing slash; anything else is
@@ -285,9 +288,10 @@ class SkillsServer:
         return ServerConnection(self, legacy_version=legacy_version)
 
     def receipt(self) -> int:
-        """Count a receipt of data by a stream transport; return the count, for ``received``.
+        """Count a receipt of data by a transport; return the count, for ``received``.
 
-        Requests that arrived with or before that data may then be answered from files as looked
+        Call it once the data a request came in has arrived (a stream's chunk, an HTTP body):
+        requests that arrived with or before that data may then be answered from files as looked
         at since (see :meth:`answer`).
         """
         self._receipts += 1
