@@ -18,10 +18,11 @@ file, and the others are answered from that look, which was made after each of t
 rule a stream follows for the requests of one chunk: see :mod:`skills_core.server.handler`). So an
 edit shows in the answer to every request that arrived after it, and a busy server looks at a
 file about once per turn of its event loop instead of once per request (a look is two system
-calls and the bookkeeping around them, a quarter of the cost of a small read under load). The
-receipt is taken only once the body is in, never when the headers are: a request whose body was
-still on its way when another request looked is answered from a later look. A request alone pays
-one pass of the event loop (about a microsecond) for this.
+calls and the bookkeeping around them: a quarter of the cost of a small read under uvicorn
+here). The receipt is taken only once the body is in, never when the headers are: a request whose
+body was still on its way when another request looked is answered from a later look. A request
+alone pays one pass of the event loop for this (1.2 µs under uvloop here, 2.5 µs under asyncio's
+own loop).
 
 The body deadline costs no timer per request under asyncio (see :class:`_Deadlines`); under trio
 (hypercorn's trio worker) it is a cancel scope.
