@@ -18,7 +18,7 @@ from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from skills_core.adapters.asgi import Scope, SkillsApp
+from skills_core.adapters.asgi import Receive, Scope, SkillsApp
 from skills_core.http_wire import encode_header_value
 
 MODERN: Final = "2026-07-28"
@@ -89,12 +89,17 @@ async def acall(
     hold: bool = False,
     disconnect: bool = False,
     extra_scope: dict[str, Any] | None = None,
+    receive: Receive | None = None,
 ) -> Response | None:
-    """Run one exchange; None when the app sent nothing at all."""
+    """Run one exchange; None when the app sent nothing at all.
+
+    ``receive``, when given, replaces the one made of ``chunks`` (a body that comes on cue). With
+    neither ``hold`` nor ``disconnect`` nothing here is asyncio's, so trio can run it too.
+    """
     pending = list(chunks)
     sent: list[dict[str, Any]] = []
 
-    async def receive() -> MutableMapping[str, Any]:
+    async def from_chunks() -> MutableMapping[str, Any]:
         if pending:
             chunk = pending.pop(0)
             return {
@@ -110,7 +115,11 @@ async def acall(
     async def send(message: MutableMapping[str, Any]) -> None:
         sent.append(dict(message))
 
-    await app({**scope(method, path, headers, root_path), **(extra_scope or {})}, receive, send)
+    await app(
+        {**scope(method, path, headers, root_path), **(extra_scope or {})},
+        from_chunks if receive is None else receive,
+        send,
+    )
     if not sent:
         return None
     start, *rest = sent

@@ -960,24 +960,17 @@ def test_a_read_whose_body_comes_after_a_look_is_answered_from_a_later_look() ->
 
     async def run() -> tuple[str, str]:
         arrived = asyncio.Event()
-        sent: list[MutableMapping[str, Any]] = []
 
         async def late_body() -> MutableMapping[str, Any]:
             await arrived.wait()
             return {"type": "http.request", "body": body, "more_body": False}
 
-        async def send(message: MutableMapping[str, Any]) -> None:
-            sent.append(message)
-
-        from asgi_harness import scope as make_scope
-
-        late = asyncio.ensure_future(app(make_scope("POST", "/mcp", headers), late_body, send))
+        late = asyncio.ensure_future(acall(app, "POST", "/mcp", headers, receive=late_body))
         await asyncio.sleep(0)  # its headers are in, and it waits for its body
         early = text_of(await acall(app, "POST", "/mcp", headers, [body]))
         source.memory.write(INVOICE_PATH, b"# Edited\n")
         arrived.set()
-        await late
-        return early, json.loads(sent[-1]["body"])["result"]["contents"][0]["text"]
+        return early, text_of(await late)
 
     assert asyncio.run(run()) == (ex.INVOICE.decode(), "# Edited\n")
     assert source.reads == 2
@@ -991,18 +984,7 @@ def test_reads_that_arrive_together_share_one_look_under_trio() -> None:
     texts: list[str] = []
 
     async def one() -> None:
-        sent: list[MutableMapping[str, Any]] = []
-
-        async def receive() -> MutableMapping[str, Any]:
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        async def send(message: MutableMapping[str, Any]) -> None:
-            sent.append(message)
-
-        from asgi_harness import scope as make_scope
-
-        await app(make_scope("POST", "/mcp", headers), receive, send)
-        texts.append(json.loads(sent[-1]["body"])["result"]["contents"][0]["text"])
+        texts.append(text_of(await acall(app, "POST", "/mcp", headers, [body])))
 
     async def burst() -> None:
         async with trio.open_nursery() as nursery:
@@ -1023,7 +1005,6 @@ def test_under_trio() -> None:
 
     async def exchange(chunks: list[bytes], hold: bool) -> int:
         pending = list(chunks)
-        statuses: list[int] = []
 
         async def receive() -> MutableMapping[str, Any]:
             if pending:
@@ -1031,14 +1012,9 @@ def test_under_trio() -> None:
             await trio.sleep_forever()
             raise AssertionError("unreachable")
 
-        async def send(message: MutableMapping[str, Any]) -> None:
-            if message["type"] == "http.response.start":
-                statuses.append(message["status"])
-
-        from asgi_harness import scope as make_scope
-
-        await app(make_scope("POST", "/mcp", headers), receive, send)
-        return statuses[0]
+        response = await acall(app, "POST", "/mcp", headers, receive=receive)
+        assert response is not None
+        return response.status
 
     assert trio.run(exchange, [body], False) == 200
     assert trio.run(exchange, [body[:5]], True) == 408
