@@ -17,10 +17,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final, TypeAlias, final
 
-from skills_core._fast import new_blank
-from skills_core._jsonrpc_events import JSONObject, JsonRpcErrorKind, RequestId, _is_request_id
-from skills_core.errors import LocalProtocolError, quote_for_message
-from skills_core.jsonvalue import JSONValue
+from ._fast import new_blank
+from ._jsonrpc_events import JSONObject, JsonRpcErrorKind, RequestId, _is_request_id
+from .errors import LocalProtocolError, quote_for_message
+from .jsonvalue import JSONValue
 
 __all__ = ["EncodedResult", "encode_result", "ErrorObject", "Answer"]
 

@@ -12,9 +12,9 @@ import enum
 from dataclasses import dataclass
 from typing import Final, TypeAlias, TypeGuard, final
 
-from skills_core._fast import new_blank, slot_setters
-from skills_core.errors import RemoteProtocolError
-from skills_core.jsonvalue import JSONValue
+from ._fast import new_blank, slot_setters
+from .errors import RemoteProtocolError
+from .jsonvalue import JSONValue
 
 __all__ = [
     "JSONObject",

@@ -89,11 +89,11 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
-from skills_core.errors import FrontmatterError
-from skills_core.spec import MAX_SAFE_INTEGER  # SIL-09: integers past it fail verification
+from .errors import FrontmatterError
+from .spec import MAX_SAFE_INTEGER  # SIL-09: integers past it fail verification
 
 if TYPE_CHECKING:
-    from skills_core.jsonvalue import JSONValue
+    from .jsonvalue import JSONValue
 
 __all__ = [
     "DEFAULT_MAX_BYTES",

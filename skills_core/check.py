@@ -71,16 +71,16 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Final, cast, final
 
-from skills_core.entry import DEFAULT_LIMITS, Limits, SkillEntry
-from skills_core.errors import EntryProblem, InvalidEntryError, JsonRpcError, URIError
-from skills_core.frontmatter import ABSENT, DEFAULT_MAX_BYTES, compare_frontmatter
-from skills_core.jsonvalue import FrozenJSON, JSONValue, thaw_json
-from skills_core.server.catalog import Catalog
-from skills_core.server.filesystem import DEFAULT_IGNORED_NAMES, FilesystemSource
-from skills_core.server.model import OmitCode, OmittedSkill, PublishedSkill, SourceProblem
-from skills_core.spec import SKILL_MD
-from skills_core.uri import SkillURI
-from skills_core.validation import (
+from .entry import DEFAULT_LIMITS, Limits, SkillEntry
+from .errors import EntryProblem, InvalidEntryError, JsonRpcError, URIError
+from .frontmatter import ABSENT, DEFAULT_MAX_BYTES, compare_frontmatter
+from .jsonvalue import FrozenJSON, JSONValue, thaw_json
+from .server.catalog import Catalog
+from .server.filesystem import DEFAULT_IGNORED_NAMES, FilesystemSource
+from .server.model import OmitCode, OmittedSkill, PublishedSkill, SourceProblem
+from .spec import SKILL_MD
+from .uri import SkillURI
+from .validation import (
     Finding,
     Severity,
     place_in_skill_md,

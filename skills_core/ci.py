@@ -34,11 +34,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final, final
 
-from skills_core._version import __version__
-from skills_core.check import SkillReport, ValidationReport
-from skills_core.display import display
-from skills_core.jsonvalue import JSONValue
-from skills_core.validation import Finding, Severity, raw_bytes
+from ._version import __version__
+from .check import SkillReport, ValidationReport
+from .display import display
+from .jsonvalue import JSONValue
+from .validation import Finding, Severity, raw_bytes
 
 __all__ = [
     "Rule",

@@ -21,13 +21,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TypeVar
 
-from skills_core import spec_examples as ex
-from skills_core.adapters.asyncio_stdio import StdioClient, open_stdio_client
-from skills_core.adapters.host_driver import CLIENT_INFO, TransportFailure, carry_out, handshake
-from skills_core.display import display
-from skills_core.errors import SkillsError
-from skills_core.host.approvals import ApprovalStore
-from skills_core.host.effects import (
+from . import spec_examples as ex
+from ._self import python_m, python_m_env
+from .adapters.asyncio_stdio import StdioClient, open_stdio_client
+from .adapters.host_driver import CLIENT_INFO, TransportFailure, carry_out, handshake
+from .display import display
+from .errors import SkillsError
+from .host.approvals import ApprovalStore
+from .host.effects import (
     ApprovalRevoked,
     DeliverToModel,
     DirectoryListing,
@@ -36,9 +37,9 @@ from skills_core.host.effects import (
     SkillChanged,
     VerificationFailed,
 )
-from skills_core.host.policy import HostPolicy
-from skills_core.host.router import Host
-from skills_core.jsonvalue import JSONValue
+from .host.policy import HostPolicy
+from .host.router import Host
+from .jsonvalue import JSONValue
 
 __all__ = ["run_demo"]
 
@@ -142,12 +143,8 @@ class _Demo:
         return done
 
     async def run(self) -> int:
-        package_parent = str(Path(__file__).resolve().parent.parent)
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (package_parent, env.get("PYTHONPATH", "")) if p
-        )
-        argv = [sys.executable, "-m", "skills_core", "serve", str(self.root)]
+        env = python_m_env(os.environ)
+        argv = python_m("serve", str(self.root))
         _say("skills-core demo: the MCP Skills extension's example message flow, end to end.")
         _say(f"Server: a real process, `{' '.join(argv[1:4])} <tmp>/skills`, labelled {LABEL!r}.")
         async with open_stdio_client(argv, label=LABEL, env=env, stderr=-3) as client:

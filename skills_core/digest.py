@@ -20,13 +20,13 @@ import hashlib
 import re
 from typing import Final, final
 
-from skills_core.errors import (
+from .errors import (
     DigestFormatError,
     VerificationError,
     VerificationKind,
     quote_for_message,
 )
-from skills_core.spec import DIGEST_PREFIX
+from .spec import DIGEST_PREFIX
 
 __all__ = [
     "EMPTY_DIGEST",

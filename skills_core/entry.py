@@ -41,9 +41,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final, Literal, TypeAlias, final
 
-from skills_core._fast import new_blank, slot_setters
-from skills_core.digest import EMPTY_DIGEST, is_valid_digest
-from skills_core.errors import (
+from ._fast import new_blank, slot_setters
+from .digest import EMPTY_DIGEST, is_valid_digest
+from .errors import (
     EntryOverLimitError,
     EntryProblem,
     InvalidEntryError,
@@ -51,7 +51,7 @@ from skills_core.errors import (
     URIErrorKind,
     quote_for_message,
 )
-from skills_core.jsonvalue import (
+from .jsonvalue import (
     FrozenJSON,
     JSONValue,
     escape_pointer_token,
@@ -61,9 +61,9 @@ from skills_core.jsonvalue import (
     loads_strict,
     thaw_json,
 )
-from skills_core.names import skill_name_problem
-from skills_core.spec import DYNAMIC, MAX_RESOURCES, MAX_SAFE_INTEGER, MAX_TOTAL_BYTES
-from skills_core.uri import SkillURI, percent_decode
+from .names import skill_name_problem
+from .spec import DYNAMIC, MAX_RESOURCES, MAX_SAFE_INTEGER, MAX_TOTAL_BYTES
+from .uri import SkillURI, percent_decode
 
 __all__ = [
     "Limits",

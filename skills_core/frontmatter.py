@@ -57,9 +57,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import AnyStr, ClassVar, Final, final
 
-from skills_core._yaml import DEFAULT_MAX_BYTES, MAX_DEPTH, Path, Spots, parse_yaml
-from skills_core.errors import FrontmatterError, quote_for_message
-from skills_core.jsonvalue import ABSENT, AbsentType, JSONValue, escape_pointer_token
+from ._yaml import DEFAULT_MAX_BYTES, MAX_DEPTH, Path, Spots, parse_yaml
+from .errors import FrontmatterError, quote_for_message
+from .jsonvalue import ABSENT, AbsentType, JSONValue, escape_pointer_token
 
 __all__ = [
     "ABSENT",

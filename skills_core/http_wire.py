@@ -55,7 +55,7 @@ from dataclasses import dataclass
 from typing import Final, TypeAlias, final
 from urllib.parse import urljoin, urlsplit
 
-from skills_core.errors import (
+from .errors import (
     JsonRpcError,
     LocalProtocolError,
     RemoteProtocolError,
@@ -63,7 +63,7 @@ from skills_core.errors import (
     TransportError,
     quote_for_message,
 )
-from skills_core.jsonrpc import (
+from .jsonrpc import (
     NEED_DATA,
     ErrorResponseReceived,
     InvalidMessage,
@@ -76,16 +76,16 @@ from skills_core.jsonrpc import (
     ResponseReceived,
     UnmatchedResponse,
 )
-from skills_core.jsonvalue import JSONValue
-from skills_core.messages import Era
-from skills_core.spec import (
+from .jsonvalue import JSONValue
+from .messages import Era
+from .spec import (
     META_PROTOCOL_VERSION,
     SUPPORTED_LEGACY_VERSIONS,
     SUPPORTED_MODERN_VERSIONS,
     ErrorCode,
     Method,
 )
-from skills_core.sse import SseEvent, SseParser
+from .sse import SseEvent, SseParser
 
 __all__ = [
     # constants

@@ -94,7 +94,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, Final, NoReturn, cast, final
 
-from skills_core._jsonrpc_encode import (
+from ._jsonrpc_encode import (
     Answer,
     EncodedResult,
     ErrorObject,
@@ -106,7 +106,7 @@ from skills_core._jsonrpc_encode import (
     _invalid_argument,
     encode_result,
 )
-from skills_core._jsonrpc_events import (
+from ._jsonrpc_events import (
     NEED_DATA,
     CancelRequested,
     ConnectionClosed,
@@ -128,9 +128,9 @@ from skills_core._jsonrpc_events import (
     _is_request_id,
     _new_request,
 )
-from skills_core.errors import LocalProtocolError, RemoteProtocolError, quote_for_message
-from skills_core.jsonvalue import JSONValue, json_type_name
-from skills_core.spec import ErrorCode, Method
+from .errors import LocalProtocolError, RemoteProtocolError, quote_for_message
+from .jsonvalue import JSONValue, json_type_name
+from .spec import ErrorCode, Method
 
 __all__ = [
     # limits

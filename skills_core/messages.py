@@ -34,9 +34,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, final
 
-from skills_core._version import __version__
-from skills_core.entry import DEFAULT_LIMITS, Limits, SkillEntry
-from skills_core.errors import (
+from ._version import __version__
+from .entry import DEFAULT_LIMITS, Limits, SkillEntry
+from .errors import (
     EntryProblem,
     InvalidEntryError,
     RemoteProtocolError,
@@ -45,8 +45,8 @@ from skills_core.errors import (
     VerificationKind,
     quote_for_message,
 )
-from skills_core.jsonvalue import JSONValue
-from skills_core.spec import (
+from .jsonvalue import JSONValue
+from .spec import (
     DIRECTORY_MIME_TYPE,
     DIRECTORY_READ_SETTING,
     EXTENSION_ID,
@@ -57,7 +57,7 @@ from skills_core.spec import (
     MODERN_PROTOCOL_VERSION,
     ErrorCode,
 )
-from skills_core.uri import check_path_segment
+from .uri import check_path_segment
 
 __all__ = [
     "SKILLS_CORE",

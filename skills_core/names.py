@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from skills_core.spec import NAME_MAX_LENGTH
+from .spec import NAME_MAX_LENGTH
 
 __all__ = ["is_valid_skill_name", "skill_name_problem"]
 

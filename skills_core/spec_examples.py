@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from skills_core.jsonvalue import JSONValue
+from .jsonvalue import JSONValue
 
 __all__ = [
     "SKILL_MD_URI",

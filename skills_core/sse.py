@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, final
 
-from skills_core.errors import RemoteProtocolError
-from skills_core.jsonrpc import DEFAULT_MAX_MESSAGE_SIZE
+from .errors import RemoteProtocolError
+from .jsonrpc import DEFAULT_MAX_MESSAGE_SIZE
 
 __all__ = ["SseEvent", "SseParser"]
 

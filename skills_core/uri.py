@@ -43,10 +43,10 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Final, final
 
-from skills_core._fast import new_blank, slot_setters
-from skills_core.errors import URIError, URIErrorKind, quote_for_message
-from skills_core.names import skill_name_problem
-from skills_core.spec import SKILL_MD
+from ._fast import new_blank, slot_setters
+from .errors import URIError, URIErrorKind, quote_for_message
+from .names import skill_name_problem
+from .spec import SKILL_MD
 
 __all__ = [
     "MAX_URI_LENGTH",

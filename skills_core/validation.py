@@ -49,18 +49,18 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Final, final
 
-from skills_core._yaml import Path, Spots, parse_yaml
-from skills_core.errors import FrontmatterError, quote_for_message
-from skills_core.frontmatter import (
+from ._yaml import Path, Spots, parse_yaml
+from .errors import FrontmatterError, quote_for_message
+from .frontmatter import (
     DEFAULT_MAX_BYTES,
     FieldLocation,
     field_locations,
     json_pointer,
     split_frontmatter,
 )
-from skills_core.jsonvalue import JSONValue
-from skills_core.names import skill_name_problem
-from skills_core.spec import RESERVED_FRONTMATTER_METADATA_PREFIX, SKILL_MD
+from .jsonvalue import JSONValue
+from .names import skill_name_problem
+from .spec import RESERVED_FRONTMATTER_METADATA_PREFIX, SKILL_MD
 
 __all__ = [
     "Severity",

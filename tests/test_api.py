@@ -34,6 +34,8 @@ IO_MODULES = {
     "skills_core/cli/host.py",
     "skills_core/demo.py",
     "skills_core/__main__.py",
+    # where this copy of the package lives, to start it again in a child process
+    "skills_core/_self.py",
 }
 IO_PACKAGES = ("skills_core/adapters/",)
 
@@ -85,7 +87,8 @@ def test_every_exported_name_exists_and_is_documented() -> None:
 @pytest.mark.parametrize("package", ["skills_core", "skills_core.server"])
 def test_exports_lazy_names_and_type_checking_imports_agree(package: str) -> None:
     """``__all__`` is exactly the eager imports plus ``_LAZY``; each lazy name is also imported
-    under ``TYPE_CHECKING`` from the module ``_LAZY`` names (so type checkers see what runs)."""
+    under ``TYPE_CHECKING`` from the module ``_LAZY`` names, relative to the package (so type
+    checkers see what runs, and a vendored copy loads its own modules)."""
     module = importlib.import_module(package)
     init = ROOT.joinpath(*package.split("."), "__init__.py")
     tree = ast.parse(init.read_text(encoding="utf-8"))
@@ -102,7 +105,7 @@ def test_exports_lazy_names_and_type_checking_imports_agree(package: str) -> Non
                 assert inner.module is not None
                 for alias in inner.names:
                     assert alias.asname == alias.name, alias.name
-                    typed[alias.name] = inner.module
+                    typed[alias.name] = "." * inner.level + inner.module
     lazy = module._LAZY
     defined = {  # functions and classes the package defines itself
         node.name
@@ -113,7 +116,7 @@ def test_exports_lazy_names_and_type_checking_imports_agree(package: str) -> Non
     assert not set(eager) & set(lazy)
     assert sorted(module.__all__) == sorted(set(eager) | set(lazy) | defined)
     for name, home in lazy.items():  # and each lazy name really loads from its module
-        assert getattr(module, name) is getattr(importlib.import_module(home), name)
+        assert getattr(module, name) is getattr(importlib.import_module(home, package), name)
     assert set(module._LAZY) <= set(dir(module))
     with pytest.raises(AttributeError, match="no attribute 'Nope'"):
         _ = module.Nope
@@ -121,8 +124,9 @@ def test_exports_lazy_names_and_type_checking_imports_agree(package: str) -> Non
 
 def test_module_all_lists_are_consistent() -> None:
     for path in core_modules():
-        module_name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
-        module = __import__(module_name, fromlist=["*"])
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        module_name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        module = importlib.import_module(module_name)
         exported = getattr(module, "__all__", None)
         if path.name.startswith("_") and path.name != "__init__.py":
             continue
@@ -219,3 +223,18 @@ def test_the_library_has_no_type_ignore() -> None:
         if "type: ignore" in line
     ]
     assert found == []
+
+
+def test_the_package_imports_itself_relatively() -> None:
+    """No module spells the package's own name in an import: a vendored copy must load itself."""
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                assert name.split(".")[0] != "skills_core", (path, node.lineno, name)

@@ -17,7 +17,7 @@ side of a byte stream without I/O: bytes received in, what to write out, with ba
 
 from __future__ import annotations
 
-from skills_core.adapters._core import (
+from ._core import (
     DEFAULT_DEFER_READS_OVER,
     FINISHED,
     OUTPUT_BATCH,

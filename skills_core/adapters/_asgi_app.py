@@ -36,8 +36,11 @@ import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any, Final, TypeAlias, TypeVar, final
 
-from skills_core.adapters._core import DEFAULT_DEFER_READS_OVER
-from skills_core.adapters._http_checks import (
+from ..jsonrpc import Answer
+from ..server.handler import PendingRead, SkillsServer
+from ..spec import Method
+from ._core import DEFAULT_DEFER_READS_OVER
+from ._http_checks import (
     Call,
     Head,
     HttpChecks,
@@ -45,11 +48,8 @@ from skills_core.adapters._http_checks import (
     encode_answer,
     text_reply,
 )
-from skills_core.adapters._http_options import HttpOptions, Scope
-from skills_core.adapters._http_session import SessionCodec
-from skills_core.jsonrpc import Answer
-from skills_core.server.handler import PendingRead, SkillsServer
-from skills_core.spec import Method
+from ._http_options import HttpOptions, Scope
+from ._http_session import SessionCodec
 
 __all__ = ["Message", "Receive", "Send", "SkillsApp"]
 

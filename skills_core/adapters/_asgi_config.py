@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, final
 
-from skills_core.adapters._asgi_app import SkillsApp
-from skills_core.adapters._http_options import (
+from ._asgi_app import SkillsApp
+from ._http_options import (
     DEFAULT_BODY_TIMEOUT,
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_PATH,
@@ -215,7 +215,7 @@ class AppConfig:
             OSError: a root or the key file cannot be read.
             ValueError: a setting is out of range.
         """
-        from skills_core.server import ServerOptions, server_from_roots  # noqa: PLC0415
+        from ..server import ServerOptions, server_from_roots  # noqa: PLC0415
 
         secret = self.secret if self.secret is not None else read_key_file(str(self.key_file))
         settings: dict[str, Any] = {"directory_read": self.directory_read}

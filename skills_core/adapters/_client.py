@@ -28,13 +28,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final, TypeAlias, final
 
-from skills_core.errors import (
+from ..errors import (
     JsonRpcError,
     RemoteProtocolError,
     SkillsError,
     TransportError,
 )
-from skills_core.jsonrpc import (
+from ..jsonrpc import (
     NEED_DATA,
     CancelRequested,
     ConnectionClosed,
@@ -50,8 +50,8 @@ from skills_core.jsonrpc import (
     ResponseReceived,
     UnmatchedResponse,
 )
-from skills_core.jsonvalue import JSONValue
-from skills_core.spec import ErrorCode
+from ..jsonvalue import JSONValue
+from ..spec import ErrorCode
 
 __all__ = [
     "REPORTS_SHOWN",

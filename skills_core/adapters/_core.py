@@ -42,8 +42,8 @@ import warnings
 from collections.abc import Callable
 from typing import Final, Protocol, final
 
-from skills_core.errors import LocalProtocolError
-from skills_core.jsonrpc import (
+from ..errors import LocalProtocolError
+from ..jsonrpc import (
     NEED_DATA,
     Answer,
     ConnectionClosed,
@@ -55,8 +55,8 @@ from skills_core.jsonrpc import (
     RequestId,
     RequestReceived,
 )
-from skills_core.server.handler import PendingRead
-from skills_core.spec import ErrorCode
+from ..server.handler import PendingRead
+from ..spec import ErrorCode
 
 __all__ = [
     "Responder",

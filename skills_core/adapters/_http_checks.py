@@ -60,11 +60,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Final, TypeVar, final
 
-from skills_core.adapters._http_options import HttpOptions, Scope
-from skills_core.adapters._http_session import SessionCodec
-from skills_core.errors import LocalProtocolError
-from skills_core.http_wire import decode_header_value
-from skills_core.jsonrpc import (
+from ..errors import LocalProtocolError
+from ..http_wire import decode_header_value
+from ..jsonrpc import (
     Answer,
     CancelRequested,
     ErrorObject,
@@ -76,8 +74,8 @@ from skills_core.jsonrpc import (
     RequestReceived,
     parse_message,
 )
-from skills_core.jsonvalue import JSONValue
-from skills_core.spec import (
+from ..jsonvalue import JSONValue
+from ..spec import (
     META_CLIENT_CAPABILITIES,
     META_PROTOCOL_VERSION,
     SUPPORTED_LEGACY_VERSIONS,
@@ -85,6 +83,8 @@ from skills_core.spec import (
     ErrorCode,
     Method,
 )
+from ._http_options import HttpOptions, Scope
+from ._http_session import SessionCodec
 
 __all__ = [
     "HANDSHAKE_VERSIONS",

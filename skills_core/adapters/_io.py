@@ -26,7 +26,7 @@ import sys
 from collections.abc import Callable
 from typing import Final
 
-from skills_core.display import display, display_line
+from ..display import display, display_line
 
 __all__ = [
     "READ_CHUNK",

@@ -53,8 +53,8 @@ option (hypercorn, gunicorn with a uvicorn worker class), a one-line module of y
 
 from __future__ import annotations
 
-from skills_core.adapters._asgi_app import Receive, Send, SkillsApp
-from skills_core.adapters._asgi_config import (
+from ._asgi_app import Receive, Send, SkillsApp
+from ._asgi_config import (
     MIN_SECRET_BYTES,
     AppConfig,
     app_from_env,
@@ -62,8 +62,8 @@ from skills_core.adapters._asgi_config import (
     derive_key,
     read_key_file,
 )
-from skills_core.adapters._http_checks import HANDSHAKE_VERSIONS
-from skills_core.adapters._http_options import (
+from ._http_checks import HANDSHAKE_VERSIONS
+from ._http_options import (
     DEFAULT_BODY_TIMEOUT,
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_PATH,

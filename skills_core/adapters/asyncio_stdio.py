@@ -24,7 +24,10 @@ import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import final
 
-from skills_core.adapters._client import (
+from ..errors import SkillsError, TransportError
+from ..jsonrpc import NEED_DATA, RequestId
+from ..jsonvalue import JSONValue
+from ._client import (
     ClientOutcome,
     ClientStream,
     Failed,
@@ -34,14 +37,14 @@ from skills_core.adapters._client import (
     Resolved,
     StderrLines,
 )
-from skills_core.adapters._core import (
+from ._core import (
     DEFAULT_DEFER_READS_OVER,
     FINISHED,
     PendingOutput,
     Responder,
     ServerStream,
 )
-from skills_core.adapters._io import (
+from ._io import (
     GROUP_POLL,
     NEW_SESSION,
     READ_CHUNK,
@@ -52,9 +55,6 @@ from skills_core.adapters._io import (
     stderr_relay,
     write_all,
 )
-from skills_core.errors import SkillsError, TransportError
-from skills_core.jsonrpc import NEED_DATA, RequestId
-from skills_core.jsonvalue import JSONValue
 
 __all__ = ["serve_stdio", "open_stdio_client", "StdioClient", "READ_CHUNK", "SHUTDOWN_GRACE"]
 

@@ -17,9 +17,9 @@ import fcntl
 import os
 from typing import Final
 
-from skills_core.adapters._core import FINISHED, Responder, ServerStream
-from skills_core.adapters._io import READ_CHUNK, write_all
-from skills_core.jsonrpc import NEED_DATA
+from ..jsonrpc import NEED_DATA
+from ._core import FINISHED, Responder, ServerStream
+from ._io import READ_CHUNK, write_all
 
 __all__ = ["serve_stdio", "READ_CHUNK"]
 

@@ -23,13 +23,13 @@ import functools
 from collections.abc import Iterable, Mapping
 from typing import Final, Protocol, runtime_checkable
 
-from skills_core.errors import JsonRpcError, RemoteProtocolError, SkillsError, TransportError
-from skills_core.host.effects import Effect
-from skills_core.host.handshake import INITIALIZED_NOTIFICATION, Negotiated
-from skills_core.host.pump import AsyncSend, Pumped, TransportFailure, pump_async
-from skills_core.host.router import DEFAULT_CLIENT_INFO, Host
-from skills_core.jsonvalue import JSONValue
-from skills_core.messages import Era, Implementation
+from ..errors import JsonRpcError, RemoteProtocolError, SkillsError, TransportError
+from ..host.effects import Effect
+from ..host.handshake import INITIALIZED_NOTIFICATION, Negotiated
+from ..host.pump import AsyncSend, Pumped, TransportFailure, pump_async
+from ..host.router import DEFAULT_CLIENT_INFO, Host
+from ..jsonvalue import JSONValue
+from ..messages import Era, Implementation
 
 __all__ = [
     "Requester",

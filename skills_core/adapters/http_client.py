@@ -50,12 +50,10 @@ except ImportError as exc:  # pragma: no cover - exercised by a subprocess test
         "pip install 'skills-core[http-client]'"
     ) from exc
 
-from skills_core._version import __version__
-from skills_core.adapters._io import report_to_stderr
-from skills_core.adapters.host_driver import CLIENT_INFO
-from skills_core.errors import JsonRpcError, SkillsError, TransportError
-from skills_core.host.handshake import Negotiated, handshake_request, outcome_of
-from skills_core.http_wire import (
+from .._version import __version__
+from ..errors import JsonRpcError, SkillsError, TransportError
+from ..host.handshake import Negotiated, handshake_request, outcome_of
+from ..http_wire import (
     MAX_ERROR_BODY,
     Answered,
     BodyKind,
@@ -80,22 +78,24 @@ from skills_core.http_wire import (
     supported_version,
     with_protocol_version,
 )
-from skills_core.jsonrpc import (
+from ..jsonrpc import (
     DEFAULT_MAX_MESSAGE_SIZE,
     JSONObject,
     JsonRpcConnection,
     NotificationReceived,
     RequestId,
 )
-from skills_core.jsonvalue import JSONValue
-from skills_core.messages import Era, Implementation
-from skills_core.spec import (
+from ..jsonvalue import JSONValue
+from ..messages import Era, Implementation
+from ..spec import (
     META_PROTOCOL_VERSION,
     SUPPORTED_LEGACY_VERSIONS,
     SUPPORTED_MODERN_VERSIONS,
     ErrorCode,
     Method,
 )
+from ._io import report_to_stderr
+from .host_driver import CLIENT_INFO
 
 __all__ = [
     "HttpClient",

@@ -51,12 +51,12 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess witho
         "pip install 'skills-core[mcp]'"
     ) from exc
 
-from skills_core.errors import JsonRpcError, LocalProtocolError, TransportError
-from skills_core.host.effects import Effect
-from skills_core.host.router import Host
-from skills_core.jsonvalue import JSONValue
-from skills_core.messages import Era
-from skills_core.spec import EXTENSION_ID, SUPPORTED_MODERN_VERSIONS
+from ..errors import JsonRpcError, LocalProtocolError, TransportError
+from ..host.effects import Effect
+from ..host.router import Host
+from ..jsonvalue import JSONValue
+from ..messages import Era
+from ..spec import EXTENSION_ID, SUPPORTED_MODERN_VERSIONS
 
 __all__ = ["SessionRequester", "client_extensions", "connect"]
 

@@ -61,11 +61,11 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess witho
         "pip install 'skills-core[mcp]'"
     ) from exc
 
-from skills_core.jsonrpc import EncodedResult, ErrorObject
-from skills_core.jsonvalue import JSONValue, loads_strict
-from skills_core.server.handler import SkillsServer
-from skills_core.server.paths import DEFAULT_SCHEME
-from skills_core.spec import EXTENSION_ID, Method
+from ..jsonrpc import EncodedResult, ErrorObject
+from ..jsonvalue import JSONValue, loads_strict
+from ..server.handler import SkillsServer
+from ..server.paths import DEFAULT_SCHEME
+from ..spec import EXTENSION_ID, Method
 
 __all__ = ["add_skills"]
 

@@ -21,7 +21,10 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "skills_core.adapters.trio_stdio needs trio: pip install 'skills-core[trio]'"
     ) from exc
 
-from skills_core.adapters._client import (
+from ..errors import SkillsError, TransportError
+from ..jsonrpc import NEED_DATA, RequestId
+from ..jsonvalue import JSONValue
+from ._client import (
     ClientOutcome,
     ClientStream,
     Failed,
@@ -31,14 +34,14 @@ from skills_core.adapters._client import (
     Resolved,
     StderrLines,
 )
-from skills_core.adapters._core import (
+from ._core import (
     DEFAULT_DEFER_READS_OVER,
     FINISHED,
     PendingOutput,
     Responder,
     ServerStream,
 )
-from skills_core.adapters._io import (
+from ._io import (
     GROUP_POLL,
     NEW_SESSION,
     READ_CHUNK,
@@ -48,9 +51,6 @@ from skills_core.adapters._io import (
     signal_group,
     stderr_relay,
 )
-from skills_core.errors import SkillsError, TransportError
-from skills_core.jsonrpc import NEED_DATA, RequestId
-from skills_core.jsonvalue import JSONValue
 
 __all__ = ["serve_stdio", "open_stdio_client", "StdioClient", "READ_CHUNK", "SHUTDOWN_GRACE"]
 

@@ -24,8 +24,9 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any, NoReturn, TypeVar, overload
 
-from skills_core._version import __version__
-from skills_core.cli._common import (
+from .._version import __version__
+from ..errors import SkillsError
+from ._common import (
     EXIT_CONNECTION,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
@@ -33,7 +34,6 @@ from skills_core.cli._common import (
     CliError,
     error,
 )
-from skills_core.errors import SkillsError
 
 __all__ = ["main", "build_parser"]
 
@@ -412,26 +412,26 @@ def _dispatch(args: argparse.Namespace) -> int:
     # Each command's module is imported only when it runs (serve's start-up stays small).
     command = args.command
     if command == "serve":
-        from skills_core.cli.serve import run_serve  # noqa: PLC0415
+        from .serve import run_serve  # noqa: PLC0415
 
         return run_serve(args)
     if command == "manifest":
-        from skills_core.cli.manifest import run_manifest  # noqa: PLC0415
+        from .manifest import run_manifest  # noqa: PLC0415
 
         return run_manifest(args)
     if command == "validate":
-        from skills_core.cli.validate import run_validate  # noqa: PLC0415
+        from .validate import run_validate  # noqa: PLC0415
 
         return run_validate(args)
     if command == "diff":
-        from skills_core.cli.diff import run_diff  # noqa: PLC0415
+        from .diff import run_diff  # noqa: PLC0415
 
         return run_diff(args)
     if command == "host":
-        from skills_core.cli.host import run_host  # noqa: PLC0415
+        from .host import run_host  # noqa: PLC0415
 
         return run_host(args)
     assert command == "demo"
-    from skills_core.demo import run_demo  # noqa: PLC0415
+    from ..demo import run_demo  # noqa: PLC0415
 
     return run_demo()

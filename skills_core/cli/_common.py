@@ -26,10 +26,10 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final, TextIO
 
-from skills_core.display import display, display_json
+from ..display import display, display_json
 
 if TYPE_CHECKING:
-    from skills_core.server.filesystem import FilesystemSource
+    from ..server.filesystem import FilesystemSource
 
 __all__ = [
     "EXIT_OK",
@@ -99,7 +99,7 @@ def open_source(
 
     The keywords are the source's own (``serve`` and ``manifest`` take them as options).
     """
-    from skills_core.server.filesystem import FilesystemSource  # noqa: PLC0415 - only when used
+    from ..server.filesystem import FilesystemSource  # noqa: PLC0415 - only when used
 
     try:
         return FilesystemSource(roots, include_hidden=include_hidden, exclude=exclude, index=index)

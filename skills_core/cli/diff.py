@@ -26,7 +26,7 @@ import sys
 from dataclasses import dataclass
 from typing import cast, final
 
-from skills_core.check import (
+from ..check import (
     ChangeKind,
     EntryComparison,
     FieldChange,
@@ -35,19 +35,19 @@ from skills_core.check import (
     entries_in,
     validate_folder,
 )
-from skills_core.cli._common import CliError, error, os_message
-from skills_core.cli.validate import (
+from ..display import display, display_line
+from ..entry import SkillEntry
+from ..errors import InvalidEntryError, JsonRpcError
+from ..jsonvalue import FrozenJSON, JSONValue, thaw_json
+from ..spec import SKILL_MD
+from ._common import CliError, error, os_message
+from .validate import (
     EXIT_INVALID,
     EXIT_TROUBLE,
     EXIT_VALID,
     plural,
     read_json_documents,
 )
-from skills_core.display import display, display_line
-from skills_core.entry import SkillEntry
-from skills_core.errors import InvalidEntryError, JsonRpcError
-from skills_core.jsonvalue import FrozenJSON, JSONValue, thaw_json
-from skills_core.spec import SKILL_MD
 
 __all__ = ["run_diff"]
 

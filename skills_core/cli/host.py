@@ -51,25 +51,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, TextIO
 
-from skills_core.adapters.asyncio_stdio import StdioClient, open_stdio_client
-from skills_core.adapters.host_driver import CLIENT_INFO, Requester, handshake
-from skills_core.cli._common import (
-    EXIT_APPROVAL,
-    EXIT_CONNECTION,
-    EXIT_INVALID_ENTRY,
-    EXIT_OK,
-    EXIT_USAGE,
-    EXIT_VERIFICATION,
-    CliError,
-    error,
-    print_json,
-    read_regular_file,
-    terminal_width,
-)
-from skills_core.cli._screen import fit
-from skills_core.digest import compute_digest
-from skills_core.display import display, display_line
-from skills_core.errors import (
+from ..adapters.asyncio_stdio import StdioClient, open_stdio_client
+from ..adapters.host_driver import CLIENT_INFO, Requester, handshake
+from ..digest import compute_digest
+from ..display import display, display_line
+from ..errors import (
     JsonRpcError,
     LocalProtocolError,
     SkillsError,
@@ -77,10 +63,10 @@ from skills_core.errors import (
     VerificationError,
     VerificationKind,
 )
-from skills_core.host.approvals import ApprovalsFileError, ApprovalStore
-from skills_core.host.cache import CacheStore
-from skills_core.host.codes import NoticeCode, StopReason
-from skills_core.host.effects import (
+from ..host.approvals import ApprovalsFileError, ApprovalStore
+from ..host.cache import CacheStore
+from ..host.codes import NoticeCode, StopReason
+from ..host.effects import (
     ApprovalGranted,
     ApprovalRevoked,
     DeclineReason,
@@ -104,17 +90,31 @@ from skills_core.host.effects import (
     SkillChanged,
     VerificationFailed,
 )
-from skills_core.host.policy import HostPolicy
-from skills_core.host.pump import AsyncSend, Pumped, TransportFailure, pump_async
-from skills_core.host.registry import ResolutionStatus
-from skills_core.host.router import Host
-from skills_core.host.states import LoadState
-from skills_core.jsonvalue import thaw_json
-from skills_core.messages import Era
-from skills_core.uri import is_skill_md_uri
+from ..host.policy import HostPolicy
+from ..host.pump import AsyncSend, Pumped, TransportFailure, pump_async
+from ..host.registry import ResolutionStatus
+from ..host.router import Host
+from ..host.states import LoadState
+from ..jsonvalue import thaw_json
+from ..messages import Era
+from ..uri import is_skill_md_uri
+from ._common import (
+    EXIT_APPROVAL,
+    EXIT_CONNECTION,
+    EXIT_INVALID_ENTRY,
+    EXIT_OK,
+    EXIT_USAGE,
+    EXIT_VERIFICATION,
+    CliError,
+    error,
+    print_json,
+    read_regular_file,
+    terminal_width,
+)
+from ._screen import fit
 
 if TYPE_CHECKING:
-    from skills_core.http_wire import EraCache
+    from ..http_wire import EraCache
 
 __all__ = ["run_host", "MAX_APPROVALS_BYTES"]
 
@@ -178,7 +178,7 @@ def _parse_servers(specs: list[str]) -> dict[str, _ServerSpec]:
 
 
 def _checked_url(label: str, url: str) -> str:
-    from skills_core.http_wire import check_url  # noqa: PLC0415 - only for URL servers
+    from ..http_wire import check_url  # noqa: PLC0415 - only for URL servers
 
     try:
         return check_url(url)
@@ -190,7 +190,7 @@ def _parse_headers(
     specs: list[str], servers: dict[str, _ServerSpec]
 ) -> dict[str, list[tuple[str, str]]]:
     """``--header LABEL=NAME:VALUE`` values per label; a message never shows a VALUE."""
-    from skills_core.http_wire import check_custom_header  # noqa: PLC0415
+    from ..http_wire import check_custom_header  # noqa: PLC0415
 
     headers: dict[str, list[tuple[str, str]]] = {}
     for spec in specs:
@@ -314,7 +314,7 @@ class _Session:
     def _open_cache(self) -> CacheStore | None:
         if not self.args.cache:
             return None
-        from skills_core.host.cache_store import DiskCacheStore  # noqa: PLC0415
+        from ..host.cache_store import DiskCacheStore  # noqa: PLC0415
 
         try:
             return DiskCacheStore(self.args.cache)
@@ -341,8 +341,8 @@ class _Session:
             self.processes[label] = client
             return client
         try:
-            from skills_core.adapters.http_client import open_http_client  # noqa: PLC0415
-            from skills_core.http_wire import EraCache  # noqa: PLC0415
+            from ..adapters.http_client import open_http_client  # noqa: PLC0415
+            from ..http_wire import EraCache  # noqa: PLC0415
         except ImportError as exc:  # the message names the extra to install
             raise CliError(str(exc), EXIT_USAGE) from None
         if self.era_cache is None:

@@ -33,10 +33,10 @@ from collections.abc import Callable, Iterable, Iterator
 from json.encoder import encode_basestring
 from types import MappingProxyType
 
-from skills_core.cli._common import EXIT_OK, error, open_source
-from skills_core.display import display
-from skills_core.server.catalog import Catalog
-from skills_core.validation import Finding
+from ..display import display
+from ..server.catalog import Catalog
+from ..validation import Finding
+from ._common import EXIT_OK, error, open_source
 
 __all__ = ["run_manifest", "finding_json"]
 

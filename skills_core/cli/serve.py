@@ -21,7 +21,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from skills_core.cli._common import (
+from .._self import module_name
+from ._common import (
     EXIT_CONNECTION,
     EXIT_OK,
     EXIT_USAGE,
@@ -38,9 +39,9 @@ def run_serve(args: argparse.Namespace) -> int:
     """Run ``skills-core serve``: stdio until the client closes stdin, or HTTP with ``--http``."""
     if args.http is not None:
         return _run_http(args)
-    from skills_core.adapters.blocking_stdio import serve_stdio  # noqa: PLC0415
-    from skills_core.server.handler import SkillsServer  # noqa: PLC0415
-    from skills_core.server.options import ServerOptions  # noqa: PLC0415
+    from ..adapters.blocking_stdio import serve_stdio  # noqa: PLC0415
+    from ..server.handler import SkillsServer  # noqa: PLC0415
+    from ..server.options import ServerOptions  # noqa: PLC0415
 
     source = open_source(
         args.roots, include_hidden=args.include_hidden, exclude=args.exclude, index=args.index
@@ -91,7 +92,7 @@ def _is_loopback(host: str) -> bool:
 
 def _secret(key_file: str | None) -> tuple[bytes | None, str | None]:
     """(the secret to hand over, or None when the workers read ``key_file``; the key file)."""
-    from skills_core.adapters.asgi import create_key_file, read_key_file  # noqa: PLC0415
+    from ..adapters.asgi import create_key_file, read_key_file  # noqa: PLC0415
 
     if key_file is None:
         inherited = os.environ.get("SKILLS_CORE_CURSOR_KEY", "").strip()
@@ -120,7 +121,7 @@ def _run_http(args: argparse.Namespace) -> int:
             "pip install 'skills-core[http]'",
             EXIT_USAGE,
         ) from None
-    from skills_core.adapters.asgi import (  # noqa: PLC0415
+    from ..adapters.asgi import (  # noqa: PLC0415
         LOOPBACK_HOSTS,
         LOOPBACK_ORIGINS,
         AppConfig,
@@ -165,7 +166,7 @@ def _run_http(args: argparse.Namespace) -> int:
     del app
     try:
         uvicorn.run(
-            "skills_core.adapters.asgi:app_from_env",
+            module_name("adapters.asgi") + ":app_from_env",
             factory=True,
             host=host,
             port=port,

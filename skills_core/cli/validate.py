@@ -30,13 +30,13 @@ import os
 import sys
 from pathlib import Path
 
-from skills_core.check import SkillReport, ValidationReport, validate_entries, validate_folder
-from skills_core.ci import RULES, github_commands, to_sarif
-from skills_core.cli._common import CliError, error, os_message
-from skills_core.display import display
-from skills_core.errors import JsonRpcError
-from skills_core.jsonvalue import loads_strict
-from skills_core.validation import Finding
+from ..check import SkillReport, ValidationReport, validate_entries, validate_folder
+from ..ci import RULES, github_commands, to_sarif
+from ..display import display
+from ..errors import JsonRpcError
+from ..jsonvalue import loads_strict
+from ..validation import Finding
+from ._common import CliError, error, os_message
 
 __all__ = [
     "EXIT_VALID",

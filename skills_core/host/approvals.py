@@ -60,12 +60,12 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Final, final
 
-from skills_core.digest import is_valid_digest
-from skills_core.entry import ResourceKey, SkillEntry
-from skills_core.errors import SkillsError, URIError, quote_for_message
-from skills_core.jsonvalue import JSONValue, loads_strict
-from skills_core.spec import MAX_SAFE_INTEGER
-from skills_core.uri import SkillURI
+from ..digest import is_valid_digest
+from ..entry import ResourceKey, SkillEntry
+from ..errors import SkillsError, URIError, quote_for_message
+from ..jsonvalue import JSONValue, loads_strict
+from ..spec import MAX_SAFE_INTEGER
+from ..uri import SkillURI
 
 __all__ = [
     "APPROVALS_FORMAT_VERSION",

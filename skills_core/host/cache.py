@@ -46,10 +46,10 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Final, Protocol, final
 
-from skills_core.digest import check_digest, verify_bytes
-from skills_core.entry import SkillResource
-from skills_core.errors import VerificationError
-from skills_core.spec import DIGEST_PREFIX
+from ..digest import check_digest, verify_bytes
+from ..entry import SkillResource
+from ..errors import VerificationError
+from ..spec import DIGEST_PREFIX
 
 __all__ = [
     "CACHE_LAYOUT_VERSION",

@@ -42,8 +42,8 @@ import stat
 from collections.abc import Iterable, Iterator
 from typing import Final, final
 
-from skills_core.errors import SkillsError
-from skills_core.host.cache import (
+from ..errors import SkillsError
+from .cache import (
     CACHE_LAYOUT_VERSION,
     CacheLocation,
     cache_relpath,

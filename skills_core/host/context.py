@@ -21,8 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, final
 
-from skills_core.entry import SkillEntry
-from skills_core.errors import (
+from ..entry import SkillEntry
+from ..errors import (
     FrontmatterError,
     RemoteProtocolError,
     URIError,
@@ -30,11 +30,13 @@ from skills_core.errors import (
     VerificationError,
     VerificationKind,
 )
-from skills_core.frontmatter import compare_frontmatter, parse_frontmatter
-from skills_core.host.approvals import ApprovalStore
-from skills_core.host.cache import VerifiedCache
-from skills_core.host.codes import FailureSource, RefusalCode
-from skills_core.host.effects import (
+from ..frontmatter import compare_frontmatter, parse_frontmatter
+from ..jsonvalue import JSONValue, thaw_json
+from ..messages import ServerFeatures, with_meta
+from .approvals import ApprovalStore
+from .cache import VerifiedCache
+from .codes import FailureSource, RefusalCode
+from .effects import (
     Effect,
     ReferenceRejected,
     Refused,
@@ -43,11 +45,9 @@ from skills_core.host.effects import (
     SendRequest,
     VerificationFailed,
 )
-from skills_core.host.listing import ListingProgress
-from skills_core.host.policy import HostPolicy
-from skills_core.host.requests import Key, OpenPrompt, PendingRequest
-from skills_core.jsonvalue import JSONValue, thaw_json
-from skills_core.messages import ServerFeatures, with_meta
+from .listing import ListingProgress
+from .policy import HostPolicy
+from .requests import Key, OpenPrompt, PendingRequest
 
 __all__ = [
     "OriginRecord",

@@ -35,16 +35,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final, Literal, final
 
-from skills_core._fast import unfrozen_twin
-from skills_core.entry import SkillEntry, SkillResource
-from skills_core.errors import (
+from .._fast import unfrozen_twin
+from ..entry import SkillEntry, SkillResource
+from ..errors import (
     InvalidEntryError,
     RemoteProtocolError,
     URIError,
     VerificationError,
 )
-from skills_core.host.approvals import ManifestChanges
-from skills_core.host.codes import (
+from ..jsonvalue import JSONValue
+from ..messages import DirectoryChild, ServerFeatures
+from .approvals import ManifestChanges
+from .codes import (
     ApprovalReason,
     CloseReason,
     DeclineReason,
@@ -55,10 +57,8 @@ from skills_core.host.codes import (
     RefusalCode,
     StopReason,
 )
-from skills_core.host.framing import frame_content, frame_listing
-from skills_core.host.registry import Candidate
-from skills_core.jsonvalue import JSONValue
-from skills_core.messages import DirectoryChild, ServerFeatures
+from .framing import frame_content, frame_listing
+from .registry import Candidate
 
 __all__ = [
     "Effect",

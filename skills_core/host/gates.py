@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final, final
 
-from skills_core.jsonvalue import JSONValue
+from ..jsonvalue import JSONValue
 
 __all__ = [
     "DEFAULT_WIDENING_FIELDS",

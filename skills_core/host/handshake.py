@@ -27,10 +27,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, final
 
-from skills_core.errors import RemoteProtocolError, quote_for_message
-from skills_core.jsonvalue import JSONValue
-from skills_core.messages import Era, Implementation, client_capabilities, request_meta
-from skills_core.spec import (
+from ..errors import RemoteProtocolError, quote_for_message
+from ..jsonvalue import JSONValue
+from ..messages import Era, Implementation, client_capabilities, request_meta
+from ..spec import (
     LEGACY_PROTOCOL_VERSION,
     SUPPORTED_LEGACY_VERSIONS,
     SUPPORTED_MODERN_VERSIONS,

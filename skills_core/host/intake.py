@@ -22,17 +22,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import final
 
-from skills_core.entry import SkillEntry
-from skills_core.errors import (
+from ..entry import SkillEntry
+from ..errors import (
     EntryProblem,
     InvalidEntryError,
     LocalProtocolError,
     RemoteProtocolError,
 )
-from skills_core.host.approvals import approvable_set, manifest_changes
-from skills_core.host.codes import StopReason
-from skills_core.host.context import HostContext, OriginRecord, protocol_failed
-from skills_core.host.effects import (
+from ..messages import parse_get_skill_result, parse_list_skills_envelope
+from .approvals import approvable_set, manifest_changes
+from .codes import StopReason
+from .context import HostContext, OriginRecord, protocol_failed
+from .effects import (
     ApprovalRevoked,
     Effect,
     EntryRejected,
@@ -41,16 +42,15 @@ from skills_core.host.effects import (
     NameCollision,
     RegistryUpdated,
 )
-from skills_core.host.listing import (
+from .listing import (
     ListingProgress,
     budget_stop,
     entry_footprint,
     rejection_footprint,
 )
-from skills_core.host.registry import Footprint, ListingWalk, PutResult, Registry, RejectedRecord
-from skills_core.host.requests import GetConfirm, GetForLoad, GetPreview, GetRefresh, Key, ListPage
-from skills_core.host.session import LoadSession
-from skills_core.messages import parse_get_skill_result, parse_list_skills_envelope
+from .registry import Footprint, ListingWalk, PutResult, Registry, RejectedRecord
+from .requests import GetConfirm, GetForLoad, GetPreview, GetRefresh, Key, ListPage
+from .session import LoadSession
 
 __all__ = ["EntryIntake"]
 

@@ -26,11 +26,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Final, final
 
-from skills_core.entry import SkillEntry
-from skills_core.errors import InvalidEntryError
-from skills_core.host.codes import StopReason
-from skills_core.host.policy import HostPolicy
-from skills_core.host.registry import Footprint, ListingWalk
+from ..entry import SkillEntry
+from ..errors import InvalidEntryError
+from .codes import StopReason
+from .policy import HostPolicy
+from .registry import Footprint, ListingWalk
 
 __all__ = [
     "CONTAINER_BYTES",

@@ -13,10 +13,10 @@ import enum
 from dataclasses import dataclass, field
 from typing import Final, final
 
-from skills_core.entry import DEFAULT_LIMITS, Limits
-from skills_core.frontmatter import DEFAULT_MAX_BYTES
-from skills_core.host.gates import DEFAULT_WIDENING_FIELDS
-from skills_core.spec import MAX_TOTAL_BYTES
+from ..entry import DEFAULT_LIMITS, Limits
+from ..frontmatter import DEFAULT_MAX_BYTES
+from ..spec import MAX_TOTAL_BYTES
+from .gates import DEFAULT_WIDENING_FIELDS
 
 __all__ = [
     "MIB",

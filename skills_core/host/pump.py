@@ -43,10 +43,10 @@ from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TypeAlias, final
 
-from skills_core.errors import JsonRpcError, LocalProtocolError, TransportError
-from skills_core.host.effects import Effect, SendRequest
-from skills_core.host.router import Host
-from skills_core.jsonvalue import JSONValue
+from ..errors import JsonRpcError, LocalProtocolError, TransportError
+from ..jsonvalue import JSONValue
+from .effects import Effect, SendRequest
+from .router import Host
 
 __all__ = [
     "TransportFailure",

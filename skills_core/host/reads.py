@@ -17,11 +17,13 @@ Neither opens a window nor records an approval.
 
 from __future__ import annotations
 
-from skills_core.digest import verify_bytes
-from skills_core.entry import SkillEntry
-from skills_core.errors import RemoteProtocolError, URIError, VerificationError, VerificationKind
-from skills_core.host.codes import DeliveryKind, FailureSource, RefusalCode
-from skills_core.host.context import (
+from ..digest import verify_bytes
+from ..entry import SkillEntry
+from ..errors import RemoteProtocolError, URIError, VerificationError, VerificationKind
+from ..messages import decode_read_result
+from ..uri import resolve_reference
+from .codes import DeliveryKind, FailureSource, RefusalCode
+from .context import (
     HostContext,
     OriginRecord,
     cache_failure,
@@ -29,17 +31,15 @@ from skills_core.host.context import (
     protocol_failed,
     reference_error,
 )
-from skills_core.host.effects import (
+from .effects import (
     DeliverToModel,
     Effect,
     PreviewReady,
     Refused,
     VerificationFailed,
 )
-from skills_core.host.framing import content_warnings
-from skills_core.host.requests import ReadPreview, ReadResource
-from skills_core.messages import decode_read_result
-from skills_core.uri import resolve_reference
+from .framing import content_warnings
+from .requests import ReadPreview, ReadResource
 
 __all__ = ["preview_read", "take_preview", "take_resource"]
 

@@ -38,10 +38,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final, final
 
-from skills_core.entry import SkillEntry
-from skills_core.errors import InvalidEntryError, LocalProtocolError, quote_for_message
-from skills_core.host.codes import StopReason
-from skills_core.host.framing import one_line
+from ..entry import SkillEntry
+from ..errors import InvalidEntryError, LocalProtocolError, quote_for_message
+from .codes import StopReason
+from .framing import one_line
 
 __all__ = [
     "MAX_LABEL_BYTES",

@@ -27,13 +27,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar, Protocol, TypeAlias, final
 
-from skills_core.entry import SkillEntry, SkillResource
-from skills_core.errors import quote_for_message
-from skills_core.host.framing import one_line
-from skills_core.host.listing import ListingProgress
-from skills_core.host.registry import ListingWalk
-from skills_core.messages import DirectoryChild
-from skills_core.spec import Method
+from ..entry import SkillEntry, SkillResource
+from ..errors import quote_for_message
+from ..messages import DirectoryChild
+from ..spec import Method
+from .framing import one_line
+from .listing import ListingProgress
+from .registry import ListingWalk
 
 __all__ = [
     "Key",

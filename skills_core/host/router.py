@@ -39,25 +39,36 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, Final, cast, final
 
-from skills_core.errors import (
+from ..errors import (
     quote_for_message,
 )
-from skills_core.host.approvals import ApprovalStore
-from skills_core.host.cache import CacheStore, MemoryCacheStore, VerifiedCache
-from skills_core.host.codes import (
+from ..jsonvalue import ABSENT, JSONValue
+from ..messages import (
+    SKILLS_CORE,
+    Era,
+    Implementation,
+    ServerFeatures,
+    parse_server_features,
+    request_meta,
+)
+from ..spec import MODERN_PROTOCOL_VERSION, ErrorCode
+from ..uri import is_skill_md_uri
+from .approvals import ApprovalStore
+from .cache import CacheStore, MemoryCacheStore, VerifiedCache
+from .codes import (
     DeclineReason,
     NoticeCode,
     NoticeLevel,
     RefusalCode,
 )
-from skills_core.host.context import (
+from .context import (
     HostContext,
     OriginRecord,
     discarded,
     not_acting,
     not_connected,
 )
-from skills_core.host.effects import (
+from .effects import (
     ApprovalWithdrawn,
     Connected,
     Effect,
@@ -71,20 +82,20 @@ from skills_core.host.effects import (
     SkillConfirmed,
     UnexpectedResponse,
 )
-from skills_core.host.gates import ExecGateResult, SkillPermissions, exec_decision
-from skills_core.host.handshake import handshake_request, outcome_of
-from skills_core.host.intake import EntryIntake
-from skills_core.host.listing import ListingProgress
-from skills_core.host.policy import DEFAULT_POLICY, CrossOriginPolicy, HostPolicy
-from skills_core.host.reads import preview_read, take_preview, take_resource
-from skills_core.host.registry import (
+from .gates import ExecGateResult, SkillPermissions, exec_decision
+from .handshake import handshake_request, outcome_of
+from .intake import EntryIntake
+from .listing import ListingProgress
+from .policy import DEFAULT_POLICY, CrossOriginPolicy, HostPolicy
+from .reads import preview_read, take_preview, take_resource
+from .registry import (
     CatalogItem,
     ListingWalk,
     Registry,
     Resolution,
     check_label,
 )
-from skills_core.host.requests import (
+from .requests import (
     CrossOriginPrompt,
     GetConfirm,
     GetForLoad,
@@ -103,20 +114,9 @@ from skills_core.host.requests import (
     SkillPrompt,
     error_fields,
 )
-from skills_core.host.session import LoadSession, WindowView, declined_invalid
-from skills_core.host.states import LoadState
-from skills_core.host.window import ActingWindow
-from skills_core.jsonvalue import ABSENT, JSONValue
-from skills_core.messages import (
-    SKILLS_CORE,
-    Era,
-    Implementation,
-    ServerFeatures,
-    parse_server_features,
-    request_meta,
-)
-from skills_core.spec import MODERN_PROTOCOL_VERSION, ErrorCode
-from skills_core.uri import is_skill_md_uri
+from .session import LoadSession, WindowView, declined_invalid
+from .states import LoadState
+from .window import ActingWindow
 
 __all__ = ["DEFAULT_CLIENT_INFO", "DEFAULT_MEMORY_CACHE_BYTES", "Host"]
 

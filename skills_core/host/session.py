@@ -44,21 +44,23 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import NoReturn, final
 
-from skills_core.digest import verify_bytes
-from skills_core.entry import SkillEntry
-from skills_core.errors import (
+from ..digest import verify_bytes
+from ..entry import SkillEntry
+from ..errors import (
     InvalidEntryError,
     RemoteProtocolError,
     VerificationError,
     VerificationKind,
 )
-from skills_core.host.approvals import (
+from ..jsonvalue import JSONValue, thaw_json
+from ..messages import decode_read_result
+from .approvals import (
     approvable_set,
     entry_changes,
     manifest_changes,
     same_manifest,
 )
-from skills_core.host.codes import (
+from .codes import (
     ApprovalReason,
     CloseReason,
     DeclineReason,
@@ -66,14 +68,14 @@ from skills_core.host.codes import (
     FailureSource,
     RefusalCode,
 )
-from skills_core.host.context import (
+from .context import (
     HostContext,
     OriginRecord,
     cache_failure,
     not_acting,
     protocol_failed,
 )
-from skills_core.host.effects import (
+from .effects import (
     ApprovalGranted,
     ApprovalWithdrawn,
     DeliverToModel,
@@ -90,18 +92,16 @@ from skills_core.host.effects import (
     VerificationFailed,
     WindowClosed,
 )
-from skills_core.host.gates import SkillPermissions, WindowExecState, widening_fields
-from skills_core.host.requests import (
+from .gates import SkillPermissions, WindowExecState, widening_fields
+from .requests import (
     GetForLoad,
     GetRefresh,
     Key,
     ReadSkillMd,
     SkillPrompt,
 )
-from skills_core.host.states import WINDOW_STATES, LoadInput, LoadState, LoadStateMachine
-from skills_core.host.window import ActingWindow
-from skills_core.jsonvalue import JSONValue, thaw_json
-from skills_core.messages import decode_read_result
+from .states import WINDOW_STATES, LoadInput, LoadState, LoadStateMachine
+from .window import ActingWindow
 
 __all__ = ["WindowView", "PerLoadGrant", "LoadSession", "declined_invalid"]
 

@@ -38,7 +38,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final, final
 
-from skills_core.errors import LocalProtocolError
+from ..errors import LocalProtocolError
 
 __all__ = [
     "LoadState",

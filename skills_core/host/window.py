@@ -38,12 +38,20 @@ from __future__ import annotations
 
 from typing import Protocol, final
 
-from skills_core.digest import verify_bytes
-from skills_core.entry import SkillEntry, SkillResource
-from skills_core.errors import RemoteProtocolError, URIError, VerificationError, VerificationKind
-from skills_core.host.approvals import same_manifest
-from skills_core.host.codes import DeliveryKind, FailureSource, NoticeCode, NoticeLevel, RefusalCode
-from skills_core.host.context import (
+from ..digest import verify_bytes
+from ..entry import SkillEntry, SkillResource
+from ..errors import RemoteProtocolError, URIError, VerificationError, VerificationKind
+from ..jsonvalue import JSONValue
+from ..messages import DirectoryChild, decode_read_result, parse_directory_result
+from ..uri import (
+    SkillURI,
+    is_skill_md_uri,
+    resolve_directory_reference,
+    resolve_reference,
+)
+from .approvals import same_manifest
+from .codes import DeliveryKind, FailureSource, NoticeCode, NoticeLevel, RefusalCode
+from .context import (
     HostContext,
     OriginRecord,
     cache_failure,
@@ -51,7 +59,7 @@ from skills_core.host.context import (
     protocol_failed,
     reference_error,
 )
-from skills_core.host.effects import (
+from .effects import (
     DeliverToModel,
     DirectoryListing,
     Effect,
@@ -62,16 +70,8 @@ from skills_core.host.effects import (
     VerificationFailed,
     _skill_file_delivery,
 )
-from skills_core.host.registry import ListingWalk
-from skills_core.host.requests import DirectoryWalk, GetRefresh, Key, ReadDirectory, ReadFile
-from skills_core.jsonvalue import JSONValue
-from skills_core.messages import DirectoryChild, decode_read_result, parse_directory_result
-from skills_core.uri import (
-    SkillURI,
-    is_skill_md_uri,
-    resolve_directory_reference,
-    resolve_reference,
-)
+from .registry import ListingWalk
+from .requests import DirectoryWalk, GetRefresh, Key, ReadDirectory, ReadFile
 
 
 class _Owner(Protocol):

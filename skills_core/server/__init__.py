@@ -30,50 +30,50 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from skills_core._lazy import lazy_exports
-from skills_core.entry import DEFAULT_LIMITS, Limits
-from skills_core.server.catalog import Catalog as Catalog
-from skills_core.server.catalog import CatalogBuilder as CatalogBuilder
-from skills_core.server.filesystem import DEFAULT_IGNORED_NAMES as DEFAULT_IGNORED_NAMES
-from skills_core.server.filesystem import FilesystemSource as FilesystemSource
-from skills_core.server.model import DynamicSkill as DynamicSkill
-from skills_core.server.model import OmitCode as OmitCode
-from skills_core.server.model import OmittedSkill as OmittedSkill
-from skills_core.server.model import ProblemCode as ProblemCode
-from skills_core.server.model import PublishedSkill as PublishedSkill
-from skills_core.server.model import RootSnapshot as RootSnapshot
-from skills_core.server.model import SkipCode as SkipCode
-from skills_core.server.model import SkippedEntry as SkippedEntry
-from skills_core.server.model import SnapshotFile as SnapshotFile
-from skills_core.server.model import SourceProblem as SourceProblem
-from skills_core.server.paths import DEFAULT_SCHEME as DEFAULT_SCHEME
-from skills_core.server.source import MemorySource as MemorySource
-from skills_core.server.source import SkillSource as SkillSource
-from skills_core.server.source import TreeSource as TreeSource
+from .._lazy import lazy_exports
+from ..entry import DEFAULT_LIMITS, Limits
+from .catalog import Catalog as Catalog
+from .catalog import CatalogBuilder as CatalogBuilder
+from .filesystem import DEFAULT_IGNORED_NAMES as DEFAULT_IGNORED_NAMES
+from .filesystem import FilesystemSource as FilesystemSource
+from .model import DynamicSkill as DynamicSkill
+from .model import OmitCode as OmitCode
+from .model import OmittedSkill as OmittedSkill
+from .model import ProblemCode as ProblemCode
+from .model import PublishedSkill as PublishedSkill
+from .model import RootSnapshot as RootSnapshot
+from .model import SkipCode as SkipCode
+from .model import SkippedEntry as SkippedEntry
+from .model import SnapshotFile as SnapshotFile
+from .model import SourceProblem as SourceProblem
+from .paths import DEFAULT_SCHEME as DEFAULT_SCHEME
+from .source import MemorySource as MemorySource
+from .source import SkillSource as SkillSource
+from .source import TreeSource as TreeSource
 
 if TYPE_CHECKING:
-    from skills_core.server.cursors import CursorCodec as CursorCodec
-    from skills_core.server.handler import PendingRead as PendingRead
-    from skills_core.server.handler import ServerConnection as ServerConnection
-    from skills_core.server.handler import SkillsServer as SkillsServer
-    from skills_core.server.mime import mime_type_for as mime_type_for
-    from skills_core.server.options import DEFAULT_PAGE_SIZE as DEFAULT_PAGE_SIZE
-    from skills_core.server.options import DEFAULT_SERVER_INFO as DEFAULT_SERVER_INFO
-    from skills_core.server.options import DEFAULT_TTL_MS as DEFAULT_TTL_MS
-    from skills_core.server.options import ServerOptions as ServerOptions
+    from .cursors import CursorCodec as CursorCodec
+    from .handler import PendingRead as PendingRead
+    from .handler import ServerConnection as ServerConnection
+    from .handler import SkillsServer as SkillsServer
+    from .mime import mime_type_for as mime_type_for
+    from .options import DEFAULT_PAGE_SIZE as DEFAULT_PAGE_SIZE
+    from .options import DEFAULT_SERVER_INFO as DEFAULT_SERVER_INFO
+    from .options import DEFAULT_TTL_MS as DEFAULT_TTL_MS
+    from .options import ServerOptions as ServerOptions
 
 # The request handler and its settings load on first use (PEP 562), so that a command that needs
 # only the catalog and the filesystem source (``manifest``, ``validate``) does not import them.
 _LAZY: dict[str, str] = {
-    "CursorCodec": "skills_core.server.cursors",
-    "PendingRead": "skills_core.server.handler",
-    "ServerConnection": "skills_core.server.handler",
-    "SkillsServer": "skills_core.server.handler",
-    "mime_type_for": "skills_core.server.mime",
-    "DEFAULT_PAGE_SIZE": "skills_core.server.options",
-    "DEFAULT_SERVER_INFO": "skills_core.server.options",
-    "DEFAULT_TTL_MS": "skills_core.server.options",
-    "ServerOptions": "skills_core.server.options",
+    "CursorCodec": ".cursors",
+    "PendingRead": ".handler",
+    "ServerConnection": ".handler",
+    "SkillsServer": ".handler",
+    "mime_type_for": ".mime",
+    "DEFAULT_PAGE_SIZE": ".options",
+    "DEFAULT_SERVER_INFO": ".options",
+    "DEFAULT_TTL_MS": ".options",
+    "ServerOptions": ".options",
 }
 
 
@@ -156,7 +156,7 @@ def server_from_roots(
         FileNotFoundError: a root does not exist.
         ValueError: a setting is out of range, or an exclude pattern is not a glob.
     """
-    from skills_core.server.handler import SkillsServer  # noqa: PLC0415 (loaded on first use)
+    from .handler import SkillsServer  # noqa: PLC0415 (loaded on first use)
 
     source = FilesystemSource(
         roots,

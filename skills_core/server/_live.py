@@ -29,13 +29,13 @@ from __future__ import annotations
 import bisect
 from typing import Final, final
 
-from skills_core.jsonvalue import JSONValue
-from skills_core.server.catalog import Catalog
-from skills_core.server.mime import mime_type_for
-from skills_core.server.model import OmittedSkill, PublishedSkill
-from skills_core.server.paths import split_uri
-from skills_core.server.source import SkillSource
-from skills_core.spec import SKILL_MD, SKILL_MD_MIME_TYPE
+from ..jsonvalue import JSONValue
+from ..spec import SKILL_MD, SKILL_MD_MIME_TYPE
+from .catalog import Catalog
+from .mime import mime_type_for
+from .model import OmittedSkill, PublishedSkill
+from .paths import split_uri
+from .source import SkillSource
 
 #: How many URIs :meth:`_Live.resolve` remembers before it starts over (bounds memory whatever
 #: URIs a client sends; a real client reads a few hundred files at most).

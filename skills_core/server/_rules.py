@@ -17,21 +17,21 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final, NamedTuple
 
-from skills_core.entry import SkillEntry, SkillResource, _unchecked_entry
-from skills_core.errors import FrontmatterError, URIError
-from skills_core.frontmatter import _frontmatter_data
-from skills_core.jsonvalue import FrozenJSON, JSONValue
-from skills_core.names import is_valid_skill_name
-from skills_core.server.model import (
+from ..entry import SkillEntry, SkillResource, _unchecked_entry
+from ..errors import FrontmatterError, URIError
+from ..frontmatter import _frontmatter_data
+from ..jsonvalue import FrozenJSON, JSONValue
+from ..names import is_valid_skill_name
+from ..spec import DYNAMIC, SKILL_MD
+from ..uri import SkillURI
+from ..validation import Finding, Severity, validate_frontmatter
+from .model import (
     DynamicSkill,
     OmitCode,
     OmittedSkill,
     SnapshotFile,
     SourceProblem,
 )
-from skills_core.spec import DYNAMIC, SKILL_MD
-from skills_core.uri import SkillURI
-from skills_core.validation import Finding, Severity, validate_frontmatter
 
 __all__ = [
     "Verdict",

@@ -67,17 +67,21 @@ from functools import partial
 from types import MappingProxyType
 from typing import Final, final
 
-from skills_core.digest import compute_digest
-from skills_core.entry import (
+from ..digest import compute_digest
+from ..entry import (
     DEFAULT_LIMITS,
     Limits,
     SkillEntry,
     _unchecked_entry,
     _unchecked_resource,
 )
-from skills_core.errors import URIError
-from skills_core.jsonvalue import JSONValue, loads_strict
-from skills_core.server._rules import (
+from ..errors import URIError
+from ..jsonvalue import JSONValue, loads_strict
+from ..spec import DYNAMIC, SKILL_MD
+from ..uri import SkillURI, _new_skill_uri
+from ..validation import Finding
+from ..validation import _warning as warning
+from ._rules import (
     Contender,
     ParsedSkillMd,
     SkillKey,
@@ -94,8 +98,8 @@ from skills_core.server._rules import (
     refused,
     trusted_entry,
 )
-from skills_core.server.index import DigestIndexError, IndexProblem
-from skills_core.server.model import (
+from .index import DigestIndexError, IndexProblem
+from .model import (
     DynamicSkill,
     OmitCode,
     OmittedSkill,
@@ -108,17 +112,13 @@ from skills_core.server.model import (
     new_snapshot_file,
     restored_published_skill,
 )
-from skills_core.server.paths import (
+from .paths import (
     DEFAULT_SCHEME,
     check_scheme,
     encode_folder,
     encode_segment,
     split_uri,
 )
-from skills_core.spec import DYNAMIC, SKILL_MD
-from skills_core.uri import SkillURI, _new_skill_uri
-from skills_core.validation import Finding
-from skills_core.validation import _warning as warning
 
 __all__ = ["Catalog", "CatalogBuilder", "record_digest"]
 

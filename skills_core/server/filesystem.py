@@ -94,10 +94,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Final, final
 
-from skills_core._version import __version__
-from skills_core.entry import DEFAULT_LIMITS, Limits
-from skills_core.server.catalog import Catalog, CatalogBuilder, record_digest
-from skills_core.server.index import (
+from .._version import __version__
+from ..entry import DEFAULT_LIMITS, Limits
+from ..spec import SKILL_MD
+from .catalog import Catalog, CatalogBuilder, record_digest
+from .index import (
     DigestIndex,
     DigestIndexError,
     FileRecord,
@@ -107,8 +108,8 @@ from skills_core.server.index import (
     decode_index,
     encode_index,
 )
-from skills_core.server.index_file import MAX_INDEX_BYTES, read_index_file, write_atomically
-from skills_core.server.model import (
+from .index_file import MAX_INDEX_BYTES, read_index_file, write_atomically
+from .model import (
     DynamicSkill,
     ProblemCode,
     PublishedSkill,
@@ -119,11 +120,10 @@ from skills_core.server.model import (
     SourceProblem,
     new_snapshot_file,
 )
-from skills_core.server.open_files import HeldFiles
-from skills_core.server.paths import DEFAULT_SCHEME
-from skills_core.server.selection import DEFAULT_IGNORED_NAMES, Selection
-from skills_core.server.source import TreeSource
-from skills_core.spec import SKILL_MD
+from .open_files import HeldFiles
+from .paths import DEFAULT_SCHEME
+from .selection import DEFAULT_IGNORED_NAMES, Selection
+from .source import TreeSource
 
 __all__ = ["DEFAULT_IGNORED_NAMES", "MAX_INDEX_BYTES", "FilesystemSource"]
 

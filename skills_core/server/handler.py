@@ -98,9 +98,9 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Final, Protocol, final, overload, runtime_checkable
 
-from skills_core._jsonrpc_encode import _encode_spliced
-from skills_core.errors import URIError
-from skills_core.jsonrpc import (
+from .._jsonrpc_encode import _encode_spliced
+from ..errors import URIError
+from ..jsonrpc import (
     Answer,
     EncodedResult,
     ErrorObject,
@@ -110,23 +110,15 @@ from skills_core.jsonrpc import (
     RequestReceived,
     classify_message,
 )
-from skills_core.jsonvalue import JSONValue
-from skills_core.messages import (
+from ..jsonvalue import JSONValue
+from ..messages import (
     CacheHint,
     Era,
     complete_result,
     encode_resource_contents,
     server_capabilities,
 )
-from skills_core.server._live import LiveCatalog
-from skills_core.server.catalog import Catalog
-from skills_core.server.cursors import CursorCodec
-from skills_core.server.mime import mime_type_for
-from skills_core.server.model import OmittedSkill, PublishedSkill
-from skills_core.server.options import ServerOptions
-from skills_core.server.paths import encode_segment
-from skills_core.server.source import MemorySource, SkillSource
-from skills_core.spec import (
+from ..spec import (
     DIRECTORY_MIME_TYPE,
     LEGACY_PROTOCOL_VERSION,
     META_CLIENT_CAPABILITIES,
@@ -136,7 +128,15 @@ from skills_core.spec import (
     ErrorCode,
     Method,
 )
-from skills_core.uri import SkillURI
+from ..uri import SkillURI
+from ._live import LiveCatalog
+from .catalog import Catalog
+from .cursors import CursorCodec
+from .mime import mime_type_for
+from .model import OmittedSkill, PublishedSkill
+from .options import ServerOptions
+from .paths import encode_segment
+from .source import MemorySource, SkillSource
 
 __all__ = ["SkillsServer", "ServerConnection", "PendingRead"]
 

@@ -115,11 +115,11 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final, final
 
-from skills_core.errors import SkillsError
-from skills_core.server._rules import ParsedSkillMd, SkillKey, SkillRecord
-from skills_core.server.paths import DEFAULT_SCHEME
-from skills_core.spec import MAX_RESOURCES, MAX_TOTAL_BYTES
-from skills_core.validation import Finding, Severity
+from ..errors import SkillsError
+from ..spec import MAX_RESOURCES, MAX_TOTAL_BYTES
+from ..validation import Finding, Severity
+from ._rules import ParsedSkillMd, SkillKey, SkillRecord
+from .paths import DEFAULT_SCHEME
 
 __all__ = [
     "FORMAT_VERSION",

@@ -20,7 +20,7 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Final
 
-from skills_core.spec import SKILL_MD, SKILL_MD_MIME_TYPE
+from ..spec import SKILL_MD, SKILL_MD_MIME_TYPE
 
 __all__ = ["OCTET_STREAM", "mime_type_for"]
 

@@ -24,11 +24,11 @@ from dataclasses import FrozenInstanceError, dataclass
 from types import MappingProxyType
 from typing import Final, final
 
-from skills_core._fast import new_blank, slot_setters
-from skills_core.digest import compute_digest
-from skills_core.entry import SkillEntry
-from skills_core.spec import SKILL_MD
-from skills_core.validation import Finding
+from .._fast import new_blank, slot_setters
+from ..digest import compute_digest
+from ..entry import SkillEntry
+from ..spec import SKILL_MD
+from ..validation import Finding
 
 __all__ = [
     "OmitCode",

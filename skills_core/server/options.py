@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, final
 
-from skills_core.messages import SKILLS_CORE, CacheHint, CacheScope, Implementation
+from ..messages import SKILLS_CORE, CacheHint, CacheScope, Implementation
 
 __all__ = ["DEFAULT_PAGE_SIZE", "DEFAULT_TTL_MS", "DEFAULT_SERVER_INFO", "ServerOptions"]
 

@@ -28,8 +28,8 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
-from skills_core.errors import URIError
-from skills_core.uri import MAX_URI_LENGTH, encode_path_segment, percent_decode
+from ..errors import URIError
+from ..uri import MAX_URI_LENGTH, encode_path_segment, percent_decode
 
 __all__ = [
     "DEFAULT_SCHEME",

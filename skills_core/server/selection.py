@@ -46,7 +46,7 @@ import re
 from collections.abc import Iterable
 from typing import Final, final
 
-from skills_core.server.model import SkipCode
+from .model import SkipCode
 
 __all__ = ["DEFAULT_IGNORED_NAMES", "Selection", "is_hidden"]
 

@@ -36,10 +36,12 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol, final
 
-from skills_core.entry import DEFAULT_LIMITS, Limits
-from skills_core.errors import URIError
-from skills_core.server.catalog import Catalog, CatalogBuilder
-from skills_core.server.model import (
+from ..entry import DEFAULT_LIMITS, Limits
+from ..errors import URIError
+from ..spec import SKILL_MD
+from ..uri import SkillURI
+from .catalog import Catalog, CatalogBuilder
+from .model import (
     DynamicSkill,
     OmitCode,
     OmittedSkill,
@@ -48,9 +50,7 @@ from skills_core.server.model import (
     SnapshotFile,
     check_relative_path,
 )
-from skills_core.server.paths import DEFAULT_SCHEME, encode_segment, split_uri
-from skills_core.spec import SKILL_MD
-from skills_core.uri import SkillURI
+from .paths import DEFAULT_SCHEME, encode_segment, split_uri
 
 __all__ = ["SkillSource", "TreeSource", "MemorySource"]
 
