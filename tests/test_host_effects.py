@@ -9,6 +9,9 @@ and URI it resolved to (what ``Host.load`` takes).
 from __future__ import annotations
 
 import inspect
+from dataclasses import MISSING, fields
+
+import pytest
 
 from host_helpers import Harness, example_harness, list_result, of, one, rpc_error, skill_md
 
@@ -145,6 +148,23 @@ def test_every_effect_has_a_message_and_notices_have_codes() -> None:
         assert "\n" not in message or isinstance(effect, RequestApproval), effect
     for notice in of(produced, Notice):
         assert isinstance(notice.code, NoticeCode)
+
+
+def test_an_effect_carrying_its_message_needs_one() -> None:
+    """A ``message`` field has no default: built without one, an effect is refused at once.
+
+    (A ``message`` property on the base class once became the default of every such field, so
+    ``LoadFailed(origin=..., uri=...)`` carried a property object as its message.)
+    """
+    carried = [kind for kind in EFFECT_TYPES if "message" in {f.name for f in fields(kind)}]
+    assert len(carried) == 10
+    for kind in carried:
+        field = next(f for f in fields(kind) if f.name == "message")
+        assert field.default is MISSING, kind
+        assert field.default_factory is MISSING, kind
+        with pytest.raises(TypeError, match="message"):
+            kind()
+    assert not hasattr(Effect, "message")  # declared for type checkers only
 
 
 def test_a_resolution_names_what_load_takes() -> None:

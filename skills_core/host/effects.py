@@ -33,7 +33,7 @@ host-assigned origin label wherever a skill or resource is named (ORG-02).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Final, Literal, final
+from typing import TYPE_CHECKING, Any, Final, Literal, final
 
 from .._fast import unfrozen_twin
 from ..entry import SkillEntry, SkillResource
@@ -116,14 +116,21 @@ __all__ = [
 
 
 class Effect:
-    """Base of every effect; see the module docstring for the families."""
+    """Base of every effect; see the module docstring for the families.
+
+    Every effect has a ``message``: one sentence for a person (server text in it is untrusted:
+    display it escaped). Some effects compute it from their fields, others carry it as a field.
+    """
 
     __slots__ = ()
 
-    @property
-    def message(self) -> str:
-        """One sentence for a person (server text in it is untrusted: display it escaped)."""
-        raise NotImplementedError
+    if TYPE_CHECKING:
+        # Declared for type checkers only: at run time a property here would become the default
+        # value of every subclass's ``message`` field (dataclasses take a field's default from the
+        # class attribute of that name, inherited ones included).
+        @property
+        def message(self) -> str:
+            """One sentence for a person (server text in it is untrusted: display it escaped)."""
 
 
 class OutboundRequest(Effect):
