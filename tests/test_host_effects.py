@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import MISSING, fields
+from typing import Any
 
 import pytest
-
 from host_helpers import Harness, example_harness, list_result, of, one, rpc_error, skill_md
 
 from skills_core import SkillEntry
@@ -156,7 +156,8 @@ def test_an_effect_carrying_its_message_needs_one() -> None:
     (A ``message`` property on the base class once became the default of every such field, so
     ``LoadFailed(origin=..., uri=...)`` carried a property object as its message.)
     """
-    carried = [kind for kind in EFFECT_TYPES if "message" in {f.name for f in fields(kind)}]
+    dataclasses: list[Any] = list(EFFECT_TYPES)  # each is a dataclass
+    carried = [kind for kind in dataclasses if "message" in {f.name for f in fields(kind)}]
     assert len(carried) == 10
     for kind in carried:
         field = next(f for f in fields(kind) if f.name == "message")

@@ -39,6 +39,9 @@ from skills_core.host import (
     LoadFailed,
     LoadState,
     NotASkill,
+    Notice,
+    NoticeCode,
+    NoticeLevel,
     RefusalCode,
     Refused,
     RequestApproval,
@@ -346,14 +349,110 @@ def test_on_effect_is_handed_transport_failures_before_what_the_host_made_of_the
     assert isinstance(seen[1], RequestFailed)
 
 
-def test_without_a_callback_prompts_are_returned_unanswered() -> None:
+def test_without_a_callback_prompts_are_returned_unanswered_and_said_to_be() -> None:
+    """A prompt left open at the end of a run is returned, followed by a warning saying so."""
     fakes = servers()
     host = new_host(fakes)
     script = Script(fakes, [])
     pump(host, host.list_skills(A), script.senders())
     out = pump(host, host.load(A, f"skill://{A}-one/SKILL.md"), script.senders())
-    assert kinds(out) == ["RequestApproval"]
+    assert kinds(out) == ["RequestApproval", "Notice"]
+    prompt, notice = out
+    assert isinstance(prompt, RequestApproval)
+    assert isinstance(notice, Notice)
+    assert notice.code is NoticeCode.PROMPT_UNANSWERED
+    assert notice.level is NoticeLevel.WARNING
+    assert (notice.origin, notice.uri) == (A, prompt.uri)
+    assert f"host.approve({prompt.prompt_id})" in notice.message
     assert script.sent[-1] == (A, "skills/list")  # nothing fetched before approval (VER-12)
+    # Answered later, the prompt carries on as usual, and nothing more is said about it.
+    later = pump(host, host.approve(prompt.prompt_id), script.senders())
+    assert "SkillLoaded" in kinds(later)
+    assert "Notice" not in kinds(later)
+
+
+@pytest.mark.parametrize("flavour", ["blocking", "asyncio"])
+def test_a_callback_that_does_not_recognise_the_prompt_is_told_so(flavour: str) -> None:
+    """The mixed-copies failure: the callback's isinstance check never matches, so it answers
+    nothing; the run ends with the prompt open and says so, to the callback and in the output."""
+    fakes = servers()
+    host = new_host(fakes)
+    script = Script(fakes, [])
+    pump(host, host.list_skills(A), script.senders())
+    seen: list[Pumped] = []
+
+    def on_effect(item: Pumped) -> None:
+        seen.append(item)
+
+    async def on_effect_async(item: Pumped) -> None:
+        seen.append(item)
+
+    effects = host.load(A, f"skill://{A}-one/SKILL.md")
+    if flavour == "blocking":
+        out = pump(host, effects, script.senders(), on_effect=on_effect)
+    else:
+        out = asyncio.run(
+            pump_async(host, effects, script.async_senders(), on_effect=on_effect_async)
+        )
+    assert kinds(out) == kinds(seen) == ["RequestApproval", "Notice"]
+    notice = out[-1]
+    assert isinstance(notice, Notice)
+    assert notice.code is NoticeCode.PROMPT_UNANSWERED
+
+
+def test_a_prompt_answered_by_the_callback_is_not_reported() -> None:
+    fakes = servers()
+    host = new_host(fakes)
+    script = Script(fakes, [])
+    pump(host, host.list_skills(A), script.senders())
+    out = pump(
+        host,
+        host.load(A, f"skill://{A}-one/SKILL.md"),
+        script.senders(),
+        on_effect=approve_all(host),
+    )
+    assert "SkillLoaded" in kinds(out)
+    assert not [e for e in out if isinstance(e, Notice)]
+
+
+@pytest.mark.parametrize(
+    ("returned", "said"),
+    [
+        (True, "on_effect returned bool"),
+        (False, "on_effect returned bool"),
+        (3, "on_effect returned int"),
+        ("approve", "an iterable holding str"),
+        ([None], "an iterable holding NoneType"),
+    ],
+)
+def test_a_callback_that_returns_something_else_than_effects_is_a_clear_type_error(
+    returned: object, said: str
+) -> None:
+    fakes = servers()
+    host = new_host(fakes)
+    script = Script(fakes, [])
+    pump(host, host.list_skills(A), script.senders())
+
+    def on_effect(item: Pumped) -> Any:
+        return returned
+
+    with pytest.raises(TypeError, match=said) as caught:
+        pump(host, host.load(A, f"skill://{A}-one/SKILL.md"), script.senders(), on_effect=on_effect)
+    assert "None or an iterable of effects" in str(caught.value)
+    assert host.pending_requests == 0
+
+
+def test_a_callback_that_returns_a_single_effect_is_told_to_return_a_list() -> None:
+    fakes = servers()
+    host = new_host(fakes)
+    script = Script(fakes, [])
+    pump(host, host.list_skills(A), script.senders())
+
+    def on_effect(item: Pumped) -> Any:
+        return item  # an effect, not an iterable of them
+
+    with pytest.raises(TypeError, match="on_effect returned RequestApproval"):
+        pump(host, host.load(A, f"skill://{A}-one/SKILL.md"), script.senders(), on_effect=on_effect)
 
 
 # --- failures that are not answers --------------------------------------------------------------

@@ -61,6 +61,8 @@ class NoticeCode(enum.StrEnum):
     SKILL_MAY_HAVE_CHANGED = "skill-may-have-changed"
     #: The user refused a cross-origin read (ORG-09).
     CROSS_ORIGIN_DENIED = "cross-origin-denied"
+    #: A pump ended while an approval prompt it output was still unanswered.
+    PROMPT_UNANSWERED = "prompt-unanswered"
 
 
 class RefusalCode(enum.StrEnum):

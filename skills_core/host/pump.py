@@ -29,7 +29,12 @@ order: the effects an answer (or a callback) produced come right after the reque
 caused them, before anything queued later. Everything that is not a request (approval prompts,
 deliveries, notices, failures) is returned, and, when an ``on_effect`` callback is given, handed to
 it as it comes; the callback may return more effects to carry out at once (how a command line
-answers an approval prompt: it returns ``host.approve(prompt.prompt_id)``).
+answers an approval prompt: it returns ``host.approve(prompt.prompt_id)``). It must return None or
+an iterable of effects: anything else (a bool, an effect on its own) is a ``TypeError`` that says
+so. An approval prompt the run output and nobody answered by its end is never left silent: the run
+then outputs a :class:`~skills_core.host.effects.Notice` (code ``prompt-unanswered``, a warning)
+for it, naming the calls that answer it, so a callback that failed to recognise the prompt (or a
+caller who passed none) sees why nothing was loaded.
 
 :class:`EffectRun` is the loop's state, shared by both forms; they differ only in whether they
 ``await`` the requester and the callback.
@@ -41,11 +46,18 @@ import inspect
 from collections import deque
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TypeAlias, final
+from typing import Final, TypeAlias, final
 
 from ..errors import JsonRpcError, LocalProtocolError, TransportError
 from ..jsonvalue import JSONValue
-from .effects import Effect, SendRequest
+from .codes import NoticeCode, NoticeLevel
+from .effects import (
+    Effect,
+    Notice,
+    RequestApproval,
+    RequestCrossOriginApproval,
+    SendRequest,
+)
 from .router import Host
 
 __all__ = [
@@ -101,6 +113,12 @@ AsyncOnEffect: TypeAlias = Callable[
 ]
 
 
+_BAD_REACTION: Final = (
+    "on_effect returned {}: it must return None or an iterable of effects "
+    "(such as the list host.approve(prompt.prompt_id) returns)"
+)
+
+
 @final
 class EffectRun:
     """The state of one pump run: a queue of effects in causal order, and the output so far.
@@ -118,7 +136,7 @@ class EffectRun:
         output: Everything output so far, in causal order.
     """
 
-    __slots__ = ("_host", "_in_flight", "_origins", "_queue", "output")
+    __slots__ = ("_asked", "_host", "_in_flight", "_origins", "_queue", "output")
 
     def __init__(self, host: Host, effects: Iterable[Effect], origins: Collection[str]) -> None:
         """Start a run over ``effects`` (as a host call returned them).
@@ -132,6 +150,7 @@ class EffectRun:
         self._origins = origins
         self._queue: deque[Pumped] = deque(effects)
         self._in_flight: SendRequest | None = None
+        self._asked: list[RequestApproval | RequestCrossOriginApproval] = []
         self.output: list[Pumped] = []
 
     def next(self) -> SendRequest | Pumped | None:
@@ -146,9 +165,13 @@ class EffectRun:
                 kind="pump-misuse",
             )
         queue = self._queue
+        if not queue and self._asked:
+            queue.extend(self._unanswered())
         while queue:
             effect = queue.popleft()
             if not isinstance(effect, SendRequest):
+                if isinstance(effect, (RequestApproval, RequestCrossOriginApproval)):
+                    self._asked.append(effect)
                 self.output.append(effect)
                 return effect
             self._in_flight = effect
@@ -193,9 +216,44 @@ class EffectRun:
         self._queue.extendleft(reversed(produced))
 
     def react(self, effects: Iterable[Effect] | None) -> None:
-        """Carry out ``effects`` (a callback's answer to the item just output) next."""
-        if effects is not None:
-            self._queue.extendleft(reversed(list(effects)))
+        """Carry out ``effects`` (a callback's answer to the item just output) next.
+
+        Raises:
+            TypeError: ``effects`` is neither None nor an iterable of effects.
+        """
+        if effects is None:
+            return
+        if isinstance(effects, Effect) or not isinstance(effects, Iterable):
+            raise TypeError(_BAD_REACTION.format(type(effects).__name__))
+        items = list(effects)
+        for item in items:
+            if not isinstance(item, Effect):
+                raise TypeError(_BAD_REACTION.format(f"an iterable holding {type(item).__name__}"))
+        self._queue.extendleft(reversed(items))
+
+    def _unanswered(self) -> list[Notice]:
+        """A warning for each prompt this run output that is still open; forgets them all."""
+        asked, self._asked = self._asked, []
+        notices = []
+        for prompt in asked:
+            if not self._host.is_prompt_open(prompt.prompt_id):
+                continue
+            origin = prompt.origin if isinstance(prompt, RequestApproval) else prompt.to_origin
+            notices.append(
+                Notice(
+                    level=NoticeLevel.WARNING,
+                    code=NoticeCode.PROMPT_UNANSWERED,
+                    message=(
+                        f"approval prompt {prompt.prompt_id} for {prompt.uri} from {origin!r} "
+                        f"is unanswered, so nothing it guards was done: answer it with "
+                        f"host.approve({prompt.prompt_id}) or host.deny({prompt.prompt_id}) "
+                        "and carry out the effects that returns"
+                    ),
+                    origin=origin,
+                    uri=prompt.uri,
+                )
+            )
+        return notices
 
     def abandon(self, reason: str) -> None:
         """Tell the host that the request in flight and every queued request failed (``reason``).

@@ -190,6 +190,10 @@ class Host:
         """How many requests await a response."""
         return len(self._ctx.pending)
 
+    def is_prompt_open(self, prompt_id: int) -> bool:
+        """Whether the prompt ``prompt_id`` still awaits :meth:`approve` or :meth:`deny`."""
+        return prompt_id in self._ctx.prompts
+
     def features(self, origin: str) -> ServerFeatures | None:
         """What ``origin`` declared at connect, or None for an unknown label."""
         server = self._ctx.origins.get(origin)
