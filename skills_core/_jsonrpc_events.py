@@ -247,9 +247,6 @@ class LateResponse(Event):
 class UnmatchedResponse(Event):
     """A well-formed response that matches no pending request. Reported, never answered.
 
-    (Named ``UnexpectedResponse`` before; that name stays as a deprecated alias in
-    :mod:`skills_core.jsonrpc`, and means the host's effect of that name everywhere else.)
-
     An error response with id null (the peer could not read something this side sent) is one.
 
     Attributes:

@@ -203,10 +203,6 @@ class _Blank(enum.Enum):
     BLANK = "BLANK"
 
 
-#: Deprecated: the former name of :class:`UnmatchedResponse` (the host's
-#: :class:`~skills_core.host.effects.UnexpectedResponse` is another thing). Kept for importers.
-UnexpectedResponse = UnmatchedResponse
-
 # --- decoding --------------------------------------------------------------------------------
 
 

@@ -1382,10 +1382,3 @@ def test_the_fast_request_constructor_builds_the_dataclass() -> None:
         assert repr(fast) == repr(slow)
     with pytest.raises(AttributeError):
         fast.id = 2  # type: ignore[misc]
-
-
-def test_the_old_name_of_an_unmatched_response_still_imports() -> None:
-    from skills_core import jsonrpc
-
-    assert jsonrpc.UnexpectedResponse is UnmatchedResponse
-    assert "UnexpectedResponse" not in jsonrpc.__all__

@@ -22,7 +22,6 @@ from skills_core.adapters import (
     FINISHED,
     OUTPUT_BATCH,
     PendingOutput,
-    ServerLoop,
     ServerStream,
 )
 from skills_core.errors import LocalProtocolError
@@ -40,7 +39,6 @@ from skills_core.server import (
     DEFAULT_SERVER_INFO,
     MemorySource,
     PendingRead,
-    ServerConnection,
     ServerOptions,
     SkillsServer,
     mime_type_for,
@@ -500,16 +498,6 @@ def test_the_stream_fed_byte_by_byte_writes_the_same() -> None:
     pieces = b"".join(drain(stream, data[i : i + 1]) for i in range(len(data)))
     assert pieces == whole
     assert [a["id"] for a in answers(whole)] == [1, 2, None, 3]
-
-
-def test_the_old_server_loop_still_works_and_warns() -> None:
-    connection: ServerConnection = make_server().connection()
-    with pytest.warns(DeprecationWarning, match="ServerStream"):
-        loop = ServerLoop(connection, results_have_string_keys=True)
-    out, finished = loop.feed(lines(request("resources/read", {"uri": READ}), request("ping")))
-    assert not finished
-    assert [a["id"] for a in answers(out)] == [1, 1]
-    assert loop.feed(b"") == (b"", True)
 
 
 # --- EncodedResult -------------------------------------------------------------------------------

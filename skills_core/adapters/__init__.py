@@ -12,7 +12,7 @@ imports trio.
 
 For a transport of your own (a socket, a pipe pair), :class:`ServerStream` is the whole server
 side of a byte stream without I/O: bytes received in, what to write out, with back-pressure (see
-``examples/tcp_server.py``). :class:`ServerLoop` is its deprecated predecessor.
+``examples/tcp_server.py``).
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from ._core import (
     Finished,
     PendingOutput,
     Responder,
-    ServerLoop,
     ServerStream,
 )
 
@@ -36,5 +35,4 @@ __all__ = [
     "FINISHED",
     "OUTPUT_BATCH",
     "DEFAULT_DEFER_READS_OVER",
-    "ServerLoop",
 ]

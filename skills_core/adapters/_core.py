@@ -38,7 +38,6 @@ Messages the endpoint refuses get the error reply it suggests.
 from __future__ import annotations
 
 import enum
-import warnings
 from collections.abc import Callable
 from typing import Final, Protocol, final
 
@@ -66,7 +65,6 @@ __all__ = [
     "FINISHED",
     "OUTPUT_BATCH",
     "DEFAULT_DEFER_READS_OVER",
-    "ServerLoop",
 ]
 
 #: Bytes of small answers gathered into one write. One write per 64 KiB costs about 0.3 µs per
@@ -239,43 +237,3 @@ class ServerStream:
             return self._conn.send_error(
                 request_id, ErrorCode.INTERNAL_ERROR, "Internal error: unencodable result"
             )
-
-
-class ServerLoop:
-    """Deprecated: use :class:`ServerStream`, which bounds what it holds unwritten.
-
-    ``feed(data)`` answered every request in ``data`` before returning their joined bytes, so a
-    client pipelining reads of a large file could make it hold gigabytes. Kept for callers of the
-    old name; it takes a :class:`Responder` (a ``ServerConnection``), no longer a message handler.
-    """
-
-    def __init__(
-        self,
-        responder: Responder,
-        *,
-        max_message_size: int | None = None,
-        results_have_string_keys: bool = False,
-    ) -> None:
-        """Warn, and serve ``responder`` as a :class:`ServerStream` would."""
-        warnings.warn(
-            "ServerLoop is deprecated: use ServerStream (receive_data, then next_output until "
-            "NEED_DATA), which writes as it answers",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        self._stream = ServerStream(
-            responder,
-            max_message_size=max_message_size,
-            results_have_string_keys=results_have_string_keys,
-        )
-
-    def feed(self, data: bytes) -> tuple[bytes, bool]:
-        """Take received bytes (``b""`` at end of input); return ``(bytes to write, finished)``."""
-        self._stream.receive_data(data)
-        out: list[bytes] = []
-        while True:
-            step = self._stream.next_output()
-            if step is NEED_DATA or step is FINISHED:
-                return b"".join(out), step is FINISHED
-            assert isinstance(step, bytes)  # nothing is deferred without defer_reads_over
-            out.append(step)
