@@ -41,7 +41,6 @@ from skills_core.host import (
     Refused,
     Registry,
     RegistryUpdated,
-    RejectedRecord,
     RequestApproval,
     RequestFailed,
     ResolutionStatus,
@@ -647,9 +646,9 @@ def test_registry_unit_operations() -> None:
     assert registry.remove("zz", e.uri) is None
     problem = InvalidEntryError((EntryProblem(code="x", pointer="", message="m"),))
     for _ in range(1002):
-        registry.reject(RejectedRecord(origin="o", uri=None, error=problem))
+        registry.reject(EntryRejected(origin="o", uri=None, error=problem))
     assert len(registry.rejected("o")) == 1000
-    registry.reject(RejectedRecord(origin="o", uri=e.uri, error=problem))
+    registry.reject(EntryRejected(origin="o", uri=e.uri, error=problem))
     assert registry.get("o", e.uri) is None
     record = registry.rejection("o", e.uri)
     assert record is not None

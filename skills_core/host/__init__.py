@@ -64,6 +64,7 @@ from .codes import StopReason as StopReason
 from .effects import ApprovalGranted as ApprovalGranted
 from .effects import ApprovalRevoked as ApprovalRevoked
 from .effects import ApprovalWithdrawn as ApprovalWithdrawn
+from .effects import Candidate as Candidate
 from .effects import Connected as Connected
 from .effects import DeliverToModel as DeliverToModel
 from .effects import Delivery as Delivery
@@ -104,11 +105,9 @@ from .gates import ExecGateResult as ExecGateResult
 from .gates import SkillPermissions as SkillPermissions
 from .policy import CrossOriginPolicy as CrossOriginPolicy
 from .policy import HostPolicy as HostPolicy
-from .registry import Candidate as Candidate
 from .registry import CatalogItem as CatalogItem
 from .registry import ListingWalk as ListingWalk
 from .registry import Registry as Registry
-from .registry import RejectedRecord as RejectedRecord
 from .registry import Resolution as Resolution
 from .registry import ResolutionStatus as ResolutionStatus
 from .registry import check_label as check_label
@@ -183,7 +182,6 @@ __all__ = [
     "Candidate",
     "Resolution",
     "ResolutionStatus",
-    "RejectedRecord",
     "CatalogItem",
     "ListingWalk",
     "StopReason",

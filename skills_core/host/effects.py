@@ -58,7 +58,6 @@ from .codes import (
     StopReason,
 )
 from .framing import frame_content, frame_listing
-from .registry import Candidate
 
 __all__ = [
     "Effect",
@@ -77,6 +76,8 @@ __all__ = [
     "StopReason",
     "CloseReason",
     "ApprovalReason",
+    # a value effects carry
+    "Candidate",
     # the effects
     "SendRequest",
     "RequestApproval",
@@ -110,6 +111,37 @@ __all__ = [
     "ResponseDiscarded",
     "Notice",
 ]
+
+
+# --- a value effects carry ----------------------------------------------------------------------
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Candidate:
+    """One skill a name or URI could mean.
+
+    Attributes:
+        origin: The server label, or ``None`` for a local filesystem skill of the host.
+        name: The skill name.
+        uri: The SKILL.md URI (``None`` for a local skill).
+        qualified: What to type to mean exactly this skill: ``label:name``, ``label:billing/refunds``
+            or ``label:<uri>``; a local skill's bare name.
+        location: Where a local skill lives, as the host registered it.
+        problem: Why the entry was refused (invalid or over the limits), or None when it is valid.
+    """
+
+    origin: str | None
+    name: str
+    uri: str | None
+    qualified: str
+    location: str | None = None
+    problem: str | None = None
+
+    @property
+    def is_local(self) -> bool:
+        """True for a local filesystem skill of the host."""
+        return self.origin is None
 
 
 # --- the base and the families -------------------------------------------------------------------

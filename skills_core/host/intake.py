@@ -48,7 +48,7 @@ from .listing import (
     entry_footprint,
     rejection_footprint,
 )
-from .registry import Footprint, ListingWalk, PutResult, Registry, RejectedRecord
+from .registry import Footprint, ListingWalk, PutResult, Registry
 from .requests import GetConfirm, GetForLoad, GetPreview, GetRefresh, Key, ListPage
 from .session import LoadSession
 
@@ -105,9 +105,9 @@ class EntryIntake:
 
     def reject(self, origin: str, uri: str | None, error: InvalidEntryError) -> EntryRejected:
         """Keep a refused entry out of the registry, with its reason (ENTRY-07, SIL-12)."""
-        rejected = RejectedRecord(origin=origin, uri=uri, error=error)
+        rejected = EntryRejected(origin=origin, uri=uri, error=error)
         self._registry.reject(rejected, rejection_footprint(error).bytes)
-        return EntryRejected(origin=origin, uri=uri, error=error)
+        return rejected
 
     # -- skills/get -------------------------------------------------------------------------------
 

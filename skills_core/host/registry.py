@@ -39,18 +39,17 @@ from dataclasses import dataclass
 from typing import Final, final
 
 from ..entry import SkillEntry
-from ..errors import InvalidEntryError, LocalProtocolError, quote_for_message
+from ..errors import LocalProtocolError, quote_for_message
 from .codes import StopReason
+from .effects import Candidate, EntryRejected
 from .framing import one_line
 
 __all__ = [
     "MAX_LABEL_BYTES",
     "check_label",
     "PutResult",
-    "Candidate",
     "ResolutionStatus",
     "Resolution",
-    "RejectedRecord",
     "CatalogItem",
     "Footprint",
     "Registry",
@@ -111,34 +110,6 @@ class PutResult(enum.Enum):
     SAME = "same"
 
 
-@final
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Candidate:
-    """One skill a name or URI could mean.
-
-    Attributes:
-        origin: The server label, or ``None`` for a local filesystem skill of the host.
-        name: The skill name.
-        uri: The SKILL.md URI (``None`` for a local skill).
-        qualified: What to type to mean exactly this skill: ``label:name``, ``label:billing/refunds``
-            or ``label:<uri>``; a local skill's bare name.
-        location: Where a local skill lives, as the host registered it.
-        problem: Why the entry was refused (invalid or over the limits), or None when it is valid.
-    """
-
-    origin: str | None
-    name: str
-    uri: str | None
-    qualified: str
-    location: str | None = None
-    problem: str | None = None
-
-    @property
-    def is_local(self) -> bool:
-        """True for a local filesystem skill of the host."""
-        return self.origin is None
-
-
 class ResolutionStatus(enum.StrEnum):
     """The outcome of :meth:`Registry.resolve`."""
 
@@ -183,27 +154,6 @@ class Resolution:
         with :attr:`origin`, what ``Host.load`` takes."""
         unique = self.unique
         return unique.uri if unique is not None else None
-
-
-@final
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RejectedRecord:
-    """A refused entry, kept so that listings can show it with its reason.
-
-    Attributes:
-        origin: Server label.
-        uri: The entry's URI, when it had a string one.
-        error: Every problem (an ``EntryOverLimitError`` when it is over the limits).
-    """
-
-    origin: str
-    uri: str | None
-    error: InvalidEntryError
-
-    @property
-    def over_limit(self) -> bool:
-        """True when the entry is well-formed but over the limits."""
-        return not self.error.malformed
 
 
 @final
@@ -286,7 +236,7 @@ class Registry:
     def __init__(self) -> None:
         """Create an empty registry."""
         self._entries: dict[str, dict[str, SkillEntry]] = {}
-        self._rejected: dict[str, dict[str | None, list[RejectedRecord]]] = {}
+        self._rejected: dict[str, dict[str | None, list[EntryRejected]]] = {}
         self._names: dict[str, dict[str, set[str]]] = {}
         self._local: dict[str, str] = {}
         self._contested: set[str] = set()
@@ -332,11 +282,11 @@ class Registry:
             return PutResult.ADDED, self.candidates_for_name(name)
         return PutResult.ADDED, ()
 
-    def reject(self, record: RejectedRecord, listing_bytes: int = 0) -> None:
+    def reject(self, record: EntryRejected, listing_bytes: int = 0) -> None:
         """Record a refused entry; it replaces a valid entry for the same URI (latest wins).
 
         Args:
-            record: The refused entry and why.
+            record: The refused entry and why, as it was reported.
             listing_bytes: What keeping the record costs, in listing bytes.
         """
         origin = record.origin
@@ -432,7 +382,7 @@ class Registry:
         by_uri = self._entries.get(origin)
         return by_uri.get(uri) if by_uri is not None else None
 
-    def rejection(self, origin: str, uri: str) -> RejectedRecord | None:
+    def rejection(self, origin: str, uri: str) -> EntryRejected | None:
         """Return why the latest entry for ``(origin, uri)`` was refused, or None."""
         records = self._rejected.get(origin, {}).get(uri)
         return records[0] if records else None
@@ -444,10 +394,10 @@ class Registry:
             for entry in list(self._entries.get(label, {}).values()):
                 yield label, entry
 
-    def rejected(self, origin: str | None = None) -> tuple[RejectedRecord, ...]:
+    def rejected(self, origin: str | None = None) -> tuple[EntryRejected, ...]:
         """Every refused entry (of one origin when given), to show with its reason."""
         origins = [origin] if origin is not None else sorted(self._rejected)
-        out: list[RejectedRecord] = []
+        out: list[EntryRejected] = []
         for label in origins:
             for records in self._rejected.get(label, {}).values():
                 out.extend(records)
@@ -507,7 +457,7 @@ class Registry:
             qualified=self.qualified_name(origin, uri),
         )
 
-    def _rejected_candidate(self, record: RejectedRecord) -> Candidate:
+    def _rejected_candidate(self, record: EntryRejected) -> Candidate:
         assert record.uri is not None
         name = record.uri.rstrip("/").rsplit("/", 2)[-2] if "/" in record.uri else record.uri
         return Candidate(
