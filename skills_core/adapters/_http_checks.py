@@ -12,7 +12,10 @@ answer with what it says). The app reads the body, asks the server, and sends.
 1. the path is the endpoint, else 404 (HTTP-01);
 2. ``Host`` is on the allow-list, else 421 (HTTP-04; the Python SDK's status, "misdirected");
 3. an ``Origin``, when present, is on the allow-list, else 403 (HTTP-03). ``OPTIONS`` preflights
-   are answered here, and only when CORS is configured;
+   are answered here, and only when CORS is configured. Both are parsed whole
+   (:func:`~skills_core.adapters._http_options.parse_authority`, ``parse_origin``): a value is
+   ``host[:port]`` (an origin ``scheme://host[:port]``) and nothing more, the port digits, so a
+   value that merely starts with an allowed name (``[::1]evil.example``) is refused;
 4. a declared ``Content-Length`` over the cap is 413 before a byte is read (HTTP-05);
 5. not ``POST``: 405 with ``Allow: POST`` (HTTP-02; legacy ``GET`` without an SSE ``Accept`` is 406,
    and legacy ``GET``/``DELETE`` are 405 too: see "Sessions" in :mod:`skills_core.adapters.asgi`);
