@@ -1,4 +1,4 @@
-"""``Host`` and ``Origin``, parsed whole (HTTP-03, HTTP-04).
+"""``Host``, ``Origin`` and ``Accept``, parsed whole (HTTP-03, HTTP-04, HTTP-06).
 
 A ``Host`` value is ``host [":" port]`` (RFC 3986 §3.2.2-3: an IP literal in brackets, an IPv4
 address or a registered name; a port of digits) and an ``Origin`` is ``scheme "://" host [":"
@@ -8,20 +8,32 @@ Each table is fed to the pure functions (``parse_authority``, ``parse_origin``,
 ``HttpOptions.allows_host``/``allows_origin``) and through the ASGI app, and a few rows through a
 real ``serve --http``; hypothesis checks that nothing accepted as loopback has anything after a
 valid authority.
+
+``Accept`` is read as media ranges with weights (RFC 9110 §12.4.2, §12.5.1): ``q=0`` means "not
+acceptable" and the most specific range naming a type decides, in both eras and for the legacy
+``GET``.
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import pytest
-from asgi_harness import call, modern_request, replace_header
+from asgi_harness import (
+    INITIALIZE,
+    LEGACY,
+    base_headers,
+    call,
+    modern_request,
+    replace_header,
+)
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from skills_core import spec_examples as ex
+from skills_core.adapters._http_checks import _accepts_json_and_sse, _accepts_sse, _media_ranges
 from skills_core.adapters._http_options import parse_authority, parse_origin
 from skills_core.adapters.asgi import HttpOptions, SkillsApp
 from skills_core.server.handler import SkillsServer
@@ -321,7 +333,7 @@ def test_no_origin_accepted_as_loopback_has_anything_after_its_authority(value: 
 
 
 def test_through_a_real_server(tmp_path: Path) -> None:
-    """The review's four values over a socket, to ``serve --http``."""
+    """The review's four values and ``Accept: */*;q=0`` over a socket, to ``serve --http``."""
     from http_helpers import exchange, modern_headers, serving
     from interop_helpers import write_spec_skill
 
@@ -335,6 +347,151 @@ def test_through_a_real_server(tmp_path: Path) -> None:
             ({"Origin": "http://[::1]evil.example"}, 403),
             ({"Origin": "http://127.0.0.1:evil.example"}, 403),
             ({"Origin": f"http://127.0.0.1:{served.port}"}, 200),
+            ({"Accept": "*/*;q=0"}, 406),
+            ({"Accept": "*/*"}, 200),
         ]:
             answer = exchange(served.port, "POST", "/mcp", {**headers, **change}, DISCOVER)
             assert answer.status == status, change
+
+
+# --- Accept ---------------------------------------------------------------------------------------
+
+#: (Accept value, acceptable for a POST: application/json and text/event-stream both, weight > 0).
+ACCEPTS: Final = [
+    ("application/json, text/event-stream", True),
+    ("*/*", True),
+    ("application/*, text/*", True),
+    ("application/json;q=0.5, text/event-stream;q=0.001", True),
+    ("APPLICATION/JSON;Q=1.000, Text/Event-Stream;q=1", True),
+    ("application/json ; q=0.9 , text/event-stream", True),
+    ("application/json;charset=utf-8, text/event-stream", True),
+    ('application/json;x="a,b;q=0", text/event-stream', True),  # q=0 inside a quoted string
+    ("*/*;q=0, application/json, text/event-stream", True),  # the specific ranges decide
+    ("application/json,,text/event-stream", True),
+    ("application/json;q=0.5;level=1, text/event-stream", True),  # after the weight: not ours
+    ("text/html, */*", True),
+    # q=0 is "not acceptable" (RFC 9110 §12.4.2)
+    ("*/*;q=0", False),
+    ("*/*; q=0.000", False),
+    ("application/json;q=0, text/event-stream", False),
+    ("application/json, text/event-stream;q=0", False),
+    ("application/json;q=0, */*", False),
+    ("text/event-stream;q=0, */*", False),
+    ("application/*;q=0, application/json;q=0, text/event-stream", False),
+    ("application/*;q=0, text/event-stream", False),
+    ("text/*;q=0, application/json", False),
+    # a weight that is not a qvalue counts as 0
+    ("application/json;q=abc, text/event-stream", False),
+    ("application/json;q=1.0001, text/event-stream", False),
+    ("application/json;q=2, text/event-stream", False),
+    ("application/json;q=-1, text/event-stream", False),
+    ("application/json;q=, text/event-stream", False),
+    ("application/json;q=.5, text/event-stream", False),
+    # not the types
+    ("application/json", False),
+    ("text/event-stream", False),
+    ("text/html", False),
+    ("application/jsonx, text/event-stream", False),
+    ("*/json, text/event-stream", False),  # not a media range
+    ("application, text/event-stream", False),
+    ("", False),
+]
+
+
+@pytest.mark.parametrize(("value", "acceptable"), ACCEPTS)
+def test_accept_in_both_eras_http_06(value: str, acceptable: bool) -> None:
+    assert _accepts_json_and_sse(value.encode()) is acceptable
+    expected = 200 if acceptable else 406
+    assert status_with(APP, "accept", value) == expected  # modern
+    legacy = replace_header(base_headers(), "accept", value)
+    assert call(APP, "POST", "/mcp", legacy, [INITIALIZE]).status == expected
+    versioned = [*legacy, ("mcp-protocol-version", LEGACY)]
+    assert call(APP, "POST", "/mcp", versioned, [INITIALIZE]).status == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "sse"),
+    [
+        (None, True),
+        ("text/event-stream", True),
+        ("*/*", True),
+        ("text/*", True),
+        ("*/*;q=0", False),
+        ("text/event-stream;q=0", False),
+        ("text/event-stream;q=0, */*", False),
+        ("text/*;q=0, */*", False),
+        ("*/*;q=0, text/event-stream;q=0.1", True),
+        ("application/json", False),
+    ],
+)
+def test_accept_of_a_legacy_get(value: str | None, sse: bool) -> None:
+    """A legacy ``GET`` that does not accept an event stream is 406; one that does, 405 (this
+    server offers no GET stream)."""
+    assert _accepts_sse(None if value is None else value.encode()) is sse
+    headers = [("host", "127.0.0.1:8000")] + ([] if value is None else [("accept", value)])
+    assert call(APP, "GET", "/mcp", headers).status == (405 if sse else 406)
+
+
+# The weights of a generated Accept value, computed from its parts rather than from its text.
+_TYPES: Final = ["application", "text", "image", "*"]
+_SUBTYPES: Final = ["json", "event-stream", "html", "*"]
+_WEIGHTS: Final = st.sampled_from(
+    [None, "0", "0.0", "0.000", "0.001", "0.5", "1", "1.0", "1.000", "abc", "2", "0.0001", ""]
+)
+
+
+def _weight_of(text: str | None) -> float:
+    if text is None:
+        return 1.0
+    return float(text) if re.fullmatch(r"0(\.[0-9]{0,3})?|1(\.0{0,3})?", text) else 0.0
+
+
+def _reference(ranges: list[tuple[str, str, str | None]], kind: str, subtype: str) -> bool:
+    """RFC 9110 §12.5.1 from the parts: the most specific range naming the type decides."""
+    weights: dict[int, list[float]] = {}
+    for range_kind, range_subtype, weight in ranges:
+        if range_kind == "*" and range_subtype != "*":
+            continue  # not a media range
+        if (range_kind, range_subtype) == (kind, subtype):
+            weights.setdefault(2, []).append(_weight_of(weight))
+        elif (range_kind, range_subtype) == (kind, "*"):
+            weights.setdefault(1, []).append(_weight_of(weight))
+        elif (range_kind, range_subtype) == ("*", "*"):
+            weights.setdefault(0, []).append(_weight_of(weight))
+    return bool(weights) and max(weights[max(weights)]) > 0
+
+
+@st.composite
+def _accept_values(draw: Any) -> tuple[str, list[tuple[str, str, str | None]]]:
+    parts = draw(
+        st.lists(
+            st.tuples(st.sampled_from(_TYPES), st.sampled_from(_SUBTYPES), _WEIGHTS), max_size=6
+        )
+    )
+    elements = []
+    for kind, subtype, weight in parts:
+        text = f"{kind}/{subtype}"
+        text = draw(st.sampled_from([text, text.upper(), text.title()]))
+        if draw(st.booleans()):
+            text += draw(st.sampled_from([";charset=utf-8", ';x="q=0, */*"', ";level=1"]))
+        if weight is not None:
+            q = draw(st.sampled_from(["q", "Q"]))
+            text += draw(st.sampled_from([";", " ; ", ";\t"])) + f"{q}={weight}"
+        elements.append(text)
+    separator = draw(st.sampled_from([",", ", ", " ,", ",\t"]))
+    return separator.join(elements), parts
+
+
+@settings(max_examples=400)
+@given(_accept_values())
+def test_accept_verdicts_follow_the_weights_of_the_parts(
+    case: tuple[str, list[tuple[str, str, str | None]]],
+) -> None:
+    value, parts = case
+    json_ok = _reference(parts, "application", "json")
+    sse_ok = _reference(parts, "text", "event-stream")
+    raw = value.encode()
+    assert _accepts_json_and_sse(raw) is (json_ok and sse_ok)
+    assert _accepts_sse(raw) is sse_ok
+    assert len(_media_ranges(raw)) == len([p for p in parts if p[0] != "*" or p[1] == "*"])
+    assert status_with(APP, "accept", value) == (200 if json_ok and sse_ok else 406)
