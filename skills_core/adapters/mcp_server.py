@@ -11,15 +11,16 @@ Theory of operation
 :func:`add_skills` installs one ``Server.middleware`` entry that answers the skills methods from
 the sans-IO core: each request, raw params and all, goes to a fresh
 :class:`~skills_core.server.ServerConnection` of the :class:`SkillsServer`, told the era the SDK
-negotiated (legacy once the SDK recorded ``initialize`` on this connection; a modern request
-carries its own envelope), and its result object is returned as is, or its error raised as
-``MCPError`` (code, message, data). A middleware, not a request handler, because the SDK does
-three things to a handler's request and answer that would make them differ from ours, and a
-middleware runs before them and has its answer written unchanged (``mcp/server/runner.py``,
-``ServerRunner._on_request``): for a spec method such as ``resources/read`` it validates the params
-against its own schema first (its ``-32602`` message, not ours) and re-serialises the result
-through its model (the keys come out sorted); and on a legacy connection it refuses any request
-before ``initialize`` with its own ``-32602``. The methods:
+negotiated (legacy once the SDK recorded ``initialize`` on this connection, in the 2025-11-25
+shapes for a ``2024-11-05`` client too; a modern request carries its own envelope), and its result
+object is returned as is, or its error raised as ``MCPError`` (code, message, data). A middleware,
+not a request handler, because the SDK does three things to a handler's request and answer that
+would make them differ from ours, and a middleware runs before them and has its answer written
+unchanged (``mcp/server/runner.py``, ``ServerRunner._on_request``): for a spec method such as
+``resources/read`` it validates the params against its own schema first (its ``-32602`` message,
+not ours) and re-serialises the result through its model (the keys come out sorted); and on a
+legacy connection it refuses any request before ``initialize`` with its own ``-32602``. The
+methods:
 
 * ``skills/list``, ``skills/get``, ``resources/directory/read``: ours (the core answers ``-32601``
   to a directory read when the skills server does not implement it, ERR-05);
@@ -65,7 +66,7 @@ from ..jsonrpc import EncodedResult, ErrorObject
 from ..jsonvalue import JSONValue, loads_strict
 from ..server.handler import SkillsServer
 from ..server.paths import DEFAULT_SCHEME
-from ..spec import EXTENSION_ID, Method
+from ..spec import EXTENSION_ID, LEGACY_PROTOCOL_VERSION, SUPPORTED_LEGACY_VERSIONS, Method
 
 __all__ = ["add_skills"]
 
@@ -76,13 +77,27 @@ class _RawParams(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
+def _legacy_version(ctx: ServerRequestContext[Any, Any]) -> str | None:
+    """The legacy version to answer ``ctx`` in, or None when the SDK negotiated no handshake.
+
+    Once the SDK has recorded ``initialize`` on the connection it negotiated one of its handshake
+    versions. The core's own legacy versions are passed as they are; any other (``2024-11-05``,
+    which the SDK accepts and the core does not list) is answered in the 2025-11-25 shapes. That is
+    sound: the SDK itself validates and writes every pre-2026 version with its 2025-11-25 schema,
+    the skills methods belong to the extension rather than to a base revision, and the legacy
+    ``resources/*`` results carry only members 2024-11-05 defines (``uri``, ``name``,
+    ``description``, ``mimeType``, ``size``, ``annotations``; ``text`` or ``blob``).
+    """
+    version = ctx.protocol_version
+    if version in MODERN_PROTOCOL_VERSIONS or ctx.session.client_params is None:
+        return None
+    return version if version in SUPPORTED_LEGACY_VERSIONS else LEGACY_PROTOCOL_VERSION
+
+
 def _answer(skills: SkillsServer, ctx: ServerRequestContext[Any, Any]) -> dict[str, JSONValue]:
     """Our core's answer to the request in ``ctx``; an error answer is raised as ``MCPError``."""
-    version = ctx.protocol_version
-    # The SDK recorded initialize on this connection: answer in that negotiated legacy state.
-    legacy = version not in MODERN_PROTOCOL_VERSIONS and ctx.session.client_params is not None
     params: dict[str, JSONValue] = dict(ctx.params) if ctx.params else {}
-    answer = skills.answer(ctx.method, params, legacy_version=version if legacy else None)
+    answer = skills.answer(ctx.method, params, legacy_version=_legacy_version(ctx))
     if isinstance(answer, ErrorObject):
         raise MCPError(answer.code, answer.message, answer.data)
     if isinstance(answer, EncodedResult):  # a read served again: the SDK writes dicts
