@@ -16,7 +16,8 @@ and asked the same requests, so every answer the SDK server writes can be compar
   session that negotiated ``2024-11-05``) lists, loads, reads and lists a directory, every
   delivery verified against the entry, errors with their codes and no traceback on stderr; our
   own stdio client's handshake lands in the modern era and does the same;
-* an SDK server with resources of its own keeps serving them beside the skills.
+* an SDK server with resources of its own keeps serving them beside the skills;
+* a large read waits in a worker thread while the SDK's event loop answers another request.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
@@ -45,17 +47,21 @@ from interop_helpers import (
     write_spec_skill,
 )
 from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.server.lowlevel import Server
 from mcp.shared.message import SessionMessage
+from server_helpers import skill_md
 
 from skills_core import spec_examples as ex
 from skills_core.adapters.asyncio_stdio import open_stdio_client
 from skills_core.adapters.host_driver import handshake
 from skills_core.adapters.mcp_sdk import SessionRequester, client_extensions, connect
+from skills_core.adapters.mcp_server import add_skills
 from skills_core.errors import JsonRpcError
 from skills_core.host import DeliverToModel, DirectoryListing, Effect, Host, RequestApproval
 from skills_core.host.pump import Pumped, TransportFailure, pump_async
 from skills_core.jsonrpc import JsonRpcConnection
 from skills_core.messages import Era
+from skills_core.server import SkillsServer
 from skills_core.spec import EXTENSION_ID
 
 PEER: Final = PEERS / "mcp_lowlevel_server.py"
@@ -442,3 +448,57 @@ def test_the_server_s_own_resources_still_work(skills_root: Path) -> None:
     assert lines[3] == our_line(ours.handle(messages[2]))  # -32602 with data.uri (ERR-03)
     listed = json.loads(lines[4])["result"]["resources"]
     assert [r["uri"] for r in listed] == [peer.MEMO_URI]  # the server's own listing stays its own
+
+
+# --- a large read leaves the SDK's event loop serving ---------------------------------------------
+
+
+def test_a_large_read_leaves_the_sdk_event_loop_serving() -> None:
+    """A read over ``DEFAULT_DEFER_READS_OVER`` is read in a worker thread: while it waits (on an
+    Event the test sets only after), another request is answered; small reads stay on the loop."""
+    big = b"b" * (300 << 10)
+    source = peer.GatedSource(
+        {"s/SKILL.md": skill_md("s"), "s/big.md": big, "s/small.md": b"small"}, gated="big.md"
+    )
+    server = Server(peer.NAME, version=peer.VERSION)
+    add_skills(server, SkillsServer(source, cursor_key=peer.CURSOR_KEY))
+    loop_thread = threading.current_thread().name
+
+    def read(number: int, name: str) -> SessionMessage:
+        params = {"uri": f"skill://s/{name}", "_meta": MODERN_META}
+        message = {"jsonrpc": "2.0", "id": number, "method": "resources/read", "params": params}
+        return SessionMessage(message=types.jsonrpc_message_adapter.validate_python(message))
+
+    async def body() -> list[dict[str, Any]]:
+        c2s_send, c2s_recv = anyio.create_memory_object_stream[SessionMessage | Exception](8)
+        s2c_send, s2c_recv = anyio.create_memory_object_stream[SessionMessage](8)
+        answers: list[dict[str, Any]] = []
+
+        async def answer() -> dict[str, Any]:
+            with anyio.fail_after(60):  # a generous bound: a broken loop fails, never hangs
+                out = (await s2c_recv.receive()).message
+            line = out.model_dump_json(by_alias=True, exclude_unset=True)
+            parsed: dict[str, Any] = json.loads(line)
+            return parsed
+
+        with c2s_send, c2s_recv, s2c_send, s2c_recv:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(
+                    server.run, c2s_recv, s2c_send, server.create_initialization_options()
+                )
+                await c2s_send.send(read(1, "big.md"))
+                assert await anyio.to_thread.run_sync(source.started.wait, 30)
+                await c2s_send.send(read(2, "small.md"))
+                answers.append(await answer())  # the small read, while the large one waits
+                source.release.set()
+                answers.append(await answer())
+                tg.cancel_scope.cancel()
+        return answers
+
+    small, large = anyio.run(body)
+    assert small["id"] == 2
+    assert small["result"]["contents"][0]["text"] == "small"
+    assert large["id"] == 1
+    assert large["result"]["contents"][0]["text"].encode() == big
+    assert source.threads["big.md"] != loop_thread
+    assert source.threads["small.md"] == loop_thread
