@@ -366,6 +366,8 @@ ACCEPTS: Final = [
     ("application/json ; q=0.9 , text/event-stream", True),
     ("application/json;charset=utf-8, text/event-stream", True),
     ('application/json;x="a,b;q=0", text/event-stream', True),  # q=0 inside a quoted string
+    ('application/json;x="a\\",q=0", text/event-stream', True),  # still inside: \" is escaped
+    ('application/json;x="a\\\\";q=0, text/event-stream', False),  # \\ is, and " ends it
     ("*/*;q=0, application/json, text/event-stream", True),  # the specific ranges decide
     ("application/json,,text/event-stream", True),
     ("application/json;q=0.5;level=1, text/event-stream", True),  # after the weight: not ours
