@@ -2,10 +2,7 @@
 
 Theory of operation: :class:`HttpOptions` is a frozen value checked when it is made; its ``Host``
 and ``Origin`` allow-lists are compiled then, once, into sets the request checks
-(:mod:`skills_core.adapters._http_checks`) look names up in. A request's value is parsed whole
-first (:func:`parse_authority`, :func:`parse_origin`: RFC 3986 ``host [":" port]``, an origin
-``scheme "://" host [":" port]``) and refused when anything is left over, so only the names on
-the list, exactly, get through. Every default is the safe one
+(:mod:`skills_core.adapters._http_checks`) look names up in. Every default is the safe one
 (http-transport.md §4): the loopback names only, no CORS, a 4 MiB body, 30 seconds to send it.
 """
 
@@ -48,8 +45,11 @@ LOOPBACK_ORIGINS: Final = ("http://localhost:*", "http://127.0.0.1:*", "http://[
 
 # --- the options ------------------------------------------------------------------------------
 
-# RFC 3986 §3.2.2: host = IP-literal / IPv4address / reg-name. An IPv4address is also a reg-name
-# by its characters, so one rule covers both; an IPv6 literal is checked by ``ipaddress`` too.
+# A request's Host or Origin is parsed whole before it is looked up (parse_authority,
+# parse_origin), and refused when anything is left over: only the names on the list, exactly,
+# get through. RFC 3986 §3.2.2: host = IP-literal / IPv4address / reg-name. An IPv4address is
+# also a reg-name by its characters, so one rule covers both; an IPv6 literal is checked by
+# ``ipaddress`` too.
 _REG_NAME: Final = r"(?:[a-z0-9\-._~!$&'()*+,;=]|%[0-9a-f]{2})+"
 _IP_LITERAL: Final = r"\[(?:(?P<ipv6>[0-9a-f:.]+)|v[0-9a-f]+\.[a-z0-9\-._~!$&'()*+,;=:]+)\]"
 #: ``host [":" port]`` with a port of digits (a Host value; an origin after its ``scheme://``).
