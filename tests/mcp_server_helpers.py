@@ -3,11 +3,13 @@
 The peer and the in-process tests build the same SDK server with :func:`build` (an ``mcp``
 low-level server given a catalog with ``add_skills``), and the same :class:`SkillsServer` with
 :func:`skills_server` (the same cursor key, page size and server info), so that every answer can be
-computed by our core alone and compared.
+computed by our core alone and compared. :class:`GatedSource` is a source whose read of one file
+waits for the test to let it go.
 """
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Final
 
 import mcp_types as types
@@ -15,7 +17,7 @@ from mcp.server.lowlevel import Server
 
 from skills_core.adapters.mcp_server import add_skills
 from skills_core.messages import Implementation
-from skills_core.server import ServerOptions, SkillsServer, server_from_roots
+from skills_core.server import MemorySource, ServerOptions, SkillsServer, server_from_roots
 
 NAME: Final = "skills-over-mcp"
 VERSION: Final = "1.0"
@@ -61,3 +63,39 @@ def build(root: str, *, own_resources: bool = False, directory_read: bool = True
         server = Server(NAME, version=VERSION)
     add_skills(server, skills_server(root, directory_read=directory_read))
     return server
+
+
+class GatedSource:
+    """A :class:`MemorySource` whose read of ``gated`` (a path in its skill) waits for ``release``.
+
+    ``started`` is set when that read begins; ``threads`` names the thread each path was last read
+    on. On the event loop's own thread the wait would hold the loop that is to release it, so it
+    gives up after 10 s and the read fails (an internal error answer) instead of hanging the test.
+    """
+
+    def __init__(self, files: dict[str, bytes], gated: str) -> None:
+        self.inner = MemorySource(files)
+        self.gated = gated
+        self.started = threading.Event()
+        self.release = threading.Event()
+        self.threads: dict[str, str] = {}
+
+    def scan(self) -> Any:
+        return self.inner.scan()
+
+    def recheck(self, uri: str) -> Any:
+        return self.inner.recheck(uri)
+
+    def list_directory(self, skill: Any, dir_path: str) -> Any:
+        return self.inner.list_directory(skill, dir_path)
+
+    def poll(self, max_age_ms: int) -> Any:
+        return self.inner.poll(max_age_ms)
+
+    def read(self, skill: Any, file_path: str) -> bytes | None:
+        self.threads[file_path] = threading.current_thread().name
+        if file_path == self.gated:
+            self.started.set()
+            if not self.release.wait(timeout=10):
+                raise RuntimeError("the event loop did not run while a large file was read")
+        return self.inner.read(skill, file_path)

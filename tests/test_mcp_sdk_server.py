@@ -8,21 +8,24 @@ and asked the same requests, so every answer the SDK server writes can be compar
   encodes for our core's answer (``skills/list`` with its cursors, ``skills/get``, text and blob
   ``resources/read``, ``resources/directory/read``, ``resources/list``, and the errors: ``-32602``
   with ``data.uri`` for an unknown skill or file and a reference that escapes, a bad cursor), in
-  the modern era (each request with its ``_meta``) and in the legacy era (after ``initialize``);
+  the modern era (each request with its ``_meta``) and in the legacy era (after ``initialize``,
+  also at ``2024-11-05``, which the SDK accepts: the 2025-11-25 shapes);
 * the extension is declared in ``server/discover`` and, in the legacy era, in ``initialize``,
   where the SDK alone would drop it (CAP-01, CAP-05);
-* real clients: the mcp ``ClientSession`` with our host (``mcp_sdk.connect`` in both eras) lists,
-  loads, reads and lists a directory, every delivery verified against the entry; our own stdio
-  client's handshake lands in the modern era and does the same;
-* an SDK server with resources of its own keeps serving them beside the skills.
+* real clients: the mcp ``ClientSession`` with our host (``mcp_sdk.connect`` in both eras, and a
+  session that negotiated ``2024-11-05``) lists, loads, reads and lists a directory, every
+  delivery verified against the entry, errors with their codes and no traceback on stderr; our
+  own stdio client's handshake lands in the modern era and does the same;
+* an SDK server with resources of its own keeps serving them beside the skills;
+* a large read waits in a worker thread while the SDK's event loop answers another request.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
@@ -44,16 +47,21 @@ from interop_helpers import (
     write_spec_skill,
 )
 from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.server.lowlevel import Server
 from mcp.shared.message import SessionMessage
+from server_helpers import skill_md
 
 from skills_core import spec_examples as ex
 from skills_core.adapters.asyncio_stdio import open_stdio_client
 from skills_core.adapters.host_driver import handshake
 from skills_core.adapters.mcp_sdk import SessionRequester, client_extensions, connect
+from skills_core.adapters.mcp_server import add_skills
+from skills_core.errors import JsonRpcError
 from skills_core.host import DeliverToModel, DirectoryListing, Effect, Host, RequestApproval
 from skills_core.host.pump import Pumped, TransportFailure, pump_async
 from skills_core.jsonrpc import JsonRpcConnection
 from skills_core.messages import Era
+from skills_core.server import SkillsServer
 from skills_core.spec import EXTENSION_ID
 
 PEER: Final = PEERS / "mcp_lowlevel_server.py"
@@ -180,13 +188,24 @@ def our_line(response: dict[str, Any] | None) -> bytes:
     return endpoint.send_response(response["id"], response["result"])
 
 
+def initialize(version: str) -> dict[str, Any]:
+    """An ``initialize`` request offering ``version``."""
+    params = {**INITIALIZE, "protocolVersion": version}
+    return {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}
+
+
 @pytest.mark.parametrize("transport", ["stdio", "in-process"])
-@pytest.mark.parametrize("era", [Era.MODERN, Era.LEGACY])
-def test_every_answer_is_ours_byte_for_byte(skills_root: Path, era: Era, transport: str) -> None:
+@pytest.mark.parametrize("offered", [None, "2025-11-25", "2024-11-05"])
+def test_every_answer_is_ours_byte_for_byte(
+    skills_root: Path, offered: str | None, transport: str
+) -> None:
+    """Modern (no handshake) and legacy; a ``2024-11-05`` client, which the SDK accepts, gets the
+    2025-11-25 shapes, the answers our core gives the legacy era."""
+    era = Era.MODERN if offered is None else Era.LEGACY
     messages: list[dict[str, Any]] = []
-    if era is Era.LEGACY:
+    if offered is not None:
         messages += [
-            {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INITIALIZE},
+            initialize(offered),
             {"jsonrpc": "2.0", "method": "notifications/initialized"},
         ]
     for number, (method, params) in enumerate(requests(era), start=1):
@@ -220,7 +239,7 @@ def test_every_answer_is_ours_byte_for_byte(skills_root: Path, era: Era, transpo
             continue
         if message["method"] == "initialize":  # the SDK's own, with the extension put back
             theirs = json.loads(lines[0])["result"]
-            assert theirs["protocolVersion"] == expected["result"]["protocolVersion"]
+            assert theirs["protocolVersion"] == offered  # the SDK agrees to the version offered
             assert theirs["capabilities"]["extensions"] == {EXTENSION_ID: {"directoryRead": True}}
             assert theirs["serverInfo"] == {"name": peer.NAME, "version": peer.VERSION}
             continue
@@ -307,16 +326,40 @@ def react(host: Host) -> Any:
     return approve
 
 
-@pytest.mark.parametrize("era", [Era.MODERN, Era.LEGACY])
-def test_our_host_over_the_mcp_client_session(skills_root: Path, era: Era) -> None:
+async def negotiate(session: ClientSession, version: str) -> None:
+    """The handshake ``session.initialize()`` does, offering ``version`` instead of the SDK's
+    newest (``ClientSession`` has no setting for it)."""
+    result = await session.send_request(
+        types.InitializeRequest(
+            params=types.InitializeRequestParams(
+                protocol_version=version,
+                capabilities=types.ClientCapabilities(extensions=client_extensions()),
+                client_info=types.Implementation(name="tests", version="0"),
+            )
+        ),
+        types.InitializeResult,
+    )
+    assert result.protocol_version == version
+    session.adopt(result)
+    await session.send_notification(types.InitializedNotification())
+
+
+@pytest.mark.parametrize("offered", [None, "2025-11-25", "2024-11-05"])
+def test_our_host_over_the_mcp_client_session(
+    skills_root: Path, offered: str | None, tmp_path: Path
+) -> None:
+    """The real ``mcp`` 2.3.0 client in each era: modern, legacy as the SDK negotiates it, and
+    legacy at ``2024-11-05`` (which the SDK server accepts): the skills methods answer, errors
+    keep their codes, and the server writes no traceback."""
     params = StdioServerParameters(
         command=sys.executable,
         args=[str(PEER), str(skills_root)],
         env={"PYTHONPATH": str(REPO_ROOT)},
     )
+    stderr = tmp_path / "server-stderr.txt"
 
     async def body() -> None:
-        with open(os.devnull, "w") as errlog:
+        with open(stderr, "w") as errlog:
             async with (
                 stdio_client(params, errlog=errlog) as (read, write),
                 ClientSession(
@@ -324,8 +367,16 @@ def test_our_host_over_the_mcp_client_session(skills_root: Path, era: Era) -> No
                 ) as session,
             ):
                 host = Host()
+                if offered == "2024-11-05":
+                    await negotiate(session, offered)
+                era = Era.MODERN if offered is None else Era.LEGACY
                 await connect(host, LABEL, session, era=era)
+                assert session.protocol_version == (offered or "2026-07-28")
                 senders = {LABEL: SessionRequester(session, origin=LABEL)}
+                with pytest.raises(JsonRpcError) as refused:
+                    await senders[LABEL]("skills/get", {"uri": "skill://no-such/SKILL.md"})
+                assert refused.value.rpc_code == -32602
+                assert refused.value.data == {"uri": "skill://no-such/SKILL.md"}
                 out = await pump_async(host, host.list_skills(LABEL), senders)
                 assert len(host.catalog(LABEL)) == 4
                 out += await pump_async(
@@ -347,6 +398,7 @@ def test_our_host_over_the_mcp_client_session(skills_root: Path, era: Era) -> No
         assert [c.name for c in listing.children] == ["invoice.md", "purchase-order.md"]
 
     anyio.run(body, backend="asyncio")
+    assert "Traceback" not in stderr.read_text()
 
 
 def test_our_own_stdio_client_and_handshake(skills_root: Path) -> None:
@@ -396,3 +448,57 @@ def test_the_server_s_own_resources_still_work(skills_root: Path) -> None:
     assert lines[3] == our_line(ours.handle(messages[2]))  # -32602 with data.uri (ERR-03)
     listed = json.loads(lines[4])["result"]["resources"]
     assert [r["uri"] for r in listed] == [peer.MEMO_URI]  # the server's own listing stays its own
+
+
+# --- a large read leaves the SDK's event loop serving ---------------------------------------------
+
+
+def test_a_large_read_leaves_the_sdk_event_loop_serving() -> None:
+    """A read over ``DEFAULT_DEFER_READS_OVER`` is read in a worker thread: while it waits (on an
+    Event the test sets only after), another request is answered; small reads stay on the loop."""
+    big = b"b" * (300 << 10)
+    source = peer.GatedSource(
+        {"s/SKILL.md": skill_md("s"), "s/big.md": big, "s/small.md": b"small"}, gated="big.md"
+    )
+    server = Server(peer.NAME, version=peer.VERSION)
+    add_skills(server, SkillsServer(source, cursor_key=peer.CURSOR_KEY))
+    loop_thread = threading.current_thread().name
+
+    def read(number: int, name: str) -> SessionMessage:
+        params = {"uri": f"skill://s/{name}", "_meta": MODERN_META}
+        message = {"jsonrpc": "2.0", "id": number, "method": "resources/read", "params": params}
+        return SessionMessage(message=types.jsonrpc_message_adapter.validate_python(message))
+
+    async def body() -> list[dict[str, Any]]:
+        c2s_send, c2s_recv = anyio.create_memory_object_stream[SessionMessage | Exception](8)
+        s2c_send, s2c_recv = anyio.create_memory_object_stream[SessionMessage](8)
+        answers: list[dict[str, Any]] = []
+
+        async def answer() -> dict[str, Any]:
+            with anyio.fail_after(60):  # a generous bound: a broken loop fails, never hangs
+                out = (await s2c_recv.receive()).message
+            line = out.model_dump_json(by_alias=True, exclude_unset=True)
+            parsed: dict[str, Any] = json.loads(line)
+            return parsed
+
+        with c2s_send, c2s_recv, s2c_send, s2c_recv:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(
+                    server.run, c2s_recv, s2c_send, server.create_initialization_options()
+                )
+                await c2s_send.send(read(1, "big.md"))
+                assert await anyio.to_thread.run_sync(source.started.wait, 30)
+                await c2s_send.send(read(2, "small.md"))
+                answers.append(await answer())  # the small read, while the large one waits
+                source.release.set()
+                answers.append(await answer())
+                tg.cancel_scope.cancel()
+        return answers
+
+    small, large = anyio.run(body)
+    assert small["id"] == 2
+    assert small["result"]["contents"][0]["text"] == "small"
+    assert large["id"] == 1
+    assert large["result"]["contents"][0]["text"].encode() == big
+    assert source.threads["big.md"] != loop_thread
+    assert source.threads["small.md"] == loop_thread

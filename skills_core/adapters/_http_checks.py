@@ -12,13 +12,18 @@ answer with what it says). The app reads the body, asks the server, and sends.
 1. the path is the endpoint, else 404 (HTTP-01);
 2. ``Host`` is on the allow-list, else 421 (HTTP-04; the Python SDK's status, "misdirected");
 3. an ``Origin``, when present, is on the allow-list, else 403 (HTTP-03). ``OPTIONS`` preflights
-   are answered here, and only when CORS is configured;
+   are answered here, and only when CORS is configured. Both are parsed whole
+   (:func:`~skills_core.adapters._http_options.parse_authority`, ``parse_origin``): a value is
+   ``host[:port]`` (an origin ``scheme://host[:port]``) and nothing more, the port digits, so a
+   value that merely starts with an allowed name (``[::1]evil.example``) is refused;
 4. a declared ``Content-Length`` over the cap is 413 before a byte is read (HTTP-05);
 5. not ``POST``: 405 with ``Allow: POST`` (HTTP-02; legacy ``GET`` without an SSE ``Accept`` is 406,
    and legacy ``GET``/``DELETE`` are 405 too: see "Sessions" in :mod:`skills_core.adapters.asgi`);
 6. ``Content-Type`` is not ``application/json``: 415; 7. ``Accept`` does not cover both
-   ``application/json`` and ``text/event-stream``: 406 (HTTP-06; no ``Accept`` at all means
-   "anything", RFC 9110 §12.5.1);
+   ``application/json`` and ``text/event-stream``: 406 (HTTP-06). Each media range counts with
+   its weight, and the most specific range naming a type decides (RFC 9110 §12.4.2, §12.5.1):
+   ``q=0`` means "not acceptable", so ``*/*;q=0`` accepts nothing and ``text/event-stream;q=0,
+   */*`` not SSE; a malformed weight counts as 0. No ``Accept`` at all means "anything";
 8. the body (the app reads it: over the cap is 413, slower than the time bound 408) must be one
    JSON-RPC request or notification: bad JSON is 400/-32700, a batch, a response or a bad envelope
    400/-32600, with id null (HTTP-07); a notification is 202 with an empty body (HTTP-08, HTTP-29).
@@ -57,6 +62,7 @@ only makes the tables start over.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Final, TypeVar, final
 
@@ -158,6 +164,11 @@ _NAMED_BY: Final[Mapping[str, str]] = {
 }
 #: Every version we serve, for -32022's ``data.supported``.
 _SERVED_VERSIONS: Final[list[JSONValue]] = [*SUPPORTED_MODERN_VERSIONS, *SUPPORTED_LEGACY_VERSIONS]
+
+#: A token (RFC 9110 §5.6.2), lowercase: a media type's type or subtype.
+_TOKEN: Final = re.compile(r"[!#$%&'*+\-.^_`|~0-9a-z]+")
+#: A weight's value (RFC 9110 §12.4.2): 0 to 1 with at most three decimals.
+_QVALUE: Final = re.compile(r"0(?:\.[0-9]{0,3})?|1(?:\.0{0,3})?")
 
 #: Entries a table of remembered verdicts holds before it starts over.
 _MEMO_LIMIT: Final = 256
@@ -276,22 +287,85 @@ def _gather(raw: Sequence[Sequence[bytes]]) -> tuple[dict[bytes, bytes], frozens
     return values, frozenset(repeated)
 
 
-def _media_types(values: bytes) -> set[str]:
-    return {item.split(";", 1)[0].strip().lower() for item in values.decode("latin-1").split(",")}
+def _split_unquoted(text: str, separator: str) -> list[str]:
+    """``text`` split at ``separator`` outside double-quoted strings (RFC 9110 §5.6.4)."""
+    if '"' not in text:
+        return text.split(separator)
+    parts: list[str] = []
+    start = 0
+    quoted = escaped = False
+    for index, char in enumerate(text):
+        if escaped:
+            escaped = False
+        elif quoted:
+            escaped = char == "\\"
+            quoted = char != '"'
+        elif char == '"':
+            quoted = True
+        elif char == separator:
+            parts.append(text[start:index])
+            start = index + 1
+    parts.append(text[start:])
+    return parts
+
+
+def _media_ranges(accept: bytes) -> list[tuple[str, str, float]]:
+    """The media ranges of an ``Accept`` value, lowercased, each with its weight (RFC 9110
+    §12.4.2, §12.5.1). A weight that is not a qvalue counts as 0 (refused rather than guessed);
+    an element that is not a media range is left out."""
+    ranges: list[tuple[str, str, float]] = []
+    for element in _split_unquoted(accept.decode("latin-1").lower(), ","):
+        media_range, *parameters = _split_unquoted(element, ";")
+        kind, slash, subtype = media_range.strip().partition("/")
+        if (
+            not slash
+            or _TOKEN.fullmatch(kind) is None
+            or _TOKEN.fullmatch(subtype) is None
+            or (kind == "*" and subtype != "*")
+        ):
+            continue
+        weight = 1.0
+        for parameter in parameters:
+            name, _, value = parameter.partition("=")
+            if name.strip() == "q":  # the weight; parameters after it are not the range's
+                value = value.strip()
+                weight = float(value) if _QVALUE.fullmatch(value) else 0.0
+                break
+        ranges.append((kind, subtype, weight))
+    return ranges
+
+
+def _acceptable(ranges: list[tuple[str, str, float]], kind: str, subtype: str) -> bool:
+    """Whether ``kind/subtype`` has a weight above 0: that of the most specific range naming
+    it (``type/subtype`` over ``type/*`` over ``*/*``; the highest among equals)."""
+    best, weight = -1, 0.0
+    for range_kind, range_subtype, range_weight in ranges:
+        if range_kind == kind and range_subtype == subtype:
+            specificity = 2
+        elif range_kind == kind and range_subtype == "*":
+            specificity = 1
+        elif range_kind == "*":
+            specificity = 0
+        else:
+            continue
+        if specificity > best:
+            best, weight = specificity, range_weight
+        elif specificity == best:
+            weight = max(weight, range_weight)
+    return weight > 0
 
 
 def _accepts_json_and_sse(accept: bytes) -> bool:
-    types = _media_types(accept)
-    anything = "*/*" in types
-    json_ok = anything or "application/json" in types or "application/*" in types
-    sse_ok = anything or "text/event-stream" in types or "text/*" in types
-    return json_ok and sse_ok
+    ranges = _media_ranges(accept)
+    return _acceptable(ranges, "application", "json") and _acceptable(
+        ranges, "text", "event-stream"
+    )
 
 
 def _accepts_sse(accept: bytes | None) -> bool:
     if accept is None:  # RFC 9110 §12.5.1: no Accept means any media type
         return True
-    return bool(_media_types(accept) & {"text/event-stream", "text/*", "*/*"})
+    return _acceptable(_media_ranges(accept), "text", "event-stream")
 
 
 def _is_json(content_type: bytes) -> bool:

@@ -8,6 +8,8 @@ and ``Origin`` allow-lists are compiled then, once, into sets the request checks
 
 from __future__ import annotations
 
+import ipaddress
+import re
 from collections.abc import Callable, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeAlias, final
@@ -43,84 +45,141 @@ LOOPBACK_ORIGINS: Final = ("http://localhost:*", "http://127.0.0.1:*", "http://[
 
 # --- the options ------------------------------------------------------------------------------
 
+# A request's Host or Origin is parsed whole before it is looked up (parse_authority,
+# parse_origin), and refused when anything is left over: only the names on the list, exactly,
+# get through. RFC 3986 §3.2.2: host = IP-literal / IPv4address / reg-name. An IPv4address is
+# also a reg-name by its characters, so one rule covers both; an IPv6 literal is checked by
+# ``ipaddress`` too.
+_REG_NAME: Final = r"(?:[a-z0-9\-._~!$&'()*+,;=]|%[0-9a-f]{2})+"
+_IP_LITERAL: Final = r"\[(?:(?P<ipv6>[0-9a-f:.]+)|v[0-9a-f]+\.[a-z0-9\-._~!$&'()*+,;=:]+)\]"
+#: ``host [":" port]`` with a port of digits (a Host value; an origin after its ``scheme://``).
+_AUTHORITY: Final = re.compile(
+    rf"(?P<host>{_IP_LITERAL}|{_REG_NAME})(?::(?P<port>[0-9]{{1,5}}))?", re.ASCII
+)
+#: The host of a pattern that allows any port: ``name`` or ``name:*``.
+_ANY_PORT: Final = re.compile(rf"(?P<host>{_IP_LITERAL}|{_REG_NAME})(?::\*)?", re.ASCII)
+_SCHEMES: Final = ("http", "https")
 
-def _host_and_port(authority: str) -> tuple[str, str]:
-    """``("example.com", "8080")`` from ``"Example.com:8080"``; the port is ``""`` when absent."""
-    authority = authority.lower()
-    if authority.startswith("["):  # an IPv6 literal keeps its brackets
-        end = authority.find("]")
-        host, rest = authority[: end + 1], authority[end + 1 :]
-        return host, rest[1:] if rest.startswith(":") else ""
-    host, colon, port = authority.rpartition(":")
-    return (host, port) if colon else (authority, "")
+
+def _host_of(match: re.Match[str] | None) -> str | None:
+    """The host a match of :data:`_AUTHORITY` or :data:`_ANY_PORT` found, if it is well-formed."""
+    if match is None:
+        return None
+    ipv6 = match["ipv6"]
+    if ipv6 is not None:
+        try:
+            ipaddress.IPv6Address(ipv6)
+        except ValueError:
+            return None
+    return match["host"]
+
+
+def parse_authority(text: str) -> tuple[str, int | None] | None:
+    """``("example.com", 8080)`` from ``"Example.com:8080"``: a ``Host`` value, strictly.
+
+    The whole text must be ``host [":" port]`` (RFC 3986 §3.2.2-3, RFC 9110 §7.2): the host an
+    IP literal in brackets, an IPv4 address or a registered name, lowercased; the port one to
+    five digits, at most 65535, or None when absent. Anything else (a user part, a path, a port
+    that is not a number, text after the brackets of an IP literal, spaces) is None.
+    """
+    lowered = text.lower()
+    match = _AUTHORITY.fullmatch(lowered)
+    host = _host_of(match)
+    if host is None or match is None:
+        return None
+    port = match["port"]
+    if port is None:
+        return host, None
+    number = int(port)
+    return (host, number) if number <= 0xFFFF else None
+
+
+def parse_origin(text: str) -> tuple[str, str, int | None] | None:
+    """``("https", "app.example", None)`` from ``"https://App.example"``: an ``Origin``, strictly.
+
+    An origin is ``scheme "://" host [":" port]`` and nothing after (RFC 6454 §6.2), with an
+    ``http`` or ``https`` scheme and the host and port of :func:`parse_authority`; anything else
+    (``null``, a path, a user part, a list of origins) is None.
+    """
+    scheme, sep, authority = text.partition("://")
+    scheme = scheme.lower()
+    if not sep or scheme not in _SCHEMES:
+        return None
+    parsed = parse_authority(authority)
+    return None if parsed is None else (scheme, *parsed)
+
+
+def _any_port_host(pattern: str) -> str | None:
+    """The host of a pattern that allows any port (``name``, ``name:*``), else None."""
+    return _host_of(_ANY_PORT.fullmatch(pattern.lower()))
 
 
 @final
 @dataclass(frozen=True, slots=True)
 class _HostRules:
-    """An allow-list: host names allowed on any port, and exact ``host:port`` pairs."""
+    """An allow-list: host names allowed on any port, and exact ``(host, port)`` pairs."""
 
     any_port: frozenset[str]
-    exact: frozenset[str]
+    exact: frozenset[tuple[str, int]]
 
     @classmethod
     def parse(cls, patterns: Sequence[str]) -> _HostRules:
         any_port: set[str] = set()
-        exact: set[str] = set()
-        for pattern in patterns:
-            host, port = _host_and_port(pattern.strip())
-            if not host:
-                raise ValueError(f"not a host name: {pattern!r}")
-            if port in ("", "*"):
+        exact: set[tuple[str, int]] = set()
+        for raw in patterns:
+            pattern = raw.strip()
+            host = _any_port_host(pattern)
+            parsed = None if host is not None else parse_authority(pattern)
+            if host is not None:
                 any_port.add(host)
+            elif parsed is not None and parsed[1] is not None:
+                exact.add((parsed[0], parsed[1]))
             else:
-                exact.add(f"{host}:{port}")
+                raise ValueError(f"not a host pattern (name, name:*, or name:port): {pattern!r}")
         return cls(frozenset(any_port), frozenset(exact))
 
     def allows(self, authority: str) -> bool:
-        host, port = _host_and_port(authority)
-        return host in self.any_port or f"{host}:{port}" in self.exact
-
-
-def _origin_authority(origin: str) -> tuple[str, str] | None:
-    scheme, sep, authority = origin.lower().partition("://")
-    if not sep or scheme not in ("http", "https") or not authority or "/" in authority:
-        return None
-    return scheme, authority
+        parsed = parse_authority(authority)
+        if parsed is None:  # malformed: never allowed, whatever it starts with
+            return False
+        host, port = parsed
+        return host in self.any_port or (port is not None and (host, port) in self.exact)
 
 
 @final
 @dataclass(frozen=True, slots=True)
 class _OriginRules:
-    """Origins allowed: ``scheme://host`` on any port, and exact ``scheme://host:port``."""
+    """Origins allowed: ``scheme://host`` on any port, and exact ``scheme://host[:port]``."""
 
     any_port: frozenset[tuple[str, str]]
-    exact: frozenset[str]
+    exact: frozenset[tuple[str, str, int | None]]
 
     @classmethod
     def parse(cls, patterns: Sequence[str]) -> _OriginRules:
         any_port: set[tuple[str, str]] = set()
-        exact: set[str] = set()
-        for pattern in patterns:
-            parts = _origin_authority(pattern.strip())
-            if parts is None:
-                raise ValueError(f"not an origin (scheme://host[:port]): {pattern!r}")
-            scheme, authority = parts
-            host, port = _host_and_port(authority)
-            if port == "*":
+        exact: set[tuple[str, str, int | None]] = set()
+        for raw in patterns:
+            pattern = raw.strip()
+            scheme, sep, rest = pattern.partition("://")
+            scheme = scheme.lower()
+            host = _any_port_host(rest) if rest.endswith(":*") else None
+            parsed = parse_origin(pattern)
+            if sep and scheme in _SCHEMES and host is not None:
                 any_port.add((scheme, host))
+            elif parsed is not None:
+                exact.add(parsed)
             else:
-                exact.add(f"{scheme}://{authority}")
+                raise ValueError(
+                    f"not an origin pattern (http[s]://host[:port] or http[s]://host:*): "
+                    f"{pattern!r}"
+                )
         return cls(frozenset(any_port), frozenset(exact))
 
     def allows(self, origin: str) -> bool:
-        parts = _origin_authority(origin)
-        if parts is None:  # "null", garbage: never allowed
+        parsed = parse_origin(origin)
+        if parsed is None:  # "null", garbage, anything after host[:port]: never allowed
             return False
-        scheme, authority = parts
-        if f"{scheme}://{authority}" in self.exact:
-            return True
-        return (scheme, _host_and_port(authority)[0]) in self.any_port
+        return parsed in self.exact or parsed[:2] in self.any_port
 
 
 @final

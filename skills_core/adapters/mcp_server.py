@@ -11,11 +11,13 @@ Theory of operation
 :func:`add_skills` installs one ``Server.middleware`` entry that answers the skills methods from
 the sans-IO core: each request, raw params and all, goes to a fresh
 :class:`~skills_core.server.ServerConnection` of the :class:`SkillsServer`, told the era the SDK
-negotiated (legacy once the SDK recorded ``initialize`` on this connection; a modern request
-carries its own envelope), and its result object is returned as is, or its error raised as
-``MCPError`` (code, message, data). A middleware, not a request handler, because the SDK does
-three things to a handler's request and answer that would make them differ from ours, and a
-middleware runs before them and has its answer written unchanged (``mcp/server/runner.py``,
+negotiated (legacy once the SDK recorded ``initialize`` on this connection, in the 2025-11-25
+shapes for a ``2024-11-05`` client too; a modern request carries its own envelope), and its result
+object is returned as is, or its error raised as ``MCPError`` (code, message, data). A read of a
+large file is read and encoded in a worker thread, as the stdio adapters and the ASGI app do, so
+the SDK's event loop keeps serving. A middleware, not a request handler, because the SDK does three
+things to a handler's request and answer that would make them differ from ours, and a middleware
+runs before them and has its answer written unchanged (``mcp/server/runner.py``,
 ``ServerRunner._on_request``): for a spec method such as ``resources/read`` it validates the params
 against its own schema first (its ``-32602`` message, not ours) and re-serialises the result
 through its model (the keys come out sorted); and on a legacy connection it refuses any request
@@ -50,6 +52,7 @@ from __future__ import annotations
 from typing import Any
 
 try:
+    import anyio
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
     from mcp.server.lowlevel.server import Server
     from mcp.shared.exceptions import MCPError
@@ -63,9 +66,10 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess witho
 
 from ..jsonrpc import EncodedResult, ErrorObject
 from ..jsonvalue import JSONValue, loads_strict
-from ..server.handler import SkillsServer
+from ..server.handler import PendingRead, SkillsServer
 from ..server.paths import DEFAULT_SCHEME
-from ..spec import EXTENSION_ID, Method
+from ..spec import EXTENSION_ID, LEGACY_PROTOCOL_VERSION, SUPPORTED_LEGACY_VERSIONS, Method
+from ._core import DEFAULT_DEFER_READS_OVER
 
 __all__ = ["add_skills"]
 
@@ -76,13 +80,41 @@ class _RawParams(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
-def _answer(skills: SkillsServer, ctx: ServerRequestContext[Any, Any]) -> dict[str, JSONValue]:
-    """Our core's answer to the request in ``ctx``; an error answer is raised as ``MCPError``."""
+def _legacy_version(ctx: ServerRequestContext[Any, Any]) -> str | None:
+    """The legacy version to answer ``ctx`` in, or None when the SDK negotiated no handshake.
+
+    Once the SDK has recorded ``initialize`` on the connection it negotiated one of its handshake
+    versions. The core's own legacy versions are passed as they are; any other (``2024-11-05``,
+    which the SDK accepts and the core does not list) is answered in the 2025-11-25 shapes. That is
+    sound: the SDK itself validates and writes every pre-2026 version with its 2025-11-25 schema,
+    the skills methods belong to the extension rather than to a base revision, and the legacy
+    ``resources/*`` results carry only members 2024-11-05 defines (``uri``, ``name``,
+    ``description``, ``mimeType``, ``size``, ``annotations``; ``text`` or ``blob``).
+    """
     version = ctx.protocol_version
-    # The SDK recorded initialize on this connection: answer in that negotiated legacy state.
-    legacy = version not in MODERN_PROTOCOL_VERSIONS and ctx.session.client_params is not None
+    if version in MODERN_PROTOCOL_VERSIONS or ctx.session.client_params is None:
+        return None
+    return version if version in SUPPORTED_LEGACY_VERSIONS else LEGACY_PROTOCOL_VERSION
+
+
+async def _answer(
+    skills: SkillsServer, ctx: ServerRequestContext[Any, Any]
+) -> dict[str, JSONValue]:
+    """Our core's answer to the request in ``ctx``; an error answer is raised as ``MCPError``.
+
+    A read of a file larger than :data:`~skills_core.adapters.DEFAULT_DEFER_READS_OVER` is read
+    and encoded in a worker thread (``anyio.to_thread``), so the SDK's event loop keeps answering
+    other requests meanwhile.
+    """
     params: dict[str, JSONValue] = dict(ctx.params) if ctx.params else {}
-    answer = skills.answer(ctx.method, params, legacy_version=version if legacy else None)
+    answer = skills.answer(
+        ctx.method,
+        params,
+        legacy_version=_legacy_version(ctx),
+        defer_reads_over=DEFAULT_DEFER_READS_OVER,
+    )
+    if isinstance(answer, PendingRead):
+        answer = await anyio.to_thread.run_sync(answer.complete)
     if isinstance(answer, ErrorObject):
         raise MCPError(answer.code, answer.message, answer.data)
     if isinstance(answer, EncodedResult):  # a read served again: the SDK writes dicts
@@ -108,7 +140,7 @@ def add_skills(server: Server[Any], skills: SkillsServer) -> None:
         ours |= {Method.RESOURCES_LIST, Method.RESOURCES_TEMPLATES_LIST}
 
         async def handle(ctx: ServerRequestContext[Any, Any], params: _RawParams) -> HandlerResult:
-            return _answer(skills, ctx)  # pragma: no cover - the middleware answers first
+            return await _answer(skills, ctx)  # pragma: no cover - the middleware answers first
 
         # The SDK declares the resources capability only when resources/list has a handler
         # (Server.get_capabilities), and a host does not use the extension without it.
@@ -128,11 +160,11 @@ def add_skills(server: Server[Any], skills: SkillsServer) -> None:
     async def middleware(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         method = ctx.method
         if method in ours:
-            return _answer(skills, ctx)
+            return await _answer(skills, ctx)
         if method == Method.RESOURCES_READ and shared_read:
             uri = (ctx.params or {}).get("uri")
             if isinstance(uri, str) and uri.startswith(scheme):
-                return _answer(skills, ctx)
+                return await _answer(skills, ctx)
             return await call_next(ctx)  # another scheme: the server's own resource
         result = await call_next(ctx)
         if method != Method.INITIALIZE or not isinstance(result, dict):
