@@ -850,7 +850,7 @@ SHAPES: dict[str, Callable[[int], str]] = {
 
 def _best_time(text: str) -> float:
     best = float("inf")
-    for _ in range(3):
+    for _ in range(7):
         start = time.perf_counter()
         parse_frontmatter(text, max_bytes=50_000_000)
         best = min(best, time.perf_counter() - start)
@@ -859,7 +859,12 @@ def _best_time(text: str) -> float:
 
 @pytest.mark.parametrize("shape", SHAPES)
 def test_no_quadratic_blowup_on_large_inputs(shape: str) -> None:
-    """Eight times the input takes about eight times as long (a quadratic step would be 64)."""
-    small = _best_time(fm(SHAPES[shape](2_500)))
+    """32 times the input takes about 32 times as long; a quadratic step would take 1,024 times.
+
+    A complexity check, not a timing: the bound (128 times, plus 50 ms) leaves a factor of four
+    for a loaded machine's noise on either measurement (each the best of seven), and a quadratic
+    step still exceeds it eight times over.
+    """
+    small = _best_time(fm(SHAPES[shape](625)))
     large = _best_time(fm(SHAPES[shape](20_000)))
-    assert large < 24 * small + 0.02, (small, large)
+    assert large < 128 * small + 0.05, (small, large)
