@@ -13,7 +13,12 @@ PATH, :func:`validate_entries` for each ``--entries`` file); this module reads t
   names that are not UTF-8);
 * ``sarif``: :func:`skills_core.ci.to_sarif`, paths relative to the working directory; the summary
   goes to stderr;
-* ``github``: :func:`skills_core.ci.github_commands`, then the summary.
+* ``github``: :func:`skills_core.ci.github_commands` (written as they are: commands on purpose,
+  each made of shown text with its message and properties escaped), then the summary.
+
+Every form is safe in a CI log: no name or message can form a workflow command the runner would
+obey (:mod:`skills_core.display`); JSON and SARIF go through
+:func:`skills_core.display.display_json`, exact and strict UTF-8.
 
 Exit codes, as diff(1) has them: 0 when no finding is an error (and none is a warning, under
 ``--strict``), 1 when one is, 2 for a usage or I/O error (a path that does not exist or holds no
@@ -25,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import json
 import os
 import sys
 from pathlib import Path
@@ -36,7 +40,7 @@ from ..display import display
 from ..errors import JsonRpcError
 from ..jsonvalue import loads_strict
 from ..validation import Finding
-from ._common import CliError, error, os_message
+from ._common import CliError, error, os_message, print_json
 
 __all__ = [
     "EXIT_VALID",
@@ -136,15 +140,19 @@ def read_json_documents(name: str, *, label: str = "") -> list[tuple[str, object
 def _print(report: ValidationReport, output: str, *, strict: bool, exit_code: int) -> None:
     out = sys.stdout
     if output == "json":
-        out.write(json.dumps(report.to_json(strict=strict), indent=2, ensure_ascii=False) + "\n")
+        print_json(report.to_json(strict=strict))
         return
     if output == "sarif":
-        document = to_sarif(report, base=os.getcwd(), exit_code=exit_code)
-        out.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        print_json(to_sarif(report, base=os.getcwd(), exit_code=exit_code))
         sys.stderr.write(display(f"skills-core: {_summary(report, strict)}") + "\n")
         return
-    lines = github_commands(report, base=os.getcwd()) if output == "github" else _text(report)
-    lines.append(_summary(report, strict))
+    if output == "github":
+        # Workflow commands on purpose: made of shown text, each message and property escaped.
+        commands = github_commands(report, base=os.getcwd())
+        out.write("".join(line + "\n" for line in commands))
+        out.write(display(_summary(report, strict)) + "\n")
+        return
+    lines = [*_text(report), _summary(report, strict)]
     out.write("".join(display(line) + "\n" for line in lines))
 
 
