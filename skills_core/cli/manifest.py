@@ -18,7 +18,11 @@ people), and ``pathHex`` beside it holds the exact bytes of the path, in lowerca
 (for programs). ``pathHex`` is present only for such names. Messages that quote such a name show
 it the same way. Each list item is one line, ``json.dumps(item, ensure_ascii=False)``; entries and
 warnings are made from their parts (an entry restored from a digest index record is written as
-the record holds it, without being built), which the tests hold to that encoding.
+the record holds it, without being built), which the tests hold to that encoding. Then, as
+:func:`skills_core.display.display_json` does, an item holding a character a terminal would obey
+(a control, a bidirectional override, an invisible character) has it written as a ``\\u``
+escape, and a ``[`` after ``##`` as ``\\u005b``: the same JSON values, safe on a terminal and in
+a CI log.
 
 The command pauses the cyclic garbage collector while it runs (see :func:`run_manifest`).
 """
@@ -33,7 +37,7 @@ from collections.abc import Callable, Iterable, Iterator
 from json.encoder import encode_basestring
 from types import MappingProxyType
 
-from ..display import display
+from ..display import display, display_json_text
 from ..server.catalog import Catalog
 from ..validation import Finding
 from ._common import EXIT_OK, error, open_source
@@ -72,7 +76,7 @@ def _manifest(args: argparse.Namespace) -> int:
     if source.index_note is not None:
         error(f"manifest: {source.index_note}")
     if args.json:
-        _write(_json_document(catalog))
+        _write([_shown(chunk) for chunk in _json_document(catalog)])
     else:
         _write(["".join(_text_lines(catalog)).encode("utf-8")])
     return EXIT_OK
@@ -206,6 +210,20 @@ def _plain(value: object) -> object:
     if type(value) is MappingProxyType:
         return dict(value)
     raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def _shown(chunk: bytes) -> bytes:
+    """``chunk`` of JSON text as :func:`skills_core.display.display_json` would write it.
+
+    The same JSON values; only an item that holds a character a terminal would obey, or a ``##[``
+    a CI runner would, is decoded and rewritten (most are returned as they are, checked at C
+    speed).
+    """
+    if chunk.isascii() and (b"#" not in chunk or b"[" not in chunk) and b"\x7f" not in chunk:
+        return chunk  # json escapes the other ASCII controls itself
+    text = chunk.decode("utf-8")
+    shown = display_json_text(text)
+    return chunk if shown is text else shown.encode("utf-8")
 
 
 def _write(chunks: list[bytes]) -> None:
