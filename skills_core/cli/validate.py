@@ -22,8 +22,9 @@ obey (:mod:`skills_core.display`); JSON and SARIF go through
 
 Exit codes, as diff(1) has them: 0 when no finding is an error (and none is a warning, under
 ``--strict``), 1 when one is, 2 for a usage or I/O error (a path that does not exist or holds no
-skill, an unreadable or malformed ``--entries`` file, a JSON-RPC error response, an unknown
-``--ignore`` code).
+skill, an unreadable or malformed ``--entries`` file or one that holds no entry, a JSON-RPC error
+response, an unknown ``--ignore`` code). An input that gives nothing to validate is an error
+whatever it is: the report of the rest is printed, then one line for each such input.
 """
 
 from __future__ import annotations
@@ -72,28 +73,33 @@ def run_validate(args: argparse.Namespace) -> int:
             f"validate: --ignore {unknown[0]!r} is not a finding code{hint}", EXIT_TROUBLE
         )
     reports: list[ValidationReport] = []
+    empty: list[str] = []  # one message per input that gave nothing to validate
     for name in args.entries:
+        found = 0
         for source, document in read_json_documents(name, label=f"--entries {name}"):
             try:
-                reports.append(validate_entries(document, source=source))
+                report = validate_entries(document, source=source)
             except JsonRpcError as exc:
                 raise CliError(f"--entries {name}: {exc.message}", EXIT_TROUBLE) from None
-    empty: list[str] = []
+            found += len(report.skills)
+            reports.append(report)
+        if not found:
+            empty.append(f"--entries {name}: no skill entry found (its list of entries is empty)")
     for path in args.paths:
         try:
             report = validate_folder(path, include_hidden=args.include_hidden, exclude=args.exclude)
         except OSError as exc:
             raise CliError(os_message(exc), EXIT_TROUBLE) from None
         if not report.skills:
-            empty.append(path)
+            empty.append(f"{path}: no skill found (no folder at or below it holds a SKILL.md)")
         reports.append(report)
     report = ValidationReport.merge(reports).without(frozenset(args.ignore))
     code = EXIT_VALID if report.passes(strict=args.strict) else EXIT_INVALID
     if empty:
         code = EXIT_TROUBLE
     _print(report, output, strict=args.strict, exit_code=code)
-    for path in empty:
-        error(f"{path}: no skill found (no folder at or below it holds a SKILL.md)")
+    for message in empty:
+        error(message)
     return code
 
 
