@@ -108,10 +108,24 @@ _IGNORABLE: Final = frozenset(
 
 #: Characters a runner may skip when it compares text (see :func:`_inert`).
 _INERT_CATEGORIES: Final = frozenset({"Mn", "Mc", "Me", "Cc", "Cf"})
+#: ``#``, ``#`` and ``[`` with nothing between them but what might be inert (no printable ASCII):
+#: where :func:`_bracket_commands` has anything to look at (found at C speed).
+_BRACKET_NEAR: Final = re.compile(r"#[^\x20-\x7e]*#[^\x20-\x7e]*\[").search
 
-_IGNORABLE_SEARCH: Final = re.compile(
-    "[" + "".join(re.escape(chr(code)) for code in sorted(_IGNORABLE)) + "]"
-).search
+
+def _ranges(codes: frozenset[int]) -> str:
+    """A regular expression class of ``codes``, as ranges (a class of single characters is
+    searched character by character against each, a hundred times slower)."""
+    spans: list[list[int]] = []
+    for code in sorted(codes):
+        if spans and spans[-1][1] == code - 1:
+            spans[-1][1] = code
+        else:
+            spans.append([code, code])
+    return "[" + "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in spans) + "]"
+
+
+_IGNORABLE_SEARCH: Final = re.compile(_ranges(_IGNORABLE)).search
 
 _SHORT: Final = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 #: The escapes display() writes, for cutting a line between two of them (never inside one).
@@ -166,7 +180,7 @@ def _after_inert(text: str, index: int) -> str:
 def _bracket_commands(text: str) -> list[int]:
     """Where ``text`` has a ``[`` that, skipping inert characters, follows ``##``."""
     found: list[int] = []
-    if "#" not in text:
+    if "#" not in text or not _BRACKET_NEAR(text):
         return found
     start = text.find("[")
     while start >= 0:

@@ -20,6 +20,8 @@ import pytest
 from check_helpers import spec_entry, write_tree
 from ci_runner import commands_in, lines_of
 
+from skills_core.cli.manifest import _shown
+
 ROOT = Path(__file__).resolve().parents[1]
 
 #: A folder of skills whose name starts each line ``validate`` prints about the tree itself.
@@ -185,3 +187,17 @@ def test_manifest_json_shows_terminal_controls_as_escapes(tmp_path: Path) -> Non
     assert "\\u009b2J del \\u007f bidi \\u202e end" in out
     assert not any(c in out for c in "\x9b\x7f\u202e")
     assert json.loads(out)["skills"][0]["frontmatter"]["description"] == description
+
+
+def test_manifest_json_keeps_safe_chunks_as_they_are() -> None:
+    """``_shown`` rewrites only the items that need it, in each of its three paths."""
+    ascii_chunks = [b'{\n  "a": [', b'"x"', b"]\n}\n"]
+    assert _shown(ascii_chunks) == [b"".join(ascii_chunks)]
+    cafe, bidi = '"caf\u00e9"'.encode(), '"\u202e"'.encode()
+    shown = _shown([cafe, b", ", bidi])
+    assert shown[0] is cafe
+    assert shown[1:] == [b", ", b'"\\u202e"']
+    hostile = f'"{ADD_MASK}"'.encode()
+    shown = _shown([cafe, b", ", hostile, b'"\x7f"'])
+    assert shown == [cafe, b", ", b'"##\\u005badd-mask]secret"', b'"\\u007f"']
+    assert [json.loads(chunk) for chunk in shown[2:]] == [ADD_MASK, "\x7f"]

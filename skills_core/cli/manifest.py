@@ -76,7 +76,7 @@ def _manifest(args: argparse.Namespace) -> int:
     if source.index_note is not None:
         error(f"manifest: {source.index_note}")
     if args.json:
-        _write([_shown(chunk) for chunk in _json_document(catalog)])
+        _write(_shown(_json_document(catalog)))
     else:
         _write(["".join(_text_lines(catalog)).encode("utf-8")])
     return EXIT_OK
@@ -212,15 +212,30 @@ def _plain(value: object) -> object:
     raise TypeError(f"{type(value).__name__} is not JSON")
 
 
-def _shown(chunk: bytes) -> bytes:
-    """``chunk`` of JSON text as :func:`skills_core.display.display_json` would write it.
+def _shown(chunks: list[bytes]) -> list[bytes]:
+    """The JSON document's chunks as :func:`skills_core.display.display_json` would write them.
 
-    The same JSON values; only an item that holds a character a terminal would obey, or a ``##[``
-    a CI runner would, is decoded and rewritten (most are returned as they are, checked at C
-    speed).
+    The same JSON values. In ASCII JSON the only characters to show otherwise are DEL (``json``
+    escapes the other controls) and a ``##[``; a chunk free of both, or a whole document, is kept
+    as it is after C-speed checks. Any other chunk (one item) goes through
+    :func:`~skills_core.display.display_json_text`, which returns it as it is when it is safe.
+    (Each chunk is decoded on its own, for the reason :func:`_json_document` encodes each.)
     """
-    if chunk.isascii() and (b"#" not in chunk or b"[" not in chunk) and b"\x7f" not in chunk:
-        return chunk  # json escapes the other ASCII controls itself
+    document = b"".join(chunks)
+    plain = b"\x7f" not in document and b"##[" not in document
+    if plain and document.isascii():
+        return [document]
+    if plain:  # only the chunks that are not ASCII may need anything
+        return [chunk if chunk.isascii() else _shown_item(chunk) for chunk in chunks]
+    return [
+        chunk
+        if chunk.isascii() and b"\x7f" not in chunk and b"##[" not in chunk
+        else _shown_item(chunk)
+        for chunk in chunks
+    ]
+
+
+def _shown_item(chunk: bytes) -> bytes:
     text = chunk.decode("utf-8")
     shown = display_json_text(text)
     return chunk if shown is text else shown.encode("utf-8")
