@@ -173,6 +173,8 @@ def test_display_json_round_trips_anything(document: object) -> None:
         ("a::b ::c", "a::b ::c"),
         (": :x", ": :x"),
         (":x", ":x"),
+        (":", ":"),
+        (" :\u0301", " :\u0301"),
         ("# #[x]", "# #[x]"),
         ("#[x] ## [y]", "#[x] ## [y]"),
         ("C# [docs](#usage)", "C# [docs](#usage)"),

@@ -55,6 +55,8 @@ def test_a_row_carried_on_after_spaces_never_begins_with_two_colons() -> None:
     assert rows[1] == "       \\x3a:stop-commands::t"
     # a lone colon, a colon inside the row, and an indent that is not blank stay as they are
     assert fit("    ", "x" * 36 + ":a", width=40, indent="    ")[1] == "    :a"
+    assert fit("    ", "x" * 36 + ":", width=40, indent="    ")[1] == "    :"
+    assert fit("    ", "x" * 36 + ":\u0301:", width=40, indent="    ")[1] == "    \\x3a\u0301:"
     assert fit("    ", "x" * 36 + "a::b", width=40, indent="    ")[1] == "    a::b"
     assert fit("  | ", "x" * 36 + "::b", width=40, indent="  | ")[1] == "  | ::b"
 
