@@ -36,14 +36,15 @@ def main(argv: list[str]) -> int:
 
     report = sc.validate_folder(args.skills)
     if os.environ.get("GITHUB_ACTIONS") == "true":
+        # workflow commands on purpose, printed as they are: each is made of displayed text
         lines = github_commands(report, base=os.getcwd())
     else:
-        lines = [
-            f"{f.file}:{f.line or 1}:{f.column or 1}: {f.severity}[{f.code}] {f.message}"
+        lines = [  # file names and frontmatter values are the folder's, not ours: displayed
+            display(f"{f.file}:{f.line or 1}:{f.column or 1}: {f.severity}[{f.code}] {f.message}")
             for _, f in report.all_findings()
         ]
     for line in lines:
-        print(display(line))  # file names and frontmatter values are the folder's, not ours
+        print(line)
     counts = report.summary()
     print(f"{counts['skills']} skills, {counts['errors']} errors, {counts['warnings']} warnings")
 

@@ -20,11 +20,15 @@ command line prints them; a CI script may too):
   end of its line, so the message is escaped as the Actions toolkit escapes data (``%``, CR and
   LF as ``%25``, ``%0D``, ``%0A``) and each property as a property (also ``:`` and ``,`` as
   ``%3A`` and ``%2C``): nothing a skill folder holds can end the command early or start another.
+  (The runner takes such a line as the command it starts with and looks no further; the legacy
+  ``##[`` syntax inside it is escaped all the same, as :func:`skills_core.display.display` escapes
+  it everywhere, so the message reads ``##\\x5b``; a file name starting with ``::`` or holding
+  ``##[`` shows escaped in ``file`` too.)
 
 Every text a folder or an entry controls (file names, frontmatter values quoted in messages)
 goes through :func:`skills_core.display.display` first: a log viewer or an alert shows the
-escapes, never a bidirectional override or a terminal control sequence, and the output is
-strict UTF-8.
+escapes, never a bidirectional override, a terminal control sequence or a workflow command, and
+the output is strict UTF-8.
 """
 
 from __future__ import annotations

@@ -47,7 +47,22 @@ so a carriage return cannot overwrite a line and no escape sequence can erase on
 JSON written where a person may read it goes through :func:`display_json`: the document is exact
 (the same JSON values), but every character of the classes above inside a string is written as a
 JSON ``\\u`` escape, so the text is strict UTF-8 (no lone surrogate) and safe on a terminal.
-Nothing here does I/O.
+
+A log is read by programs too. A CI runner obeys commands written in a job's output: the GitHub
+Actions runner takes a line whose first characters, after any whitespace, are ``::`` as a workflow
+command (``::add-mask::``, ``::stop-commands::``), and when that fails it looks for the legacy
+``##[`` *anywhere* in the line (``##[set-output name=approved;]yes``). The output of every function
+here forms neither, whatever the text:
+
+* ``[`` after ``##`` is written ``\\x5b`` (``\\u005b`` in JSON, where ``#`` occurs only inside
+  strings);
+* ``:`` starting a line after whitespace, when a second ``:`` follows, is written ``\\x3a`` (JSON
+  never starts a line with ``:``).
+
+Combining marks and tabs between those characters count as nothing (a runner that compares text
+as a culture does may skip them): ``#``, a combining accent, then ``#[`` has its ``[`` escaped too.
+The output is taken to start a line: a caller prints it after a prefix of ours or after
+whitespace, never right after a ``#`` or a ``:`` of its own. Nothing here does I/O.
 """
 
 from __future__ import annotations
@@ -57,7 +72,14 @@ import re
 import unicodedata
 from typing import Final
 
-__all__ = ["DESCRIPTION_LIMIT", "display", "display_line", "display_json", "is_safe"]
+__all__ = [
+    "DESCRIPTION_LIMIT",
+    "display",
+    "display_line",
+    "display_json",
+    "display_json_text",
+    "is_safe",
+]
 
 #: Characters of an escaped description shown before it is cut (the full length is stated).
 #: 300 is what fits in four lines of an 80-column terminal; a description may be 1,024 characters
@@ -84,6 +106,27 @@ _IGNORABLE: Final = frozenset(
     )
 )
 
+#: Characters a runner may skip when it compares text (see :func:`_inert`).
+_INERT_CATEGORIES: Final = frozenset({"Mn", "Mc", "Me", "Cc", "Cf"})
+#: ``#``, ``#`` and ``[`` with nothing between them but what might be inert (no printable ASCII):
+#: where :func:`_bracket_commands` has anything to look at (found at C speed).
+_BRACKET_NEAR: Final = re.compile(r"#[^\x20-\x7e]*#[^\x20-\x7e]*\[").search
+
+
+def _ranges(codes: frozenset[int]) -> str:
+    """A regular expression class of ``codes``, as ranges (a class of single characters is
+    searched character by character against each, a hundred times slower)."""
+    spans: list[list[int]] = []
+    for code in sorted(codes):
+        if spans and spans[-1][1] == code - 1:
+            spans[-1][1] = code
+        else:
+            spans.append([code, code])
+    return "[" + "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in spans) + "]"
+
+
+_IGNORABLE_SEARCH: Final = re.compile(_ranges(_IGNORABLE)).search
+
 _SHORT: Final = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 #: The escapes display() writes, for cutting a line between two of them (never inside one).
 _PIECE: Final = re.compile(r"\\(?:x[0-9a-f]{2}|u[0-9a-f]{4}|U[0-9a-f]{8}|[nrt])|.", re.DOTALL)
@@ -106,17 +149,108 @@ def _unsafe(char: str) -> bool:
 
 
 def is_safe(text: str) -> bool:
-    """True when ``text`` has no character that :func:`display` would escape."""
-    if text.isascii():
-        return text.isprintable()
-    return not any(_unsafe(char) for char in text)
+    """True when :func:`display` would show ``text`` as it is.
+
+    That is: no character it escapes, no ``##[`` and no ``::`` at the start (see the module
+    docstring).
+    """
+    return _characters_safe(text) and not _obeyed(text)
+
+
+def _characters_safe(text: str) -> bool:
+    """True when ``text`` has no character :func:`display` escapes."""
+    if text.isprintable():  # no Cc, Cf, Cs, Co, Cn, Zl, Zp (nor Zs but the space): C speed
+        return text.isascii() or not _IGNORABLE_SEARCH(text)
+    return not text.isascii() and not any(_unsafe(char) for char in text)
+
+
+def _inert(char: str) -> bool:
+    """A character a runner may skip when it compares: a mark, a tab, another control."""
+    return char not in "\r\n" and unicodedata.category(char) in _INERT_CATEGORIES
+
+
+def _after_inert(text: str, index: int) -> str:
+    """The first character at or after ``index`` that is not inert ("" at the end)."""
+    for char in text[index:]:
+        if not _inert(char):
+            return char
+    return ""
+
+
+def _bracket_commands(text: str) -> list[int]:
+    """Where ``text`` has a ``[`` that, skipping inert characters, follows ``##``."""
+    found: list[int] = []
+    if "#" not in text or not _BRACKET_NEAR(text):
+        return found
+    start = text.find("[")
+    while start >= 0:
+        hashes, index = 0, start - 1
+        while index >= 0 and hashes < 2:
+            char = text[index]
+            if char == "#":
+                hashes += 1
+            elif not _inert(char):
+                break
+            index -= 1
+        if hashes == 2:
+            found.append(start)
+        start = text.find("[", start + 1)
+    return found
+
+
+def _colon_command(line: str) -> int:
+    """Where ``line`` starts with ``::`` after whitespace and inert characters, or -1."""
+    for index, char in enumerate(line):
+        if char == ":":
+            return index if _after_inert(line, index + 1) == ":" else -1
+        if not (char.isspace() or _inert(char)):
+            return -1
+    return -1
+
+
+def _obeyed(text: str) -> bool:
+    """True when a runner could read ``text`` (one line, or JSON) as a command."""
+    if "[" in text and _bracket_commands(text):
+        return True
+    return ":" in text and _colon_command(text) >= 0
+
+
+def _disarm(text: str, *, bracket: str, colon: str | None) -> str:
+    """``text`` with every command a runner could read in it escaped (module docstring).
+
+    Args:
+        text: Shown text (one line, a block of lines, or JSON).
+        bracket: What to write for a ``[`` after ``##``.
+        colon: What to write for the first of two ``:`` starting a line; None for JSON, which
+            has no such line.
+    """
+    if "[" in text:
+        found = _bracket_commands(text)
+        if found:
+            pieces: list[str] = []
+            start = 0
+            for index in found:
+                pieces.append(text[start:index])
+                pieces.append(bracket)
+                start = index + 1
+            pieces.append(text[start:])
+            text = "".join(pieces)
+    if colon is None or ":" not in text:
+        return text
+    lines = text.split("\n")
+    for number, line in enumerate(lines):
+        index = _colon_command(line)
+        if index >= 0:
+            lines[number] = line[:index] + colon + line[index + 1 :]
+    return "\n".join(lines)
 
 
 def display(text: str, *, lines: bool = False) -> str:
     """Return ``text`` with every control, format or invisible character shown as an escape.
 
     The result is one line of printable characters (unless ``lines``): it is safe to write to a
-    terminal after a prefix of ours, and it shows what ``text`` held.
+    terminal after a prefix of ours, it shows what ``text`` held, and no CI runner reads a
+    command in it (``##[`` and a line's leading ``::`` are escaped; see the module docstring).
 
     Args:
         text: Untrusted text.
@@ -128,10 +262,14 @@ def display(text: str, *, lines: bool = False) -> str:
         'ok\\\\x1b[8m hidden\\\\nApprove? [y/N]\\\\u202e'
     """
     if text.isascii() and text.isprintable():  # the common case, and a fast one
-        return text
-    if lines:
-        return _display_block(text)
-    return "".join(_escape(char) if _unsafe(char) else char for char in text)
+        if "##[" not in text and not (text[:1] in " :" and text.lstrip(" ").startswith("::")):
+            return text
+        shown = text
+    elif lines:
+        shown = _display_block(text)
+    else:
+        shown = "".join(_escape(char) if _unsafe(char) else char for char in text)
+    return _disarm(shown, bracket="\\x5b", colon="\\x3a")
 
 
 def _display_block(text: str) -> str:
@@ -178,16 +316,31 @@ def display_json(document: object, *, indent: int | None = 2) -> str:
 
     The JSON is exact: parsing it gives ``document`` back. Non-ASCII text stays readable; only the
     characters :func:`display` would escape are written as ``\\uXXXX`` escapes (a character past
-    U+FFFF as its UTF-16 pair, a lone surrogate as itself escaped).
+    U+FFFF as its UTF-16 pair, a lone surrogate as itself escaped), and a ``[`` after ``##`` as
+    ``\\u005b`` (see the module docstring).
 
     Args:
         document: JSON values (dicts, lists, strings, numbers, booleans, None).
         indent: As for :func:`json.dumps`.
     """
-    text = json.dumps(document, indent=indent, ensure_ascii=False)
-    if is_safe(text.replace("\n", "")):
-        return text
-    return "".join(_json_escape(char) if _unsafe(char) and char != "\n" else char for char in text)
+    return display_json_text(json.dumps(document, indent=indent, ensure_ascii=False))
+
+
+def display_json_text(text: str) -> str:
+    """Return JSON text made safe as :func:`display_json` makes it: the same JSON values.
+
+    Args:
+        text: JSON as :func:`json.dumps` writes it (any ``indent``, ``ensure_ascii`` or not):
+            outside its strings, nothing but the JSON syntax, spaces and line feeds.
+
+    Returns:
+        ``text`` itself when it is safe already.
+    """
+    if not _characters_safe(text.replace("\n", "")):
+        text = "".join(
+            _json_escape(char) if _unsafe(char) and char != "\n" else char for char in text
+        )
+    return _disarm(text, bracket="\\u005b", colon=None)
 
 
 def _json_escape(char: str) -> str:

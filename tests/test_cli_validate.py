@@ -182,6 +182,68 @@ def test_inputs_that_are_not_skills_exit_2(
     assert (code, "duplicate object key 'uri'" in err) == (2, True)
 
 
+@pytest.mark.parametrize(
+    "document",
+    [
+        [],
+        {"skills": []},
+        {"jsonrpc": "2.0", "id": 1, "result": {"skills": [], "resultType": "complete"}},
+    ],
+)
+def test_nothing_to_validate_exits_2_from_a_folder_or_from_entries(
+    document: object, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """One rule for both inputs: an empty folder and an empty list of entries are usage errors
+    (exit 2), the report printed, then one line saying which input held nothing."""
+    empty_folder = tmp_path / "empty"
+    empty_folder.mkdir()
+    empty_entries = tmp_path / "empty.json"
+    empty_entries.write_text(json.dumps(document))
+    folder = run(["validate", str(empty_folder)], capfd)
+    entries = run(["validate", "--entries", str(empty_entries)], capfd)
+    summary = "0 skills checked: 0 valid, 0 invalid; 0 errors, 0 warnings\n"
+    assert folder == (
+        2,
+        summary,
+        f"skills-core: {empty_folder}: no skill found (no folder at or "
+        "below it holds a SKILL.md)\n",
+    )
+    assert entries == (
+        2,
+        summary,
+        f"skills-core: --entries {empty_entries}: no skill entry found "
+        "(its list of entries is empty)\n",
+    )
+    code, out, _ = run(["validate", "--json", "--entries", str(empty_entries)], capfd)
+    assert (code, json.loads(out)["summary"]["skills"]) == (2, 0)
+
+
+def test_an_empty_input_beside_good_ones_still_exits_2(
+    skills: Path, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps({"skills": [ex.entry_json()]}))
+    empty = tmp_path / "empty.json"
+    empty.write_text("[]")
+    code, out, err = run(["validate", "--entries", str(good), "--entries", str(empty)], capfd)
+    assert code == 2
+    assert out.startswith(f"ok       {good}[0]")
+    assert (
+        err
+        == f"skills-core: --entries {empty}: no skill entry found (its list of entries is empty)\n"
+    )
+    code, _, err = run(["validate", str(skills), "--entries", str(empty)], capfd)
+    assert (code, err.count("\n"), "no skill entry found" in err) == (2, 1, True)
+    # JSON lines: the file is empty only when every page is; an empty last page is no error
+    pages = tmp_path / "pages.jsonl"
+    pages.write_text('{"skills": []}\n{"skills": []}\n')
+    code, _, err = run(["validate", "--entries", str(pages)], capfd)
+    assert (code, "no skill entry found" in err) == (2, True)
+    pages.write_text(json.dumps({"skills": [ex.entry_json()]}) + '\n{"skills": []}\n')
+    code, _, err = run(["validate", "--entries", str(pages)], capfd)
+    assert (code, err) == (0, "")
+
+
 # --- entries ----------------------------------------------------------------------------------
 
 

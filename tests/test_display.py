@@ -6,6 +6,7 @@ import json
 import unicodedata
 
 import pytest
+from ci_runner import command_in, commandish, commands_in
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -116,7 +117,8 @@ def test_display_of_a_block_keeps_line_breaks_and_tabs_only() -> None:
 @given(st.text(alphabet=st.characters(exclude_categories=())))
 def test_a_displayed_block_has_no_unsafe_character_but_line_breaks(text: str) -> None:
     shown = display(text, lines=True)
-    assert is_safe(shown.replace("\r\n", "").replace("\n", "").replace("\t", ""))
+    for line in shown.split("\n"):  # each line safe (lines joined could make a "##[" anew)
+        assert is_safe(line.removesuffix("\r").replace("\t", " "))
     assert "\r" not in shown.replace("\r\n", "")
     assert shown.count("\n") == text.count("\n")
 
@@ -149,3 +151,103 @@ def test_display_json_round_trips_anything(document: object) -> None:
     assert json.loads(text) == document
     assert is_safe(text.replace("\n", ""))
     text.encode("utf-8")
+
+
+# --- CI runner commands: no output of ours is one (GitHub Actions' ``::`` and ``##[``) -------
+
+
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        ("##[set-output name=approved;]yes", "##\\x5bset-output name=approved;]yes"),
+        ("say ##[add-mask]secret", "say ##\\x5badd-mask]secret"),
+        ("###[x]", "###\\x5bx]"),
+        ("#\u0301#[x]", "#\u0301#\\x5bx]"),  # a mark between counts as nothing
+        ("::stop-commands::pwned", "\\x3a:stop-commands::pwned"),
+        ("  ::set-output name=approved::yes", "  \\x3a:set-output name=approved::yes"),
+        ("\u3000\u00a0::add-mask::x", "\u3000\u00a0\\x3a:add-mask::x"),  # Unicode white space
+        (":\u0301:x", "\\x3a\u0301:x"),
+        ("\t::x", "\\t::x"),  # the tab is escaped: the line starts with a backslash
+        ("::", "\\x3a:"),
+        # what no runner obeys stays as it is
+        ("a::b ::c", "a::b ::c"),
+        (": :x", ": :x"),
+        (":x", ":x"),
+        (":", ":"),
+        (" :\u0301", " :\u0301"),
+        ("# #[x]", "# #[x]"),
+        ("#[x] ## [y]", "#[x] ## [y]"),
+        ("C# [docs](#usage)", "C# [docs](#usage)"),
+    ],
+)
+def test_runner_commands_are_escaped(raw: str, shown: str) -> None:
+    assert display(raw) == shown
+    assert display_line(raw) == shown
+    assert is_safe(shown)
+    assert is_safe(raw) is (raw == shown)
+    assert command_in(shown) is None
+
+
+def test_a_block_escapes_commands_on_every_line() -> None:
+    block = (
+        "# Title\n::set-output name=x::y\r\n\t  ::add-mask::z\nsee ##[stop-commands]t\n#\t#[x]\n"
+    )
+    shown = display(block, lines=True)
+    assert shown == (
+        "# Title\n\\x3a:set-output name=x::y\r\n\t  \\x3a:add-mask::z\nsee ##\\x5bstop-commands]t\n"
+        "#\t#\\x5bx]\n"
+    )
+    assert commands_in(shown) == []
+    assert display("a ::b\n#\n#[c]", lines=True) == "a ::b\n#\n#[c]"  # nothing to escape
+
+
+def test_display_json_escapes_the_legacy_command_and_stays_exact() -> None:
+    document = {"description": "##[set-output name=approved;]yes", "::add-mask::k": ["#\u0301#["]}
+    text = display_json(document)
+    assert json.loads(text) == document
+    assert '"##\\u005bset-output name=approved;]yes"' in text
+    assert commands_in(text) == []
+    assert commands_in(display_json(document, indent=None)) == []
+    assert display_json({"a": "##"}) == '{\n  "a": "##"\n}'
+
+
+def test_a_cut_line_stays_escaped() -> None:
+    assert display_line("::" + "x" * 500, limit=10) == "\\x3a:xxxxx... (502 characters in all)"
+    assert display_line("##[" * 200, limit=6) == "##\\x5b... (600 characters in all)"
+    assert display_line("##[" * 200, limit=5) == "##... (600 characters in all)"
+
+
+@given(commandish)
+def test_no_output_of_display_is_a_runner_command(text: str) -> None:
+    """Neither syntax, in any line of any form, even for a runner that skips marks."""
+    for shown in (display(text), display_line(text), display_line(text, limit=7)):
+        assert "##[" not in shown
+        assert command_in(shown) is None, shown
+        assert "\n" not in shown
+    block = display(text, lines=True)
+    assert commands_in(block) == [], block
+    assert all(not line.lstrip().startswith("::") for line in block.split("\n"))
+
+
+@given(
+    st.recursive(
+        st.none() | commandish,
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(commandish, inner, max_size=3),
+        max_leaves=8,
+    ),
+    st.sampled_from([None, 0, 2]),
+)
+def test_no_output_of_display_json_is_a_runner_command(
+    document: object, indent: int | None
+) -> None:
+    text = display_json(document, indent=indent)
+    assert json.loads(text) == document
+    assert commands_in(text) == [], text
+
+
+@given(commandish | st.text(st.characters(exclude_categories=())))
+def test_is_safe_says_whether_display_changes_text_and_display_is_stable(text: str) -> None:
+    shown = display(text)
+    assert is_safe(text) is (shown == text)
+    assert display(shown) == shown  # shown twice (diff does) is shown once
+    assert is_safe(shown)

@@ -12,9 +12,11 @@ moved). Otherwise entries are paired by URI: unpaired ones are added or removed 
 compared with :func:`skills_core.check.compare_entries` (frontmatter field by field in old/new
 wording, files added, removed and changed, with sizes).
 
-Output is text (every folder- or server-controlled string through
-:func:`skills_core.display.display`) or, with ``--json``, one JSON document (strict UTF-8). Exit
-0 when nothing differs, 1 when something does, 2 on a usage or I/O error, as diff(1).
+Output is text (every line, with the folder- or server-controlled strings in it, through
+:func:`skills_core.display.display`) or, with ``--json``, one JSON document
+(:func:`skills_core.display.display_json`: exact, strict UTF-8). Neither can carry a workflow
+command a CI runner would obey. Exit 0 when nothing differs, 1 when something does, 2 on a usage
+or I/O error, as diff(1).
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from ..entry import SkillEntry
 from ..errors import InvalidEntryError, JsonRpcError
 from ..jsonvalue import FrozenJSON, JSONValue, thaw_json
 from ..spec import SKILL_MD
-from ._common import CliError, error, os_message
+from ._common import CliError, error, os_message, print_json
 from .validate import (
     EXIT_INVALID,
     EXIT_TROUBLE,
@@ -79,7 +81,7 @@ def run_diff(args: argparse.Namespace) -> int:
     differ = any(pair.status != "same" for pair in pairs)
     if args.json:
         document = {"same": not differ, "skills": [_pair_json(pair) for pair in pairs]}
-        sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        print_json(document)
     else:
         sys.stdout.write("".join(display(line) + "\n" for line in _text(pairs)))
     return EXIT_INVALID if differ else EXIT_VALID

@@ -18,7 +18,11 @@ people), and ``pathHex`` beside it holds the exact bytes of the path, in lowerca
 (for programs). ``pathHex`` is present only for such names. Messages that quote such a name show
 it the same way. Each list item is one line, ``json.dumps(item, ensure_ascii=False)``; entries and
 warnings are made from their parts (an entry restored from a digest index record is written as
-the record holds it, without being built), which the tests hold to that encoding.
+the record holds it, without being built), which the tests hold to that encoding. Then, as
+:func:`skills_core.display.display_json` does, an item holding a character a terminal would obey
+(a control, a bidirectional override, an invisible character) has it written as a ``\\u``
+escape, and a ``[`` after ``##`` as ``\\u005b``: the same JSON values, safe on a terminal and in
+a CI log.
 
 The command pauses the cyclic garbage collector while it runs (see :func:`run_manifest`).
 """
@@ -33,7 +37,7 @@ from collections.abc import Callable, Iterable, Iterator
 from json.encoder import encode_basestring
 from types import MappingProxyType
 
-from ..display import display
+from ..display import display, display_json_text
 from ..server.catalog import Catalog
 from ..validation import Finding
 from ._common import EXIT_OK, error, open_source
@@ -72,7 +76,7 @@ def _manifest(args: argparse.Namespace) -> int:
     if source.index_note is not None:
         error(f"manifest: {source.index_note}")
     if args.json:
-        _write(_json_document(catalog))
+        _write(_shown(_json_document(catalog)))
     else:
         _write(["".join(_text_lines(catalog)).encode("utf-8")])
     return EXIT_OK
@@ -206,6 +210,35 @@ def _plain(value: object) -> object:
     if type(value) is MappingProxyType:
         return dict(value)
     raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def _shown(chunks: list[bytes]) -> list[bytes]:
+    """The JSON document's chunks as :func:`skills_core.display.display_json` would write them.
+
+    The same JSON values. In ASCII JSON the only characters to show otherwise are DEL (``json``
+    escapes the other controls) and a ``##[``; a chunk free of both, or a whole document, is kept
+    as it is after C-speed checks. Any other chunk (one item) goes through
+    :func:`~skills_core.display.display_json_text`, which returns it as it is when it is safe.
+    (Each chunk is decoded on its own, for the reason :func:`_json_document` encodes each.)
+    """
+    document = b"".join(chunks)
+    plain = b"\x7f" not in document and b"##[" not in document
+    if plain and document.isascii():
+        return [document]
+    if plain:  # only the chunks that are not ASCII may need anything
+        return [chunk if chunk.isascii() else _shown_item(chunk) for chunk in chunks]
+    return [
+        chunk
+        if chunk.isascii() and b"\x7f" not in chunk and b"##[" not in chunk
+        else _shown_item(chunk)
+        for chunk in chunks
+    ]
+
+
+def _shown_item(chunk: bytes) -> bytes:
+    text = chunk.decode("utf-8")
+    shown = display_json_text(text)
+    return chunk if shown is text else shown.encode("utf-8")
 
 
 def _write(chunks: list[bytes]) -> None:

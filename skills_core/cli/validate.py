@@ -13,19 +13,24 @@ PATH, :func:`validate_entries` for each ``--entries`` file); this module reads t
   names that are not UTF-8);
 * ``sarif``: :func:`skills_core.ci.to_sarif`, paths relative to the working directory; the summary
   goes to stderr;
-* ``github``: :func:`skills_core.ci.github_commands`, then the summary.
+* ``github``: :func:`skills_core.ci.github_commands` (written as they are: commands on purpose,
+  each made of shown text with its message and properties escaped), then the summary.
+
+Every form is safe in a CI log: no name or message can form a workflow command the runner would
+obey (:mod:`skills_core.display`); JSON and SARIF go through
+:func:`skills_core.display.display_json`, exact and strict UTF-8.
 
 Exit codes, as diff(1) has them: 0 when no finding is an error (and none is a warning, under
 ``--strict``), 1 when one is, 2 for a usage or I/O error (a path that does not exist or holds no
-skill, an unreadable or malformed ``--entries`` file, a JSON-RPC error response, an unknown
-``--ignore`` code).
+skill, an unreadable or malformed ``--entries`` file or one that holds no entry, a JSON-RPC error
+response, an unknown ``--ignore`` code). An input that gives nothing to validate is an error
+whatever it is: the report of the rest is printed, then one line for each such input.
 """
 
 from __future__ import annotations
 
 import argparse
 import difflib
-import json
 import os
 import sys
 from pathlib import Path
@@ -36,7 +41,7 @@ from ..display import display
 from ..errors import JsonRpcError
 from ..jsonvalue import loads_strict
 from ..validation import Finding
-from ._common import CliError, error, os_message
+from ._common import CliError, error, os_message, print_json
 
 __all__ = [
     "EXIT_VALID",
@@ -68,28 +73,33 @@ def run_validate(args: argparse.Namespace) -> int:
             f"validate: --ignore {unknown[0]!r} is not a finding code{hint}", EXIT_TROUBLE
         )
     reports: list[ValidationReport] = []
+    empty: list[str] = []  # one message per input that gave nothing to validate
     for name in args.entries:
+        found = 0
         for source, document in read_json_documents(name, label=f"--entries {name}"):
             try:
-                reports.append(validate_entries(document, source=source))
+                report = validate_entries(document, source=source)
             except JsonRpcError as exc:
                 raise CliError(f"--entries {name}: {exc.message}", EXIT_TROUBLE) from None
-    empty: list[str] = []
+            found += len(report.skills)
+            reports.append(report)
+        if not found:
+            empty.append(f"--entries {name}: no skill entry found (its list of entries is empty)")
     for path in args.paths:
         try:
             report = validate_folder(path, include_hidden=args.include_hidden, exclude=args.exclude)
         except OSError as exc:
             raise CliError(os_message(exc), EXIT_TROUBLE) from None
         if not report.skills:
-            empty.append(path)
+            empty.append(f"{path}: no skill found (no folder at or below it holds a SKILL.md)")
         reports.append(report)
     report = ValidationReport.merge(reports).without(frozenset(args.ignore))
     code = EXIT_VALID if report.passes(strict=args.strict) else EXIT_INVALID
     if empty:
         code = EXIT_TROUBLE
     _print(report, output, strict=args.strict, exit_code=code)
-    for path in empty:
-        error(f"{path}: no skill found (no folder at or below it holds a SKILL.md)")
+    for message in empty:
+        error(message)
     return code
 
 
@@ -136,15 +146,19 @@ def read_json_documents(name: str, *, label: str = "") -> list[tuple[str, object
 def _print(report: ValidationReport, output: str, *, strict: bool, exit_code: int) -> None:
     out = sys.stdout
     if output == "json":
-        out.write(json.dumps(report.to_json(strict=strict), indent=2, ensure_ascii=False) + "\n")
+        print_json(report.to_json(strict=strict))
         return
     if output == "sarif":
-        document = to_sarif(report, base=os.getcwd(), exit_code=exit_code)
-        out.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        print_json(to_sarif(report, base=os.getcwd(), exit_code=exit_code))
         sys.stderr.write(display(f"skills-core: {_summary(report, strict)}") + "\n")
         return
-    lines = github_commands(report, base=os.getcwd()) if output == "github" else _text(report)
-    lines.append(_summary(report, strict))
+    if output == "github":
+        # Workflow commands on purpose: made of shown text, each message and property escaped.
+        commands = github_commands(report, base=os.getcwd())
+        out.write("".join(line + "\n" for line in commands))
+        out.write(display(_summary(report, strict)) + "\n")
+        return
+    lines = [*_text(report), _summary(report, strict)]
     out.write("".join(display(line) + "\n" for line in lines))
 
 
