@@ -118,6 +118,7 @@ __all__ = [
     "Answered",
     "Failed",
     "Noted",
+    "NoteKind",
     "ReaderEvent",
     "ResponseReader",
     "status_error",
@@ -492,11 +493,28 @@ class Failed:
     error: JsonRpcError | TransportError
 
 
+class NoteKind(enum.Enum):
+    """What a :class:`Noted` skipped; each value names such things in the plural (for a count)."""
+
+    #: An event whose type is not ``message``.
+    OTHER_EVENT = "events of a type other than message"
+    #: A request from the server, on the stream of a response (nobody answers it).
+    REQUEST = "requests on a response stream"
+    #: A response whose id is not the request's.
+    OTHER_RESPONSE = "responses to other requests"
+
+
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Noted:
-    """Something on the stream was ignored (a request from the server, an answer to another id)."""
+    """Something on the stream was ignored (a request from the server, an answer to another id).
 
+    Attributes:
+        kind: What it was; a client counts them by kind and shows the first few of each.
+        message: One line saying what was skipped; server text in it is quoted and cut.
+    """
+
+    kind: NoteKind
     message: str
 
 
@@ -519,6 +537,11 @@ def _one_line(body: bytes) -> bytes | None:
     except ValueError:
         return None
     return body.replace(b"\n", b" ") + b"\n"
+
+
+def _shown(value: object, limit: int = 60) -> str:
+    """``value`` quoted and cut for a message, without building the repr of all of a huge string."""
+    return quote_for_message(value[: limit + 8] if isinstance(value, str) else value, limit)
 
 
 @final
@@ -594,7 +617,12 @@ class ResponseReader:
         out: list[ReaderEvent] = []
         for event in events:
             if event.event != "message":
-                out.append(Noted(message=f"skipped an event of type {event.event!r}"))
+                out.append(
+                    Noted(
+                        kind=NoteKind.OTHER_EVENT,
+                        message=f"skipped an event of type {_shown(event.event)}",
+                    )
+                )
                 continue
             out.extend(self._message(event.data))
             if self.done:  # the property: mypy would keep the narrowing of _done from above
@@ -649,9 +677,19 @@ class ResponseReader:
         if isinstance(event, NotificationReceived):
             return [event]
         if isinstance(event, RequestReceived):
-            return [Noted(message=f"ignored a request ({event.method}) sent on a response stream")]
+            return [
+                Noted(
+                    kind=NoteKind.REQUEST,
+                    message=f"ignored a request ({_shown(event.method)}) sent on a response stream",
+                )
+            ]
         if isinstance(event, UnmatchedResponse | ResponseReceived | ErrorResponseReceived):
-            return [Noted(message=f"ignored a response to another request ({event.id!r})")]
+            return [
+                Noted(
+                    kind=NoteKind.OTHER_RESPONSE,
+                    message=f"ignored a response to another request ({_shown(event.id)})",
+                )
+            ]
         return []  # CancelRequested, LateResponse: nothing to do
 
 

@@ -26,6 +26,7 @@ from skills_core.http_wire import (
     HttpStatusError,
     LegacySession,
     Noted,
+    NoteKind,
     ProbeVerdict,
     ReaderEvent,
     ResponseReader,
@@ -344,9 +345,43 @@ def test_an_sse_body_delivers_notifications_and_stops_at_the_response(bytewise: 
     events = read(BodyKind.SSE, stream, bytewise=bytewise)
     assert events == [
         NotificationReceived(method="notifications/progress", params={"progress": 1}),
-        Noted(message="ignored a request (sampling/createMessage) sent on a response stream"),
+        Noted(
+            kind=NoteKind.REQUEST,
+            message="ignored a request ('sampling/createMessage') sent on a response stream",
+        ),
         Answered(result={"skills": []}),
     ]
+
+
+@pytest.mark.parametrize("bytewise", [False, True], ids=["whole", "bytewise"])
+def test_what_is_skipped_is_noted_by_kind_in_a_bounded_line(bytewise: bool) -> None:
+    """Each skipped thing is a Noted of its kind (a client counts them); server text is cut."""
+    long = "x" * 100_000
+    stream = (
+        (
+            f"event: {long}\ndata: {{}}\n\n"
+            f'data: {{"jsonrpc":"2.0","id":"r","method":"{long}"}}\n\n'
+            f'data: {{"jsonrpc":"2.0","id":"{long}","result":{{}}}}\n\n'
+            'data: {"jsonrpc":"2.0","id":9,"error":{"code":-1,"message":"m"}}\n\n'
+        ).encode()
+        + b"data: "
+        + RESULT
+        + b"\n\n"
+    )
+    events = read(BodyKind.SSE, stream, bytewise=bytewise, max_size=1 << 20)
+    assert events[-1] == Answered(result={"skills": []})
+    notes = events[:-1]
+    assert all(isinstance(n, Noted) for n in notes), notes
+    assert [n.kind for n in notes if isinstance(n, Noted)] == [
+        NoteKind.OTHER_EVENT,
+        NoteKind.REQUEST,
+        NoteKind.OTHER_RESPONSE,
+        NoteKind.OTHER_RESPONSE,
+    ]
+    messages = [n.message for n in notes if isinstance(n, Noted)]
+    assert messages[0] == f"skipped an event of type '{'x' * 56}..."
+    assert messages[3] == "ignored a response to another request (9)"
+    assert all(len(m) < 120 for m in messages), messages
 
 
 @pytest.mark.parametrize(

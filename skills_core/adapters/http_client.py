@@ -30,7 +30,10 @@ Guarantees: TLS certificates and host names are verified (the system's trust sto
 ``SSL_CERT_FILE``; a custom ``ssl.SSLContext`` may replace it, never switch it off);
 ``Accept-Encoding: identity`` and any other content coding refused, so what is counted is what
 arrives; extra headers (``Authorization``) are checked once and sent on every request to this
-server only, never in a message.
+server only, never in a message. What is skipped on a response stream (events of another type,
+requests from the server, responses to other ids) is reported as the stdio clients report their
+noise: the first few of each kind, then how many in all when the client closes, however many the
+server sends.
 """
 
 from __future__ import annotations
@@ -94,6 +97,7 @@ from ..spec import (
     ErrorCode,
     Method,
 )
+from ._client import ReportCounter
 from ._io import report_to_stderr
 from .host_driver import CLIENT_INFO
 
@@ -142,7 +146,9 @@ class HttpClient:
         max_message_size: The largest message accepted or sent, in bytes.
         on_notification: Called with each notification that arrives on a response stream; they
             are dropped when ``None``. Never answered.
-        on_report: Called with one line for each thing ignored (a request sent on a stream, ...).
+        on_report: Called with one line for each thing ignored (a request sent on a stream, ...):
+            of each kind, the first :data:`~skills_core.adapters._client.REPORTS_SHOWN`; then, at
+            :meth:`aclose`, one line with how many there were in all.
 
     Raises:
         ValueError: ``url`` is not an absolute http(s) URL, or it carries credentials.
@@ -170,6 +176,7 @@ class HttpClient:
         self._rpc = JsonRpcConnection(max_message_size=max_message_size)
         self._on_notification = on_notification
         self._on_report = on_report
+        self._reports = ReportCounter(label=label)
         self._session: LegacySession | None = None
         self._era: Era | None = None
         self._init_params: dict[str, JSONValue] | None = None
@@ -273,7 +280,11 @@ class HttpClient:
         return Negotiated(era=era, protocol_version=version, capabilities=capabilities)
 
     async def aclose(self) -> None:
-        """End a legacy session with DELETE (HTTP-37; any answer, 405 included, is accepted)."""
+        """End a legacy session with DELETE (HTTP-37; any answer, 405 included, is accepted), and
+        report how many of each thing skipped on response streams there were in all."""
+        reports, self._reports = self._reports, ReportCounter(label=self.label)
+        for report in reports.summaries():
+            self._on_report(report.message)
         session, self._session = self._session, None
         if session is None or session.session_id is None:
             return
@@ -484,7 +495,10 @@ class HttpClient:
             elif isinstance(event, Failed):
                 answer = _Exchange(status, error=event.error, session_id=session_id)
             elif isinstance(event, Noted):
-                self._on_report(f"server {self.label!r}: {event.message}")
+                message = f"server {self.label!r}: {event.message}"
+                report = self._reports.report(event.kind.value, message)
+                if report is not None:
+                    self._on_report(report.message)
             elif self._on_notification is not None:
                 self._on_notification(event)
         return answer
