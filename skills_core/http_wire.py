@@ -99,6 +99,7 @@ __all__ = [
     "RESERVED_HEADERS",
     "MAX_REDIRECTS",
     "MAX_ERROR_BODY",
+    "MAX_URL_LENGTH",
     "HANDSHAKE_VERSIONS",
     # headers
     "encode_header_value",
@@ -181,6 +182,9 @@ RESERVED_HEADERS: Final = frozenset(
 #: chain longer than a load balancer's one or two hops is a loop or a trap. (Precedents: browsers
 #: and httpx stop at 20; curl at 50 when told to follow; none of them keep to one origin.)
 MAX_REDIRECTS: Final = 5
+
+#: The longest URL accepted, the server's or a redirect's (httpx's own limit).
+MAX_URL_LENGTH: Final = 65536
 
 #: Bytes of a non-2xx body read to find a JSON-RPC error in it. Error bodies are a few hundred
 #: bytes; a larger one is not read further and counts as unrecognised.
@@ -523,20 +527,27 @@ class Noted:
 ReaderEvent: TypeAlias = Answered | Failed | Noted | NotificationReceived
 
 
-def _one_line(body: bytes) -> bytes | None:
-    """``body`` as one newline-terminated line for the endpoint, or ``None`` if it cannot be JSON.
+def _one_line(body: bytes) -> bytes | str:
+    """``body`` as one newline-terminated line for the endpoint, or why it cannot be a message.
 
     A JSON text holds a raw LF only as whitespace (RFC 8259 §7: control characters inside strings
     must be escaped), so a pretty-printed body becomes one line by turning each LF into a space.
-    A raw LF inside a string would become valid that way, so such a body is checked strictly first.
+    A raw LF inside a string would become valid that way, so such a body is checked strictly first
+    (and one nested too deeply for that check is refused: the endpoint would refuse it too).
     """
     if b"\n" not in body:
         return body + b"\n"
     try:
         json.loads(body)
     except ValueError:
-        return None
+        return "not JSON"
+    except RecursionError:
+        return "JSON nested too deeply"
     return body.replace(b"\n", b" ") + b"\n"
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _shown(value: object, limit: int = 60) -> str:
@@ -647,8 +658,8 @@ class ResponseReader:
 
     def _message(self, body: bytes) -> list[ReaderEvent]:
         line = _one_line(body)
-        if line is None:
-            return self._fail(f"answered {self._method} with a body that is not JSON")
+        if isinstance(line, str):
+            return self._fail(f"answered {self._method} with a body that is {line}")
         conn = self._conn
         conn.receive_data(line)
         out: list[ReaderEvent] = []
@@ -753,7 +764,7 @@ def status_error(
         reason: The status line's reason phrase, if any.
     """
     line = _one_line(body) if _media_type(content_type) == JSON_MEDIA_TYPE and body else None
-    if line is not None:
+    if isinstance(line, bytes):
         connection.receive_data(line)
         found: JsonRpcError | None = None
         while (event := connection.next_event()) is not NEED_DATA:
@@ -770,7 +781,7 @@ def status_error(
             )
     text = body[:200].decode("utf-8", "replace").strip()
     detail = f": {quote_for_message(text)}" if text else ""
-    phrase = f" {reason}" if reason else ""
+    phrase = f" {_cut(reason, 60)}" if reason else ""
     return HttpStatusError(
         f"server {label!r} answered {method} with HTTP {status}{phrase}{detail}", status=status
     )
@@ -791,11 +802,18 @@ def origin_of(url: str) -> str:
     scheme = parts.scheme.lower()
     if scheme not in _DEFAULT_PORTS or not parts.hostname:
         raise ValueError("not an absolute http:// or https:// URL")
-    port = parts.port or _DEFAULT_PORTS[scheme]  # .port raises ValueError for a bad port
+    port = parts.port  # raises ValueError for a bad port
+    if port is None:
+        port = _DEFAULT_PORTS[scheme]
     host = parts.hostname.lower()
     if ":" in host:
         host = f"[{host}]"
     return f"{scheme}://{host}:{port}"
+
+
+def _has_control(text: str) -> bool:
+    """True when ``text`` holds an ASCII control character (no URL may: HTTP clients refuse them)."""
+    return any(c < " " or c == "\x7f" for c in text)
 
 
 def check_url(url: str) -> str:
@@ -804,10 +822,27 @@ def check_url(url: str) -> str:
     Raises:
         ValueError: saying which; the URL itself is not repeated (it may carry a secret).
     """
+    if _has_control(url):
+        raise ValueError("the URL holds a control character")
+    if len(url) > MAX_URL_LENGTH:
+        raise ValueError(f"the URL is longer than {MAX_URL_LENGTH:,} characters")
     origin_of(url)
     if "@" in urlsplit(url).netloc:
         raise ValueError("credentials in the URL are refused; send them in a header instead")
     return url
+
+
+def _join(url: str, location: str) -> str | None:
+    """``location`` resolved against ``url``, or ``None`` when it is not a usable URL."""
+    if _has_control(location) or len(location) > MAX_URL_LENGTH:
+        return None
+    try:
+        target = urljoin(url, location)  # ValueError: "Invalid IPv6 URL"
+        if urlsplit(target).scheme.lower() in _DEFAULT_PORTS:
+            origin_of(target)  # ValueError: a port that is not a number, or out of range
+    except ValueError:
+        return None
+    return target if len(target) <= MAX_URL_LENGTH else None
 
 
 def redirect_target(url: str, status: int, location: str | None, *, hops: int, label: str) -> str:
@@ -821,11 +856,13 @@ def redirect_target(url: str, status: int, location: str | None, *, hops: int, l
         label: The server's label (for messages).
 
     Returns:
-        The absolute target URL: same origin, 307 or 308, within :data:`MAX_REDIRECTS`.
+        The absolute target URL: same origin, without credentials, 307 or 308, within
+        :data:`MAX_REDIRECTS`.
 
     Raises:
         TransportError: kind ``redirect``, naming the status and, for another origin, that origin
-            (never the path or query, which may carry tokens).
+            (never the path or query, which may carry tokens); also for a ``Location`` that is not
+            a URL (a control character in it, a broken IPv6 literal, a bad port).
     """
     if status not in (307, 308):
         why = (
@@ -845,16 +882,29 @@ def redirect_target(url: str, status: int, location: str | None, *, hops: int, l
             f"server {label!r} answered with a {status} redirect without a Location",
             kind="redirect",
         )
-    target = urljoin(url, location.strip())
+    location = location.strip(_OWS)
+    target = _join(url, location)
+    if target is None:
+        raise TransportError(
+            f"server {label!r} answered with a {status} redirect whose Location is not a URL "
+            "(a control character, or a malformed host or port)",
+            kind="redirect",
+        )
     try:
-        there = origin_of(target)
-    except ValueError:
+        there: str | None = origin_of(target)
+    except ValueError:  # another scheme (a malformed URL of ours was refused by _join)
         there = None
     if there != origin_of(url):
         where = there if there is not None else "a URL that is not http(s)"
         raise TransportError(
             f"server {label!r} redirected to another origin ({quote_for_message(where, 80)}); "
             "redirects are followed only within the server's own origin",
+            kind="redirect",
+        )
+    if "@" in urlsplit(target).netloc:
+        raise TransportError(
+            f"server {label!r} answered with a {status} redirect to a URL with credentials in it; "
+            "credentials never travel in a URL",
             kind="redirect",
         )
     return target

@@ -33,7 +33,9 @@ arrives; extra headers (``Authorization``) are checked once and sent on every re
 server only, never in a message. What is skipped on a response stream (events of another type,
 requests from the server, responses to other ids) is reported as the stdio clients report their
 noise: the first few of each kind, then how many in all when the client closes, however many the
-server sends.
+server sends. Whatever a server answers ends in a ``TransportError`` or ``JsonRpcError`` (a
+malformed status line, header, ``Location`` or chunk, an event stream or a JSON body that cannot be
+read, an early close), never in another exception, and the text quoted from it is cut.
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ except ImportError as exc:  # pragma: no cover - exercised by a subprocess test
     ) from exc
 
 from .._version import __version__
-from ..errors import JsonRpcError, SkillsError, TransportError
+from ..errors import JsonRpcError, SkillsError, TransportError, quote_for_message
 from ..host.handshake import Negotiated, handshake_request, outcome_of
 from ..http_wire import (
     MAX_ERROR_BODY,
@@ -168,6 +170,12 @@ class HttpClient:
         on_report: Callable[[str], None] = report_to_stderr,
     ) -> None:
         check_url(url)
+        try:
+            httpx2.URL(url)
+        except httpx2.InvalidURL:
+            raise ValueError(
+                "not a URL this client can send to (its host, port or length)"
+            ) from None
         self._url = url
         self.label = label
         self._client = client
@@ -292,7 +300,8 @@ class HttpClient:
         with (
             anyio.CancelScope(shield=True),
             anyio.move_on_after(CLOSE_TIMEOUT),
-            contextlib.suppress(httpx2.HTTPError, OSError),
+            contextlib.suppress(SkillsError),
+            _transport_errors(self.label, "DELETE"),
         ):
             async with self._client.stream("DELETE", self._url, headers=headers):
                 pass  # the answer does not matter, and its body is not read
@@ -464,13 +473,13 @@ class HttpClient:
             )
         assert request_id is not None
         if _encoded(response):
-            coding = response.headers.get("content-encoding", "")
-            return _Exchange(status, error=self._broken(f"sent a {coding!r}-encoded body"))
+            coding = quote_for_message(response.headers.get("content-encoding", "")[:68], 60)
+            return _Exchange(status, error=self._broken(f"sent a {coding}-encoded body"))
         kind = BodyKind.JSON if disposition is Disposition.READ_JSON else BodyKind.SSE
         limit = self._rpc.max_message_size
         declared = response.headers.get("content-length", "")
-        if kind is BodyKind.JSON and declared.isdigit() and int(declared) > limit:
-            message = f"announced a response of {declared} bytes (the maximum is {limit})"
+        if kind is BodyKind.JSON and _over(declared, limit):
+            message = f"announced a response of {declared[:30]} bytes (the maximum is {limit})"
             return _Exchange(status, error=self._broken(message))
         reader = ResponseReader(self._rpc, request_id, method=method, kind=kind, label=self.label)
         outcome: _Exchange | None = None
@@ -512,6 +521,13 @@ def _is_modern(params: Mapping[str, object] | None) -> bool:
     return isinstance(meta, Mapping) and isinstance(meta.get(META_PROTOCOL_VERSION), str)
 
 
+def _over(declared: str, limit: int) -> bool:
+    """True when a ``Content-Length`` value is a number over ``limit`` (h11 checked its form)."""
+    if not (declared.isascii() and declared.isdigit()):
+        return False
+    return len(declared) > len(str(limit)) or int(declared) > limit
+
+
 def _encoded(response: httpx2.Response) -> bool:
     """True when the body has a content coding other than identity (we asked for identity)."""
     return response.headers.get("content-encoding", "identity").strip().lower() != "identity"
@@ -527,11 +543,25 @@ async def _read_at_most(response: httpx2.Response, limit: int) -> bytes:
     return bytes(body[:limit])
 
 
+#: What httpcore2 says when a server closes the connection before its answer is complete (any
+#: other RemoteProtocolError is a server breaking HTTP: a bad status line, header or chunk).
+_DISCONNECTED: Final = ("Server disconnected", "peer closed connection")
+
+
 @contextlib.contextmanager
 def _transport_errors(label: str, method: str) -> Iterator[None]:
-    """Map httpx2's exceptions to :class:`TransportError` (messages name the label, not the URL)."""
+    """Map what httpx2, and the parsers under it, raise on a server's answer to TransportError.
+
+    Messages name the label, never the URL; the library's own text, which may quote the server's
+    bytes (a status line, a header), is cut. What the server sends is checked by
+    :mod:`~skills_core.http_wire` before httpx2 sees it (a redirect's target) or after (bodies),
+    so the last clause is a net under those checks: any ``ValueError``, ``RecursionError`` or
+    ``InvalidURL`` that a server's answer still makes a parser raise is the server's fault too.
+    """
     try:
         yield
+    except SkillsError:
+        raise
     except httpx2.ConnectTimeout:
         raise TransportError(
             f"cannot connect to server {label!r}: no connection within the connect timeout",
@@ -544,19 +574,32 @@ def _transport_errors(label: str, method: str) -> Iterator[None]:
         ) from None
     except (httpx2.ConnectError, httpx2.ProxyError) as exc:
         raise TransportError(
-            f"cannot connect to server {label!r}: {exc}", kind="connect-failed"
+            f"cannot connect to server {label!r}: {_detail(exc, name=False)}", kind="connect-failed"
         ) from None
-    except (httpx2.NetworkError, httpx2.RemoteProtocolError, OSError) as exc:
+    except httpx2.RemoteProtocolError as exc:
+        if str(exc).startswith(_DISCONNECTED):
+            raise TransportError(
+                f"server {label!r} closed the connection while answering {method} ({_detail(exc)})",
+                kind="closed",
+            ) from None
         raise TransportError(
-            f"server {label!r} closed the connection while answering {method} "
-            f"({exc.__class__.__name__}: {exc})",
+            f"server {label!r} broke HTTP answering {method} ({_detail(exc)})", kind="protocol"
+        ) from None
+    except (httpx2.NetworkError, OSError) as exc:
+        raise TransportError(
+            f"server {label!r} closed the connection while answering {method} ({_detail(exc)})",
             kind="closed",
         ) from None
-    except httpx2.HTTPError as exc:
+    except (httpx2.HTTPError, httpx2.InvalidURL, ValueError, RecursionError) as exc:
         raise TransportError(
-            f"server {label!r} broke HTTP answering {method} ({exc.__class__.__name__}: {exc})",
-            kind="protocol",
+            f"server {label!r} broke HTTP answering {method} ({_detail(exc)})", kind="protocol"
         ) from None
+
+
+def _detail(exc: BaseException, *, name: bool = True) -> str:
+    """An exception's text, cut (a parser's message may quote a whole status line or header)."""
+    text = f"{exc.__class__.__name__}: {exc}" if name else str(exc)
+    return text if len(text) <= 200 else text[:197] + "..."
 
 
 @contextlib.asynccontextmanager
