@@ -704,12 +704,18 @@ class ResponseReader:
         return []  # CancelRequested, LateResponse: nothing to do
 
 
+#: Characters of a server's error message put into ours (the whole text stays in ``rpc_message``).
+_ERROR_MESSAGE_SHOWN: Final = 300
+
+
 def _rpc_error(label: str, method: str, code: int, message: str, data: object) -> JsonRpcError:
     return JsonRpcError(
-        f"server {label!r} answered {method} with error {code}: {message}",
+        f"server {label!r} answered {method} with error {code}: "
+        f"{_cut(message, _ERROR_MESSAGE_SHOWN)}",
         rpc_code=code,
         method=method,
         data=data,
+        rpc_message=message,
     )
 
 
@@ -778,6 +784,7 @@ def status_error(
                 rpc_code=found.rpc_code,
                 method=method,
                 data=found.data,
+                rpc_message=found.rpc_message,
             )
     text = body[:200].decode("utf-8", "replace").strip()
     detail = f": {quote_for_message(text)}" if text else ""

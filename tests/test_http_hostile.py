@@ -34,6 +34,8 @@ from http_peers import (
     Seen,
     chunk,
     chunked_head,
+    json_response,
+    response,
 )
 from interop_helpers import PEERS, REPO_ROOT, child_env, new_host, pump
 
@@ -353,6 +355,61 @@ def test_a_reset_while_closing_a_legacy_session_is_not_an_error() -> None:
     with ScriptedServer(handler) as server:
         anyio.run(main)
         assert [s.method for s in server.seen][-1] == "DELETE"
+
+
+LONG: Final = "no: " + "x" * 1_000_000
+
+
+def long_error_at(*methods: str) -> Callable[[Seen], Iterator[Action]]:
+    """McpPeer (both eras), but ``methods`` are answered with a million-character error."""
+    peer = McpPeer()
+
+    def handler(seen: Seen) -> Iterator[Action]:
+        message = seen.message or {}
+        if message.get("method") in methods:
+            error = {"code": -32603, "message": LONG, "data": LONG}
+            yield json_response({"jsonrpc": "2.0", "id": message["id"], "error": error})
+        else:
+            yield from peer(seen)
+
+    return handler
+
+
+def long_version(seen: Seen) -> Iterator[Action]:
+    """A legacy server whose initialize names a million-character protocol version."""
+    message = seen.message or {}
+    if message.get("method") == "initialize":
+        result = {"protocolVersion": LONG, "capabilities": {}, "serverInfo": {"name": "x"}}
+        yield json_response({"jsonrpc": "2.0", "id": message["id"], "result": result})
+    else:
+        yield response(404, b"no", content_type="text/plain")
+
+
+@pytest.mark.parametrize(
+    ("handler", "expected"),
+    [
+        (
+            long_error_at("server/discover", "initialize"),
+            "answered initialize with error -32603: no: xxx",
+        ),
+        (long_error_at("skills/list"), "answered skills/list with error -32603: no: xxx"),
+        (long_version, "answered initialize with protocol version 'no: xxx"),
+    ],
+    ids=["handshake", "skills-list", "legacy-version"],
+)
+def test_a_server_s_long_text_is_cut_and_said_once(
+    handler: Callable[[Seen], Iterator[Action]], expected: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """A million characters of error message (or protocol version) cost `host` one short line;
+    the server's prefix is not repeated (the error's rpc_message is the server's text alone)."""
+    with ScriptedServer(handler) as server:
+        code, _, err = run_cli(
+            ["host", "--server", f"evil={server.url}", "--timeout", "20", "list"], capfd
+        )
+    assert code == 2, err
+    assert expected in err
+    assert err.count("answered") == 1, err
+    assert len(err) < 1000, f"{len(err):,} characters of stderr"
 
 
 @pytest.mark.parametrize(

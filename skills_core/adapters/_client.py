@@ -57,6 +57,7 @@ from ..spec import ErrorCode
 
 __all__ = [
     "REPORTS_SHOWN",
+    "ERROR_MESSAGE_SHOWN",
     "STDERR_LINE_BYTES",
     "STDERR_TAIL",
     "ClientStream",
@@ -73,6 +74,8 @@ __all__ = [
 
 #: Reports of one kind given per connection; later ones are counted (see ClientStream.summaries).
 REPORTS_SHOWN: Final = 3
+#: Characters of a server's error message put into ours (the whole text stays in ``rpc_message``).
+ERROR_MESSAGE_SHOWN: Final = 300
 #: Bytes of one stderr line kept; the rest of a longer line is dropped (its length is counted).
 #: 4 KiB holds any log line a person reads; it bounds the memory a line without an end can take.
 STDERR_LINE_BYTES: Final = 4096
@@ -247,7 +250,7 @@ class ClientStream:
                 event.id,
                 JsonRpcError(
                     f"server {label!r} answered {event.method} with error {int(event.code)}: "
-                    f"{event.message}",
+                    f"{_cut(event.message, ERROR_MESSAGE_SHOWN)}",
                     rpc_code=int(event.code),
                     method=event.method,
                     data=event.data,
@@ -279,6 +282,10 @@ class ClientStream:
         # LateResponse, NotificationReceived, CancelRequested: nothing to do.
         assert isinstance(event, LateResponse | NotificationReceived | CancelRequested)
         return None
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _protocol(label: str, error: RemoteProtocolError) -> TransportError:

@@ -360,9 +360,10 @@ class HttpClient:
         assert result is not None
         version = result.get("protocolVersion")
         if version not in SUPPORTED_LEGACY_VERSIONS:
+            shown = quote_for_message(version[:68] if isinstance(version, str) else version, 60)
             raise TransportError(
-                f"server {self.label!r} answered initialize with protocol version "
-                f"{version!r}, which this client does not speak",
+                f"server {self.label!r} answered initialize with protocol version {shown}, "
+                "which this client does not speak",
                 kind="protocol",
             )
         assert isinstance(version, str)
