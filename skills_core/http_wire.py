@@ -99,6 +99,7 @@ __all__ = [
     "RESERVED_HEADERS",
     "MAX_REDIRECTS",
     "MAX_ERROR_BODY",
+    "MAX_URL_LENGTH",
     "HANDSHAKE_VERSIONS",
     # headers
     "encode_header_value",
@@ -118,6 +119,7 @@ __all__ = [
     "Answered",
     "Failed",
     "Noted",
+    "NoteKind",
     "ReaderEvent",
     "ResponseReader",
     "status_error",
@@ -180,6 +182,9 @@ RESERVED_HEADERS: Final = frozenset(
 #: chain longer than a load balancer's one or two hops is a loop or a trap. (Precedents: browsers
 #: and httpx stop at 20; curl at 50 when told to follow; none of them keep to one origin.)
 MAX_REDIRECTS: Final = 5
+
+#: The longest URL accepted, the server's or a redirect's (httpx's own limit).
+MAX_URL_LENGTH: Final = 65536
 
 #: Bytes of a non-2xx body read to find a JSON-RPC error in it. Error bodies are a few hundred
 #: bytes; a larger one is not read further and counts as unrecognised.
@@ -492,11 +497,28 @@ class Failed:
     error: JsonRpcError | TransportError
 
 
+class NoteKind(enum.Enum):
+    """What a :class:`Noted` skipped; each value names such things in the plural (for a count)."""
+
+    #: An event whose type is not ``message``.
+    OTHER_EVENT = "events of a type other than message"
+    #: A request from the server, on the stream of a response (nobody answers it).
+    REQUEST = "requests on a response stream"
+    #: A response whose id is not the request's.
+    OTHER_RESPONSE = "responses to other requests"
+
+
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Noted:
-    """Something on the stream was ignored (a request from the server, an answer to another id)."""
+    """Something on the stream was ignored (a request from the server, an answer to another id).
 
+    Attributes:
+        kind: What it was; a client counts them by kind and shows the first few of each.
+        message: One line saying what was skipped; server text in it is quoted and cut.
+    """
+
+    kind: NoteKind
     message: str
 
 
@@ -505,20 +527,32 @@ class Noted:
 ReaderEvent: TypeAlias = Answered | Failed | Noted | NotificationReceived
 
 
-def _one_line(body: bytes) -> bytes | None:
-    """``body`` as one newline-terminated line for the endpoint, or ``None`` if it cannot be JSON.
+def _one_line(body: bytes) -> bytes | str:
+    """``body`` as one newline-terminated line for the endpoint, or why it cannot be a message.
 
     A JSON text holds a raw LF only as whitespace (RFC 8259 §7: control characters inside strings
     must be escaped), so a pretty-printed body becomes one line by turning each LF into a space.
-    A raw LF inside a string would become valid that way, so such a body is checked strictly first.
+    A raw LF inside a string would become valid that way, so such a body is checked strictly first
+    (and one nested too deeply for that check is refused: the endpoint would refuse it too).
     """
     if b"\n" not in body:
         return body + b"\n"
     try:
         json.loads(body)
     except ValueError:
-        return None
+        return "not JSON"
+    except RecursionError:
+        return "JSON nested too deeply"
     return body.replace(b"\n", b" ") + b"\n"
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _shown(value: object, limit: int = 60) -> str:
+    """``value`` quoted and cut for a message, without building the repr of all of a huge string."""
+    return quote_for_message(value[: limit + 8] if isinstance(value, str) else value, limit)
 
 
 @final
@@ -594,7 +628,12 @@ class ResponseReader:
         out: list[ReaderEvent] = []
         for event in events:
             if event.event != "message":
-                out.append(Noted(message=f"skipped an event of type {event.event!r}"))
+                out.append(
+                    Noted(
+                        kind=NoteKind.OTHER_EVENT,
+                        message=f"skipped an event of type {_shown(event.event)}",
+                    )
+                )
                 continue
             out.extend(self._message(event.data))
             if self.done:  # the property: mypy would keep the narrowing of _done from above
@@ -619,8 +658,8 @@ class ResponseReader:
 
     def _message(self, body: bytes) -> list[ReaderEvent]:
         line = _one_line(body)
-        if line is None:
-            return self._fail(f"answered {self._method} with a body that is not JSON")
+        if isinstance(line, str):
+            return self._fail(f"answered {self._method} with a body that is {line}")
         conn = self._conn
         conn.receive_data(line)
         out: list[ReaderEvent] = []
@@ -649,18 +688,34 @@ class ResponseReader:
         if isinstance(event, NotificationReceived):
             return [event]
         if isinstance(event, RequestReceived):
-            return [Noted(message=f"ignored a request ({event.method}) sent on a response stream")]
+            return [
+                Noted(
+                    kind=NoteKind.REQUEST,
+                    message=f"ignored a request ({_shown(event.method)}) sent on a response stream",
+                )
+            ]
         if isinstance(event, UnmatchedResponse | ResponseReceived | ErrorResponseReceived):
-            return [Noted(message=f"ignored a response to another request ({event.id!r})")]
+            return [
+                Noted(
+                    kind=NoteKind.OTHER_RESPONSE,
+                    message=f"ignored a response to another request ({_shown(event.id)})",
+                )
+            ]
         return []  # CancelRequested, LateResponse: nothing to do
+
+
+#: Characters of a server's error message put into ours (the whole text stays in ``rpc_message``).
+_ERROR_MESSAGE_SHOWN: Final = 300
 
 
 def _rpc_error(label: str, method: str, code: int, message: str, data: object) -> JsonRpcError:
     return JsonRpcError(
-        f"server {label!r} answered {method} with error {code}: {message}",
+        f"server {label!r} answered {method} with error {code}: "
+        f"{_cut(message, _ERROR_MESSAGE_SHOWN)}",
         rpc_code=code,
         method=method,
         data=data,
+        rpc_message=message,
     )
 
 
@@ -715,7 +770,7 @@ def status_error(
         reason: The status line's reason phrase, if any.
     """
     line = _one_line(body) if _media_type(content_type) == JSON_MEDIA_TYPE and body else None
-    if line is not None:
+    if isinstance(line, bytes):
         connection.receive_data(line)
         found: JsonRpcError | None = None
         while (event := connection.next_event()) is not NEED_DATA:
@@ -729,10 +784,11 @@ def status_error(
                 rpc_code=found.rpc_code,
                 method=method,
                 data=found.data,
+                rpc_message=found.rpc_message,
             )
     text = body[:200].decode("utf-8", "replace").strip()
     detail = f": {quote_for_message(text)}" if text else ""
-    phrase = f" {reason}" if reason else ""
+    phrase = f" {_cut(reason, 60)}" if reason else ""
     return HttpStatusError(
         f"server {label!r} answered {method} with HTTP {status}{phrase}{detail}", status=status
     )
@@ -753,11 +809,18 @@ def origin_of(url: str) -> str:
     scheme = parts.scheme.lower()
     if scheme not in _DEFAULT_PORTS or not parts.hostname:
         raise ValueError("not an absolute http:// or https:// URL")
-    port = parts.port or _DEFAULT_PORTS[scheme]  # .port raises ValueError for a bad port
+    port = parts.port  # raises ValueError for a bad port
+    if port is None:
+        port = _DEFAULT_PORTS[scheme]
     host = parts.hostname.lower()
     if ":" in host:
         host = f"[{host}]"
     return f"{scheme}://{host}:{port}"
+
+
+def _has_control(text: str) -> bool:
+    """True when ``text`` holds an ASCII control character (no URL may: HTTP clients refuse them)."""
+    return any(c < " " or c == "\x7f" for c in text)
 
 
 def check_url(url: str) -> str:
@@ -766,10 +829,27 @@ def check_url(url: str) -> str:
     Raises:
         ValueError: saying which; the URL itself is not repeated (it may carry a secret).
     """
+    if _has_control(url):
+        raise ValueError("the URL holds a control character")
+    if len(url) > MAX_URL_LENGTH:
+        raise ValueError(f"the URL is longer than {MAX_URL_LENGTH:,} characters")
     origin_of(url)
     if "@" in urlsplit(url).netloc:
         raise ValueError("credentials in the URL are refused; send them in a header instead")
     return url
+
+
+def _join(url: str, location: str) -> str | None:
+    """``location`` resolved against ``url``, or ``None`` when it is not a usable URL."""
+    if _has_control(location) or len(location) > MAX_URL_LENGTH:
+        return None
+    try:
+        target = urljoin(url, location)  # ValueError: "Invalid IPv6 URL"
+        if urlsplit(target).scheme.lower() in _DEFAULT_PORTS:
+            origin_of(target)  # ValueError: a port that is not a number, or out of range
+    except ValueError:
+        return None
+    return target if len(target) <= MAX_URL_LENGTH else None
 
 
 def redirect_target(url: str, status: int, location: str | None, *, hops: int, label: str) -> str:
@@ -783,11 +863,13 @@ def redirect_target(url: str, status: int, location: str | None, *, hops: int, l
         label: The server's label (for messages).
 
     Returns:
-        The absolute target URL: same origin, 307 or 308, within :data:`MAX_REDIRECTS`.
+        The absolute target URL: same origin, without credentials, 307 or 308, within
+        :data:`MAX_REDIRECTS`.
 
     Raises:
         TransportError: kind ``redirect``, naming the status and, for another origin, that origin
-            (never the path or query, which may carry tokens).
+            (never the path or query, which may carry tokens); also for a ``Location`` that is not
+            a URL (a control character in it, a broken IPv6 literal, a bad port).
     """
     if status not in (307, 308):
         why = (
@@ -807,16 +889,29 @@ def redirect_target(url: str, status: int, location: str | None, *, hops: int, l
             f"server {label!r} answered with a {status} redirect without a Location",
             kind="redirect",
         )
-    target = urljoin(url, location.strip())
+    location = location.strip(_OWS)
+    target = _join(url, location)
+    if target is None:
+        raise TransportError(
+            f"server {label!r} answered with a {status} redirect whose Location is not a URL "
+            "(a control character, or a malformed host or port)",
+            kind="redirect",
+        )
     try:
-        there = origin_of(target)
-    except ValueError:
+        there: str | None = origin_of(target)
+    except ValueError:  # another scheme (a malformed URL of ours was refused by _join)
         there = None
     if there != origin_of(url):
         where = there if there is not None else "a URL that is not http(s)"
         raise TransportError(
             f"server {label!r} redirected to another origin ({quote_for_message(where, 80)}); "
             "redirects are followed only within the server's own origin",
+            kind="redirect",
+        )
+    if "@" in urlsplit(target).netloc:
+        raise TransportError(
+            f"server {label!r} answered with a {status} redirect to a URL with credentials in it; "
+            "credentials never travel in a URL",
             kind="redirect",
         )
     return target

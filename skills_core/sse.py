@@ -7,8 +7,9 @@ feed a stream whole and byte by byte) and returns the events each chunk complete
 WHATWG parsing rules: LF, CR and CRLF line ends (also when a CRLF is split across chunks), an
 optional leading BOM, comment lines, ``data`` lines joined by ``\n``, ``event``/``id``/``retry``
 fields; an event with empty data is a keep-alive and is skipped. Every line and every event's data
-is bounded, so a hostile stream cannot grow memory without end. Which event answers which request
-is decided in :mod:`skills_core.http_wire`; nothing here does I/O.
+is bounded, so a hostile stream cannot grow memory without end; a ``retry`` value too large for
+64 bits is ignored (as browsers do), never turned into a number of thousands of digits. Which event
+answers which request is decided in :mod:`skills_core.http_wire`; nothing here does I/O.
 """
 
 from __future__ import annotations
@@ -41,6 +42,9 @@ class SseEvent:
 
 
 _BOM: Final = b"\xef\xbb\xbf"
+#: The largest ``retry`` value kept (milliseconds); a larger one is ignored, as browsers ignore a
+#: value that does not fit their 64-bit integer.
+_MAX_RETRY: Final = (1 << 64) - 1
 
 
 @final
@@ -142,8 +146,10 @@ class SseParser:
         elif field == b"id":
             if b"\0" not in value:
                 self._id = _utf8(value, "id")
-        elif field == b"retry" and value.isdigit():
-            self._retry = int(value)
+        elif field == b"retry" and value.isdigit() and len(value) <= len(str(_MAX_RETRY)):
+            retry = int(value)
+            if retry <= _MAX_RETRY:
+                self._retry = retry
         # Any other field is ignored (WHATWG: "The field is ignored").
 
     def _dispatch(self, events: list[SseEvent]) -> None:

@@ -566,6 +566,14 @@ def test_a_json_rpc_error_is_not_described_twice(capfd: pytest.CaptureFixture[st
     assert err.count("-32603") == 1
 
 
+def test_a_server_s_long_error_message_is_cut(capfd: pytest.CaptureFixture[str]) -> None:
+    """A million-character error message, at start-up (initialize) and later: a line each."""
+    code, _, err = run(host("long-error", "list"), capfd)
+    assert code == 2
+    assert "answered initialize with error -32603: no: xxx" in err
+    assert len(err) < 1000, f"{len(err):,} characters of stderr"
+
+
 def test_json_read_of_a_binary_file_is_base64_with_size_and_digest(
     capfd: pytest.CaptureFixture[str],
 ) -> None:

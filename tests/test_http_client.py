@@ -8,6 +8,7 @@ every hostile answer must end in the exit code a hostile stdio server gets (READ
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
@@ -360,6 +361,10 @@ def test_bad_configuration_is_refused_before_anything_is_sent() -> None:
         run("asyncio", lambda: open_with("http://u:pw@127.0.0.1:1/mcp", []))
     with pytest.raises(LocalProtocolError, match="set by the transport"):
         run("asyncio", lambda: open_with("http://127.0.0.1:1/mcp", [("Mcp-Session-Id", "x")]))
+    # URLs that urllib parses but httpx2 cannot send to: refused here, not at the first request
+    for url in ("http://256.1.1.1/mcp", "http://[::1]x/mcp", "http://127.0.0.1:1/a\tb"):
+        with pytest.raises(ValueError, match=r"control character|not a URL this client can send"):
+            run("asyncio", functools.partial(open_with, url, []))
 
 
 # --- hostile servers -----------------------------------------------------------------------------
@@ -604,6 +609,7 @@ def test_cli_hostile_content_is_a_verification_failure() -> None:
             "expected LABEL=NAME:VALUE",
         ),
         (["--server", "s=echo hi", "--header", "s=X:pw"], "headers go to HTTP servers"),
+        (["--server", "s=http://127.0.0.1:1/a\tpw"], "the URL holds a control character"),
     ],
 )
 def test_cli_usage_errors(args: list[str], message: str) -> None:

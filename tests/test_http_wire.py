@@ -26,6 +26,7 @@ from skills_core.http_wire import (
     HttpStatusError,
     LegacySession,
     Noted,
+    NoteKind,
     ProbeVerdict,
     ReaderEvent,
     ResponseReader,
@@ -253,6 +254,28 @@ def test_sse_parser_keeps_id_and_retry() -> None:
     assert (event.id, event.retry) == ("e-1", 1500)
 
 
+@pytest.mark.parametrize(
+    ("value", "kept"),
+    [
+        (b"18446744073709551615", 18446744073709551615),  # the largest 64-bit value
+        (b"18446744073709551616", 1500),  # one more: ignored, the earlier value stays
+        (b"9" * 5000, 1500),  # past Python's 4,300-digit limit of int(): ignored, no ValueError
+        (b"00000000000000000000001", 1500),  # more digits than 64 bits ever need
+    ],
+)
+@pytest.mark.parametrize("bytewise", [False, True], ids=["whole", "bytewise"])
+def test_a_retry_too_large_for_64_bits_is_ignored(value: bytes, kept: int, bytewise: bool) -> None:
+    stream = b"retry: 1500\nretry: " + value + b"\ndata: {}\n\n"
+    [event] = feed_all(SseParser(), stream, bytewise=bytewise)
+    assert event.retry == kept
+
+
+@given(st.text("0123456789", min_size=1, max_size=6000))
+def test_any_retry_of_digits_is_a_number_or_ignored(digits: str) -> None:
+    [event] = SseParser().feed(b"retry: " + digits.encode() + b"\ndata: x\n\n")
+    assert event.retry is None or event.retry == int(digits) < 1 << 64
+
+
 @given(
     st.lists(
         st.binary(max_size=40).filter(lambda b: b"\r" not in b and b"\n" not in b), max_size=6
@@ -344,9 +367,43 @@ def test_an_sse_body_delivers_notifications_and_stops_at_the_response(bytewise: 
     events = read(BodyKind.SSE, stream, bytewise=bytewise)
     assert events == [
         NotificationReceived(method="notifications/progress", params={"progress": 1}),
-        Noted(message="ignored a request (sampling/createMessage) sent on a response stream"),
+        Noted(
+            kind=NoteKind.REQUEST,
+            message="ignored a request ('sampling/createMessage') sent on a response stream",
+        ),
         Answered(result={"skills": []}),
     ]
+
+
+@pytest.mark.parametrize("bytewise", [False, True], ids=["whole", "bytewise"])
+def test_what_is_skipped_is_noted_by_kind_in_a_bounded_line(bytewise: bool) -> None:
+    """Each skipped thing is a Noted of its kind (a client counts them); server text is cut."""
+    long = "x" * 100_000
+    stream = (
+        (
+            f"event: {long}\ndata: {{}}\n\n"
+            f'data: {{"jsonrpc":"2.0","id":"r","method":"{long}"}}\n\n'
+            f'data: {{"jsonrpc":"2.0","id":"{long}","result":{{}}}}\n\n'
+            'data: {"jsonrpc":"2.0","id":9,"error":{"code":-1,"message":"m"}}\n\n'
+        ).encode()
+        + b"data: "
+        + RESULT
+        + b"\n\n"
+    )
+    events = read(BodyKind.SSE, stream, bytewise=bytewise, max_size=1 << 20)
+    assert events[-1] == Answered(result={"skills": []})
+    notes = events[:-1]
+    assert all(isinstance(n, Noted) for n in notes), notes
+    assert [n.kind for n in notes if isinstance(n, Noted)] == [
+        NoteKind.OTHER_EVENT,
+        NoteKind.REQUEST,
+        NoteKind.OTHER_RESPONSE,
+        NoteKind.OTHER_RESPONSE,
+    ]
+    messages = [n.message for n in notes if isinstance(n, Noted)]
+    assert messages[0] == f"skipped an event of type '{'x' * 56}..."
+    assert messages[3] == "ignored a response to another request (9)"
+    assert all(len(m) < 120 for m in messages), messages
 
 
 @pytest.mark.parametrize(
@@ -369,6 +426,13 @@ def test_an_sse_body_delivers_notifications_and_stops_at_the_response(bytewise: 
         (BodyKind.SSE, b"data: " + b"x" * 5000, "protocol", "longer than 4096"),
         (BodyKind.SSE, b": ping\n\n" * 1100, "protocol", "more than 8192 bytes"),
         (BodyKind.SSE, b"event: \xff\ndata: x\n\n", "protocol", "not UTF-8"),
+        (BodyKind.JSON, b"[" * 1500 + b"\n" + b"]" * 1500, "protocol", "JSON nested too deeply"),
+        (
+            BodyKind.SSE,
+            b"data: " + b"[" * 1500 + b"\ndata: " + b"]" * 1500 + b"\n\n",
+            "protocol",
+            "JSON nested too deeply",
+        ),
     ],
 )
 @pytest.mark.parametrize("bytewise", [False, True], ids=["whole", "bytewise"])
@@ -436,6 +500,7 @@ def test_status_errors_surface_json_rpc_bodies() -> None:
         (b"<html>gone</html>", "text/html"),
         (b"{not json", "application/json"),
         (b'{"error":"x"}', "application/json"),
+        (b"[" * 30_000 + b"\n" + b"]" * 30_000, "application/json"),
     ],
 )
 def test_status_errors_without_json_rpc_are_http_status_errors(
@@ -454,6 +519,20 @@ def test_status_errors_without_json_rpc_are_http_status_errors(
     assert error.status == 404
     assert error.kind == "http-status"
     assert "HTTP 404 Not Found" in error.message
+    assert len(error.message) < 300
+
+
+def test_a_long_reason_phrase_is_cut() -> None:
+    error = status_error(
+        400,
+        b"",
+        connection=JsonRpcConnection(),
+        content_type=None,
+        method="m",
+        label="s",
+        reason="R" * 100_000,
+    )
+    assert error.message == f"server 's' answered m with HTTP 400 {'R' * 57}..."
 
 
 # --- redirects and origins ---------------------------------------------------------------------
@@ -466,13 +545,26 @@ def test_status_errors_without_json_rpc_are_http_status_errors(
         ("https://example.com:443/x?y#z", "https://example.com:443"),
         ("http://127.0.0.1:8080", "http://127.0.0.1:8080"),
         ("http://[::1]:9/mcp", "http://[::1]:9"),
+        ("http://h:0/mcp", "http://h:0"),  # port 0 is not the default port
     ],
 )
 def test_origins(url: str, origin: str) -> None:
     assert origin_of(url) == origin
 
 
-@pytest.mark.parametrize("bad", ["ftp://x/", "/mcp", "http://", "http://h:99999/", "skill://a/b"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "ftp://x/",
+        "/mcp",
+        "http://",
+        "http://h:99999/",
+        "skill://a/b",
+        "http://h/a\tb",  # httpx2 refuses every ASCII control in a URL
+        "http://h/\x7f",
+        "http://h/" + "a" * 65_536,  # httpx2's length limit
+    ],
+)
 def test_urls_that_are_not_http_are_refused(bad: str) -> None:
     with pytest.raises(ValueError):  # noqa: PT011 - several causes, one type
         check_url(bad)
@@ -509,6 +601,16 @@ def test_same_origin_307_and_308_are_followed() -> None:
         (300, "/x", 0, "does not follow"),
         (307, None, 0, "without a Location"),
         (307, "/x", MAX_REDIRECTS, "more than 5 times"),
+        (307, "/mcp\x7f", 0, "Location is not a URL"),
+        (307, "/a\tb", 0, "Location is not a URL"),
+        (307, "http://[::1:P/mcp", 0, "Location is not a URL"),
+        (307, "http://h:99999/mcp", 0, "Location is not a URL"),
+        (307, "http://h:8x/mcp", 0, "Location is not a URL"),
+        (307, "/" + "a" * 65_536, 0, "Location is not a URL"),
+        (307, "a" * 65_530, 0, "Location is not a URL"),  # a target longer than 65,536
+        (307, "http://h:0/mcp", 0, "another origin ('http://h:0')"),
+        (308, "http://user:pw@h/mcp", 0, "with credentials in it"),
+        (308, "http://evil\\@h/mcp", 0, "with credentials in it"),
     ],
 )
 def test_other_redirects_are_refused(

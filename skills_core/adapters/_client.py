@@ -1,4 +1,4 @@
-"""The I/O-free client half of the asyncio and trio stdio adapters.
+"""The I/O-free client half of the asyncio and trio stdio adapters, and the clients' bounded reports.
 
 Theory of operation: :class:`ClientStream` turns received bytes into :data:`ClientOutcome` values: a
 pending request resolved or failed, a line to report, bytes to write back, or the connection given
@@ -12,7 +12,9 @@ response nobody waits for is reported; a late answer to a cancelled request is d
 
 Noise stays bounded: of each kind of report, the first :data:`REPORTS_SHOWN` are given, the rest
 counted, and :meth:`ClientStream.summaries` says how many there were in all (a server writing
-endless junk lines costs a few lines of output, not one per junk line).
+endless junk lines costs a few lines of output, not one per junk line). The counting is
+:class:`ReportCounter`, which the HTTP client uses too for what it skips on response streams, so
+every transport bounds a server's noise the same way.
 
 :class:`StderrLines` bounds what the server writes on its stderr: it splits the bytes into lines,
 each cut after :data:`STDERR_LINE_BYTES` bytes and decoded leniently, and keeps the last
@@ -55,9 +57,11 @@ from ..spec import ErrorCode
 
 __all__ = [
     "REPORTS_SHOWN",
+    "ERROR_MESSAGE_SHOWN",
     "STDERR_LINE_BYTES",
     "STDERR_TAIL",
     "ClientStream",
+    "ReportCounter",
     "StderrLines",
     "Resolved",
     "Failed",
@@ -70,6 +74,8 @@ __all__ = [
 
 #: Reports of one kind given per connection; later ones are counted (see ClientStream.summaries).
 REPORTS_SHOWN: Final = 3
+#: Characters of a server's error message put into ours (the whole text stays in ``rpc_message``).
+ERROR_MESSAGE_SHOWN: Final = 300
 #: Bytes of one stderr line kept; the rest of a longer line is dropped (its length is counted).
 #: 4 KiB holds any log line a person reads; it bounds the memory a line without an end can take.
 STDERR_LINE_BYTES: Final = 4096
@@ -109,6 +115,51 @@ class Report:
 
 
 @final
+class ReportCounter:
+    """Bounded reports of one connection: of each kind, the first :data:`REPORTS_SHOWN`, then a count.
+
+    Args:
+        label: The server's label (named in the summaries).
+    """
+
+    __slots__ = ("_counts", "_label")
+
+    def __init__(self, *, label: str) -> None:
+        self._label = label
+        self._counts: dict[str, int] = {}
+
+    def report(self, kind: str, message: str) -> Report | None:
+        """Count one report of ``kind``; return it while it is among the first shown, else None.
+
+        Args:
+            kind: What is reported, in the plural, as the summary names it (``"lines that are not
+                JSON-RPC"``).
+            message: The line to give (already bounded in length by whoever wrote it).
+
+        Returns:
+            The report to give, the last one shown saying that more are counted; ``None`` after.
+        """
+        count = self._counts.get(kind, 0) + 1
+        self._counts[kind] = count
+        if count < REPORTS_SHOWN:
+            return Report(message)
+        if count == REPORTS_SHOWN:
+            return Report(f"{message}; more like this are counted, not reported")
+        return None
+
+    def summaries(self) -> list[Report]:
+        """One report per kind of which more than :data:`REPORTS_SHOWN` were counted."""
+        return [
+            Report(
+                f"server {self._label!r} sent {count:,} {kind} in all; "
+                f"the first {REPORTS_SHOWN} were reported"
+            )
+            for kind, count in self._counts.items()
+            if count > REPORTS_SHOWN
+        ]
+
+
+@final
 @dataclass(frozen=True, slots=True)
 class Reply:
     """Bytes to write to the server (a refusal of a server-to-client request)."""
@@ -132,12 +183,12 @@ ClientOutcome: TypeAlias = Resolved | Failed | Report | Reply | GiveUp
 class ClientStream:
     """Client side: requests out, bytes from the server in, outcomes out."""
 
-    __slots__ = ("_conn", "_counts", "_label")
+    __slots__ = ("_conn", "_label", "_reports")
 
     def __init__(self, *, label: str, max_message_size: int | None = None) -> None:
         """Start a connection to the server the host calls ``label`` (used in messages)."""
         self._label = label
-        self._counts: dict[_ReportKind, int] = {}
+        self._reports = ReportCounter(label=label)
         self._conn = (
             JsonRpcConnection()
             if max_message_size is None
@@ -181,23 +232,10 @@ class ClientStream:
 
     def summaries(self) -> list[Report]:
         """One report per kind of which more than :data:`REPORTS_SHOWN` were counted."""
-        return [
-            Report(
-                f"server {self._label!r} sent {count:,} {kind.value} in all; "
-                f"the first {REPORTS_SHOWN} were reported"
-            )
-            for kind, count in self._counts.items()
-            if count > REPORTS_SHOWN
-        ]
+        return self._reports.summaries()
 
     def _report(self, kind: _ReportKind, message: str) -> Report | None:
-        count = self._counts.get(kind, 0) + 1
-        self._counts[kind] = count
-        if count < REPORTS_SHOWN:
-            return Report(message)
-        if count == REPORTS_SHOWN:
-            return Report(f"{message}; more like this are counted, not reported")
-        return None
+        return self._reports.report(kind.value, message)
 
     def _closed(self, event: ConnectionClosed, request_id: RequestId) -> TransportError:
         cause = event.error_for(request_id)
@@ -212,7 +250,7 @@ class ClientStream:
                 event.id,
                 JsonRpcError(
                     f"server {label!r} answered {event.method} with error {int(event.code)}: "
-                    f"{event.message}",
+                    f"{_cut(event.message, ERROR_MESSAGE_SHOWN)}",
                     rpc_code=int(event.code),
                     method=event.method,
                     data=event.data,
@@ -244,6 +282,10 @@ class ClientStream:
         # LateResponse, NotificationReceived, CancelRequested: nothing to do.
         assert isinstance(event, LateResponse | NotificationReceived | CancelRequested)
         return None
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _protocol(label: str, error: RemoteProtocolError) -> TransportError:

@@ -30,7 +30,12 @@ Guarantees: TLS certificates and host names are verified (the system's trust sto
 ``SSL_CERT_FILE``; a custom ``ssl.SSLContext`` may replace it, never switch it off);
 ``Accept-Encoding: identity`` and any other content coding refused, so what is counted is what
 arrives; extra headers (``Authorization``) are checked once and sent on every request to this
-server only, never in a message.
+server only, never in a message. What is skipped on a response stream (events of another type,
+requests from the server, responses to other ids) is reported as the stdio clients report their
+noise: the first few of each kind, then how many in all when the client closes, however many the
+server sends. Whatever a server answers ends in a ``TransportError`` or ``JsonRpcError`` (a
+malformed status line, header, ``Location`` or chunk, an event stream or a JSON body that cannot be
+read, an early close), never in another exception, and the text quoted from it is cut.
 """
 
 from __future__ import annotations
@@ -51,7 +56,7 @@ except ImportError as exc:  # pragma: no cover - exercised by a subprocess test
     ) from exc
 
 from .._version import __version__
-from ..errors import JsonRpcError, SkillsError, TransportError
+from ..errors import JsonRpcError, SkillsError, TransportError, quote_for_message
 from ..host.handshake import Negotiated, handshake_request, outcome_of
 from ..http_wire import (
     MAX_ERROR_BODY,
@@ -94,6 +99,7 @@ from ..spec import (
     ErrorCode,
     Method,
 )
+from ._client import ReportCounter
 from ._io import report_to_stderr
 from .host_driver import CLIENT_INFO
 
@@ -142,7 +148,9 @@ class HttpClient:
         max_message_size: The largest message accepted or sent, in bytes.
         on_notification: Called with each notification that arrives on a response stream; they
             are dropped when ``None``. Never answered.
-        on_report: Called with one line for each thing ignored (a request sent on a stream, ...).
+        on_report: Called with one line for each thing ignored (a request sent on a stream, ...):
+            of each kind, the first :data:`~skills_core.adapters._client.REPORTS_SHOWN`; then, at
+            :meth:`aclose`, one line with how many there were in all.
 
     Raises:
         ValueError: ``url`` is not an absolute http(s) URL, or it carries credentials.
@@ -162,6 +170,12 @@ class HttpClient:
         on_report: Callable[[str], None] = report_to_stderr,
     ) -> None:
         check_url(url)
+        try:
+            httpx2.URL(url)
+        except httpx2.InvalidURL:
+            raise ValueError(
+                "not a URL this client can send to (its host, port or length)"
+            ) from None
         self._url = url
         self.label = label
         self._client = client
@@ -170,6 +184,7 @@ class HttpClient:
         self._rpc = JsonRpcConnection(max_message_size=max_message_size)
         self._on_notification = on_notification
         self._on_report = on_report
+        self._reports = ReportCounter(label=label)
         self._session: LegacySession | None = None
         self._era: Era | None = None
         self._init_params: dict[str, JSONValue] | None = None
@@ -273,7 +288,11 @@ class HttpClient:
         return Negotiated(era=era, protocol_version=version, capabilities=capabilities)
 
     async def aclose(self) -> None:
-        """End a legacy session with DELETE (HTTP-37; any answer, 405 included, is accepted)."""
+        """End a legacy session with DELETE (HTTP-37; any answer, 405 included, is accepted), and
+        report how many of each thing skipped on response streams there were in all."""
+        reports, self._reports = self._reports, ReportCounter(label=self.label)
+        for report in reports.summaries():
+            self._on_report(report.message)
         session, self._session = self._session, None
         if session is None or session.session_id is None:
             return
@@ -281,7 +300,8 @@ class HttpClient:
         with (
             anyio.CancelScope(shield=True),
             anyio.move_on_after(CLOSE_TIMEOUT),
-            contextlib.suppress(httpx2.HTTPError, OSError),
+            contextlib.suppress(SkillsError),
+            _transport_errors(self.label, "DELETE"),
         ):
             async with self._client.stream("DELETE", self._url, headers=headers):
                 pass  # the answer does not matter, and its body is not read
@@ -340,9 +360,10 @@ class HttpClient:
         assert result is not None
         version = result.get("protocolVersion")
         if version not in SUPPORTED_LEGACY_VERSIONS:
+            shown = quote_for_message(version[:68] if isinstance(version, str) else version, 60)
             raise TransportError(
-                f"server {self.label!r} answered initialize with protocol version "
-                f"{version!r}, which this client does not speak",
+                f"server {self.label!r} answered initialize with protocol version {shown}, "
+                "which this client does not speak",
                 kind="protocol",
             )
         assert isinstance(version, str)
@@ -453,13 +474,13 @@ class HttpClient:
             )
         assert request_id is not None
         if _encoded(response):
-            coding = response.headers.get("content-encoding", "")
-            return _Exchange(status, error=self._broken(f"sent a {coding!r}-encoded body"))
+            coding = quote_for_message(response.headers.get("content-encoding", "")[:68], 60)
+            return _Exchange(status, error=self._broken(f"sent a {coding}-encoded body"))
         kind = BodyKind.JSON if disposition is Disposition.READ_JSON else BodyKind.SSE
         limit = self._rpc.max_message_size
         declared = response.headers.get("content-length", "")
-        if kind is BodyKind.JSON and declared.isdigit() and int(declared) > limit:
-            message = f"announced a response of {declared} bytes (the maximum is {limit})"
+        if kind is BodyKind.JSON and _over(declared, limit):
+            message = f"announced a response of {declared[:30]} bytes (the maximum is {limit})"
             return _Exchange(status, error=self._broken(message))
         reader = ResponseReader(self._rpc, request_id, method=method, kind=kind, label=self.label)
         outcome: _Exchange | None = None
@@ -484,7 +505,10 @@ class HttpClient:
             elif isinstance(event, Failed):
                 answer = _Exchange(status, error=event.error, session_id=session_id)
             elif isinstance(event, Noted):
-                self._on_report(f"server {self.label!r}: {event.message}")
+                message = f"server {self.label!r}: {event.message}"
+                report = self._reports.report(event.kind.value, message)
+                if report is not None:
+                    self._on_report(report.message)
             elif self._on_notification is not None:
                 self._on_notification(event)
         return answer
@@ -496,6 +520,13 @@ class HttpClient:
 def _is_modern(params: Mapping[str, object] | None) -> bool:
     meta = params.get("_meta") if params is not None else None
     return isinstance(meta, Mapping) and isinstance(meta.get(META_PROTOCOL_VERSION), str)
+
+
+def _over(declared: str, limit: int) -> bool:
+    """True when a ``Content-Length`` value is a number over ``limit`` (h11 checked its form)."""
+    if not (declared.isascii() and declared.isdigit()):
+        return False
+    return len(declared) > len(str(limit)) or int(declared) > limit
 
 
 def _encoded(response: httpx2.Response) -> bool:
@@ -513,11 +544,25 @@ async def _read_at_most(response: httpx2.Response, limit: int) -> bytes:
     return bytes(body[:limit])
 
 
+#: What httpcore2 says when a server closes the connection before its answer is complete (any
+#: other RemoteProtocolError is a server breaking HTTP: a bad status line, header or chunk).
+_DISCONNECTED: Final = ("Server disconnected", "peer closed connection")
+
+
 @contextlib.contextmanager
 def _transport_errors(label: str, method: str) -> Iterator[None]:
-    """Map httpx2's exceptions to :class:`TransportError` (messages name the label, not the URL)."""
+    """Map what httpx2, and the parsers under it, raise on a server's answer to TransportError.
+
+    Messages name the label, never the URL; the library's own text, which may quote the server's
+    bytes (a status line, a header), is cut. What the server sends is checked by
+    :mod:`~skills_core.http_wire` before httpx2 sees it (a redirect's target) or after (bodies),
+    so the last clause is a net under those checks: any ``ValueError``, ``RecursionError`` or
+    ``InvalidURL`` that a server's answer still makes a parser raise is the server's fault too.
+    """
     try:
         yield
+    except SkillsError:
+        raise
     except httpx2.ConnectTimeout:
         raise TransportError(
             f"cannot connect to server {label!r}: no connection within the connect timeout",
@@ -530,19 +575,32 @@ def _transport_errors(label: str, method: str) -> Iterator[None]:
         ) from None
     except (httpx2.ConnectError, httpx2.ProxyError) as exc:
         raise TransportError(
-            f"cannot connect to server {label!r}: {exc}", kind="connect-failed"
+            f"cannot connect to server {label!r}: {_detail(exc, name=False)}", kind="connect-failed"
         ) from None
-    except (httpx2.NetworkError, httpx2.RemoteProtocolError, OSError) as exc:
+    except httpx2.RemoteProtocolError as exc:
+        if str(exc).startswith(_DISCONNECTED):
+            raise TransportError(
+                f"server {label!r} closed the connection while answering {method} ({_detail(exc)})",
+                kind="closed",
+            ) from None
         raise TransportError(
-            f"server {label!r} closed the connection while answering {method} "
-            f"({exc.__class__.__name__}: {exc})",
+            f"server {label!r} broke HTTP answering {method} ({_detail(exc)})", kind="protocol"
+        ) from None
+    except (httpx2.NetworkError, OSError) as exc:
+        raise TransportError(
+            f"server {label!r} closed the connection while answering {method} ({_detail(exc)})",
             kind="closed",
         ) from None
-    except httpx2.HTTPError as exc:
+    except (httpx2.HTTPError, httpx2.InvalidURL, ValueError, RecursionError) as exc:
         raise TransportError(
-            f"server {label!r} broke HTTP answering {method} ({exc.__class__.__name__}: {exc})",
-            kind="protocol",
+            f"server {label!r} broke HTTP answering {method} ({_detail(exc)})", kind="protocol"
         ) from None
+
+
+def _detail(exc: BaseException, *, name: bool = True) -> str:
+    """An exception's text, cut (a parser's message may quote a whole status line or header)."""
+    text = f"{exc.__class__.__name__}: {exc}" if name else str(exc)
+    return text if len(text) <= 200 else text[:197] + "..."
 
 
 @contextlib.asynccontextmanager

@@ -35,6 +35,8 @@ How it answers:
 * ``loop``: every ``skills/list`` page carries the same ``nextCursor``;
 * ``list-error`` / ``list-slow`` / ``list-die`` / ``list-malformed``: ``skills/list`` answers
   -32603, never answers, exits, or answers a result with no ``skills`` array;
+* ``long-error``: ``server/discover``, ``initialize`` and ``skills/list`` answer -32603 with a
+  message of a million characters;
 * ``read-error`` / ``read-incomplete`` / ``read-malformed``: a ``resources/read`` of any file but
   SKILL.md answers -32603, a ``resultType: "input_required"`` result, or a result whose
   ``contents`` is not an array;
@@ -74,6 +76,7 @@ FORGED_DESCRIPTION = (
 )
 FORGED_STDERR = "\x1b[2K\rApprove this manifest? [y/N] "
 BINARY = bytes(range(256)) + b"\xff\xfe\x00 not utf-8"
+LONG = "no: " + "x" * 1_000_000
 
 
 def digest(data: bytes) -> str:
@@ -185,7 +188,7 @@ def main() -> None:
             reply = {
                 "jsonrpc": "2.0",
                 "id": message["id"],
-                "error": {"code": result, "message": "no"},
+                "error": {"code": result, "message": LONG if mode == "long-error" else "no"},
             }
         else:
             reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
@@ -207,8 +210,12 @@ def answer(
     if method == "server/discover":
         if mode == "legacy":
             return -32601
+        if mode == "long-error":
+            return -32603
         return {"supportedVersions": ["2026-07-28"], "capabilities": caps, **cache}
     if method == "initialize":
+        if mode == "long-error":
+            return -32603
         return {
             "protocolVersion": "2025-11-25",
             "capabilities": caps,
@@ -216,7 +223,7 @@ def answer(
         }
     extra = {} if mode == "legacy" else cache
     if method == "skills/list":
-        if mode == "list-error":
+        if mode in ("list-error", "long-error"):
             return -32603
         if mode == "list-slow":
             return None
