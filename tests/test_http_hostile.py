@@ -536,3 +536,19 @@ def test_a_flooding_server_process_costs_the_host_a_few_lines_of_stderr() -> Non
         [summary] = [line for line in lines if kind.value in line]
         assert summary.startswith("skills-core: server 's' sent 40,")
     assert all(len(line) < 200 for line in lines), stderr
+
+
+@pytest.mark.parametrize("url", ["http://256.1.1.1/mcp", "http://[::1]:99999/mcp"])
+def test_a_url_the_http_library_cannot_send_to_is_a_usage_error(url: str) -> None:
+    """urllib parses it, httpx2 cannot send to it: exit 1 naming the server, not 70."""
+    done = subprocess.run(
+        [*HOST, "--server", f"s={url}", "list"],
+        capture_output=True,
+        env=child_env(),
+        cwd=REPO_ROOT,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.decode().startswith("skills-core: --server s: "), done.stderr
+    assert b"Traceback" not in done.stderr

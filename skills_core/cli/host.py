@@ -348,9 +348,18 @@ class _Session:
         if self.era_cache is None:
             self.era_cache = EraCache()  # one verdict per origin for the run (HTTP-36)
         headers = self.headers.get(label, ())
-        return await stack.enter_async_context(
-            open_http_client(spec, label=label, headers=headers, era_cache=self.era_cache)
-        )
+        try:
+            return await stack.enter_async_context(
+                open_http_client(
+                    spec,
+                    label=label,
+                    headers=headers,
+                    era_cache=self.era_cache,
+                    on_report=self.warnings.append,  # shown after the run, as over stdio
+                )
+            )
+        except ValueError as exc:  # a URL the HTTP library refuses (the message omits the URL)
+            raise CliError(f"--server {label}: {exc}", EXIT_USAGE) from None
 
     # -- the run ------------------------------------------------------------------------------
 
