@@ -51,7 +51,6 @@ NOT_RULE_FAMILIES = {"SHA", "UTF"}
 #: ``test_every_must_rule_is_checked_by_a_test`` (strict: naming the rule in a test makes it pass,
 #: and the entry must then go).
 KNOWN_UNTESTED = {
-    "SEC-02": "no test names it: nothing yet shows a skill policy stricter than a tool policy",
     "URI-26": "the host has no virtual mount yet, so there is no second resolution to compare",
 }
 

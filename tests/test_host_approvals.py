@@ -258,6 +258,24 @@ def test_a_persisted_approval_of_the_exact_set_needs_no_prompt_APR_01() -> None:
     assert one(effects, DeliverToModel).verified
 
 
+def test_no_approval_of_a_server_or_of_its_other_skills_approves_a_skill_SEC_02() -> None:
+    """Skills are a riskier surface than tools: nothing approves a skill but its own manifest.
+
+    The default policy asks for every skill; approving one skill of a server, even every other
+    one, gives the next skill of that server nothing; and no policy setting approves by server.
+    """
+    assert HostPolicy().require_approval is True
+    assert not [f for f in HostPolicy.__dataclass_fields__ if "trust" in f or "auto" in f]
+    h = Harness()
+    server = h.add_server("srv")
+    uris = [server.add(name, {"SKILL.md": skill_md(name)}) for name in ("one", "two", "three")]
+    h.list_all("srv")
+    for uri in uris[:2]:
+        h.load("srv", uri)  # approved by the harness
+    prompt = one(h.host.load("srv", uris[2]), RequestApproval)
+    assert (prompt.origin, prompt.uri, prompt.reason) == ("srv", uris[2], ApprovalReason.NEW)
+
+
 # Requirement rows: APR-02, VER-09
 def test_a_changed_listing_revokes_and_reprompts_with_the_diff_APR_02_VER_09() -> None:
     h = example_harness()
