@@ -22,8 +22,10 @@ path or a link target).
 **Reads of a file read before** (:meth:`FilesystemSource.read_since`, what the server uses) start
 from the file's own descriptor, held open since (a bounded number), once the kernel confirms that
 it is still the file at that path below the root, reached without a link; otherwise they walk as
-above. A stat signature, handed out only for a file whose last change is older than the racy
-window, then tells an unchanged file without reading it (see :mod:`skills_core.server.open_files`).
+above (see :mod:`skills_core.server.open_files`). The bytes are read at every look: a stat
+signature cannot prove them unchanged (a write through a shared writable mapping, ``mmap``, may
+move neither the modification nor the change time), so the server compares the bytes themselves
+before it reuses an answer made of them.
 
 **A root that is itself a skill.** A root holding a regular ``SKILL.md`` when the source is made
 (``serve ./my-skill``) is published as that skill: its files appear under the root folder's own
@@ -163,14 +165,6 @@ class _RefusedError(Exception):
 
 def _stat_key(st: os.stat_result) -> Signature:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-
-
-def _settled(now: int, st: os.stat_result, data: bytes) -> bool:
-    """Whether ``st`` identifies the ``data`` just read for good: whole, and last changed more
-    than :data:`_RACY_NS` before ``now`` (taken before the ``fstat``), so any later write gives
-    the file another change time (git's rule for racily clean index entries)."""
-    mtime, ctime = st.st_mtime_ns, st.st_ctime_ns
-    return len(data) == st.st_size and now - (mtime if mtime > ctime else ctime) > _RACY_NS
 
 
 def _read_only(fd: int, size: int) -> bytes:
@@ -435,25 +429,23 @@ class FilesystemSource(TreeSource):
     def read_since(
         self, skill: PublishedSkill, file_path: str, version: object | None
     ) -> tuple[bytes | None, Signature | None] | None:
-        """Read a file as :meth:`read` does, unless it is known unchanged since ``version``.
+        """Read a file as :meth:`read` does, from a descriptor held since an earlier read if any.
 
-        The file is looked at now, every time. Its descriptor is held after a read (see
+        The file is looked at and read now, every time. Its descriptor is held after a read (see
         :mod:`skills_core.server.open_files`: used again only while the kernel names it at the
-        same path, so no link is followed and nothing outside the root is reached), and its stat
-        signature (device, inode, size, modification and change times) tells whether it changed.
-        A signature is handed out only when the file's last change is more than a few seconds
-        older than the look (timestamps are coarse: a write within the same tick could keep it),
-        and only for a held file (its inode cannot be reused while it is open).
+        same path, so no link is followed and nothing outside the root is reached), which saves
+        the walk from the root, not the read: no stat signature proves a file's bytes unchanged
+        (a write through a shared writable mapping, ``mmap``, may move neither its modification
+        nor its change time), so the caller compares the bytes.
 
         Args:
             skill: The skill, as for :meth:`read`.
             file_path: The file's path below the skill, as for :meth:`read`.
-            version: The version an earlier call returned with the bytes of this file, or None.
+            version: What an earlier call returned with the bytes of this file; not used (the
+                bytes are always read), kept for the server's interface.
 
         Returns:
-            None where :meth:`read` returns None; ``(None, version)`` when the file is unchanged
-            since ``version`` was returned with its bytes; else ``(bytes, version)``, the version
-            None when no later call could tell the file unchanged.
+            None where :meth:`read` returns None; else ``(bytes, None)``.
 
         Raises:
             OSError: an unexpected error (as :meth:`read`).
@@ -462,7 +454,6 @@ class FilesystemSource(TreeSource):
         if root is None:  # a dynamic skill: read it the way it says
             data = self.read(skill, file_path)
             return None if data is None else (data, None)
-        now = time.time_ns()  # before any fstat: see _settled
         key = (root, f"{skill.folder}/{file_path}")
         limit = self._builder.limits.max_total_bytes
         held = self._held.current(key)
@@ -471,11 +462,7 @@ class FilesystemSource(TreeSource):
             if st.st_size > limit:
                 self._held.drop(key)
                 return None
-            signature = _stat_key(st)
-            if signature == version:
-                return None, signature
-            data = _read_only(fd, st.st_size)
-            return data, signature if _settled(now, st, data) else None
+            return _read_only(fd, st.st_size), None
         opened = self._open_file(root, key[1])
         if opened is None:
             return None
@@ -490,7 +477,7 @@ class FilesystemSource(TreeSource):
         finally:
             if not kept:
                 os.close(fd)
-        return data, _stat_key(st) if kept and _settled(now, st, data) else None
+        return data, None
 
     def close(self) -> None:
         """Close the descriptors held for reads (see :meth:`read_since`); reads go on working.
