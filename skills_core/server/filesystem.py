@@ -48,7 +48,11 @@ stat signature ``(device, inode, size, mtime, ctime)``; a later scan or the re-c
 re-reads only files whose signature changed (and an unchanged ``SKILL.md`` whose verdict the
 catalog builder no longer holds). A file modified within a few seconds of being hashed could keep
 its signature through a second write (timestamps are coarse), so such a "racy" entry is never
-trusted and gets re-hashed the next time.
+trusted and gets re-hashed the next time. What the cache cannot see is a write that moves no
+timestamp and keeps the size: through a shared writable mapping (``mmap``), only the first
+write to a page since it was mapped or last saved to disk updates ``mtime`` and ``ctime``. Such a
+file keeps its old digest in listings and ``skills/get`` (reads serve its bytes as they are)
+until its signature changes (``touch`` it) or a source without the cache hashes it.
 
 **A warm start from a digest index** (``index=``; the format and the rules of trust are in
 :mod:`skills_core.server.index`). The cache of digests, the folder listings, the skill
@@ -58,11 +62,14 @@ each unchanged skill from its record rather than building it (see
 :mod:`skills_core.server.catalog`); after a full scan that changed anything, the index is
 written again: to a new file in the same folder, then renamed over the old one, so a reader (or
 another worker of the same server writing at the same moment) always finds one whole index. The
-index is read like a served file (no link followed, no special file opened, in one read); an
-index that is missing, unreadable, corrupt, foreign or of another format is treated as absent,
-and one found unusable only during a scan (a record's entry that is not its skill's) makes that
-scan start again without it. What went wrong with it is in :attr:`FilesystemSource.index_note`;
-it never fails the source.
+index is read like a served file (no link followed, no special file opened, in one read), and
+only when this user alone could have written it (see :mod:`skills_core.server.index_file`); an
+index that is missing, unreadable, corrupt, foreign, of another format, another user's or
+writable by others is treated as absent, and one found unusable only during a scan (a record's
+entry that is not its skill's) makes that scan start again without it. A file of another user's
+at the index's path is never replaced: this source then keeps no index. What went wrong with it
+is in :attr:`FilesystemSource.index_note`; it never fails the source (the index is an
+optimisation: a file planted at its path can make starts cold, never stop the server).
 
 With an index, each folder a walk lists is recorded with its signature (taken with ``fstat``
 before it is listed, so a name added during the listing moves the signature past the record).
@@ -110,7 +117,13 @@ from .index import (
     decode_index,
     encode_index,
 )
-from .index_file import MAX_INDEX_BYTES, read_index_file, write_atomically
+from .index_file import (
+    MAX_INDEX_BYTES,
+    UntrustedFileError,
+    check_replaceable,
+    read_index_file,
+    write_atomically,
+)
 from .model import (
     DynamicSkill,
     ProblemCode,
@@ -838,7 +851,11 @@ class FilesystemSource(TreeSource):
                 return
             index = decode_index(data)
         except (OSError, DigestIndexError) as exc:
-            self.index_note = f"the digest index {path} was ignored and is rebuilt: {_why(exc)}"
+            # Another user's file is left alone (and this source keeps no index); anything
+            # else is replaced by a whole index of this user's, mode 0600.
+            foreign = isinstance(exc, UntrustedFileError) and exc.foreign
+            fate = "is not written" if foreign else "is rebuilt"
+            self.index_note = f"the digest index {path} was ignored and {fate}: {_why(exc)}"
             self._unsaved = True
             return
         sections = {(r.path, r.device, r.inode, r.mount): r for r in index.roots}
@@ -909,7 +926,12 @@ class FilesystemSource(TreeSource):
             },
         )
         try:
+            check_replaceable(path)  # before encoding: another user's file is left alone
             write_atomically(path, encode_index(index))
+        except UntrustedFileError as exc:
+            if self.index_note is None:
+                self.index_note = f"the digest index {path} is not written: {_why(exc)}"
+            return
         except OSError as exc:
             self.index_note = f"the digest index {path} could not be written: {_why(exc)}"
             return
