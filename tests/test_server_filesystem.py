@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import base64
 import errno
+import json
 import os
 import socket
 import stat
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -1160,3 +1163,83 @@ def test_a_skill_md_over_the_limit_is_omitted_without_being_read(
     assert (omitted.code, omitted.path) == (OmitCode.OVER_LIMIT, "big")
     assert omitted.reason.startswith("the skill has 1 files and 243 bytes; the limits are")
     assert isinstance(source.recheck("skill://big/SKILL.md"), OmittedSkill)
+
+
+# --- polls under a descriptor limit: never a partial look taken for a change ---------------------
+
+#: Run in a child process whose descriptor limit is lowered once the source has scanned: more
+#: sibling skill folders than it may open, then no descriptor to spare at all.
+_LOW_LIMIT_CHILD = r"""
+import json, os, resource, sys, time
+from skills_core.server import FilesystemSource
+
+root = sys.argv[1]
+time_ns = time.time_ns
+time.time_ns = lambda: time_ns() + 10**12  # every SKILL.md settled: a poll compares signatures
+source = FilesystemSource([root])
+first = source.scan()
+scans = []
+real_scan = FilesystemSource.scan
+FilesystemSource.scan = lambda self: scans.append(1) or real_scan(self)
+_, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+in_use = len(os.listdir("/proc/self/fd"))  # the listing's own descriptor is closed again
+
+def poll():
+    try:
+        catalog = source.poll(0)
+    except OSError as exc:
+        return f"raised {exc}"
+    return None if catalog is None else [s.uri for s in catalog.skills]
+
+report = {"skills": len(first.skills)}
+resource.setrlimit(resource.RLIMIT_NOFILE, (in_use + 8, hard))
+report["fewer"] = [poll() for _ in range(3)]
+report["fewer_scans"] = len(scans)
+os.mkdir(os.path.join(root, "added"))
+with open(os.path.join(root, "added", "SKILL.md"), "w") as f:
+    f.write("---\nname: added\ndescription: d\n---\n")
+report["added"] = poll()
+report["added_note"] = getattr(source, "poll_note", "no such attribute")
+resource.setrlimit(resource.RLIMIT_NOFILE, (in_use - 1, hard))
+os.unlink(os.path.join(root, "added", "SKILL.md"))
+os.rmdir(os.path.join(root, "added"))
+report["none"] = [poll() for _ in range(2)]
+report["none_note"] = getattr(source, "poll_note", "no such attribute")
+resource.setrlimit(resource.RLIMIT_NOFILE, (in_use + 8, hard))
+report["again"] = poll()
+report["again_note"] = getattr(source, "poll_note", "no such attribute")
+print(json.dumps(report))
+"""
+
+
+def test_polls_under_a_low_descriptor_limit_drop_nothing_and_see_no_false_change(
+    tmp_path: Path,
+) -> None:
+    """With more sibling skill folders than open descriptors allowed, a poll still sees every
+    one (it holds one folder open per level) and reports no change that is not one; with no
+    descriptor to spare, a poll fails cleanly: no change, the catalog kept, a note saying why."""
+    root = tmp_path / "root"
+    write(root, {f"s{i:03d}/SKILL.md": skill_md(f"s{i:03d}") for i in range(60)})
+    child = subprocess.run(
+        [sys.executable, "-c", _LOW_LIMIT_CHILD, str(root)],
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert child.returncode == 0, child.stderr.decode()
+    report = json.loads(child.stdout)
+    assert report["skills"] == 60
+    assert report["fewer"] == [None, None, None]  # nothing changed: no re-scan
+    assert report["fewer_scans"] == 0
+    assert report["added"] is not None
+    assert "skill://added/SKILL.md" in report["added"]
+    assert len(report["added"]) == 61
+    assert report["added_note"] is None
+    assert report["none"] == [None, None]  # the removal is not seen yet, and no skill dropped
+    assert report["none_note"].startswith("skills added or removed could not be looked for (")
+    assert "Too many open files" in report["none_note"]
+    assert "the last catalog is kept" in report["none_note"]
+    assert report["again"] is not None
+    assert len(report["again"]) == 60
+    assert "skill://added/SKILL.md" not in report["again"]
+    assert report["again_note"] is None

@@ -83,11 +83,14 @@ is right, and every byte served is read again at ``resources/read`` through desc
 follow no link. A file that must be read in a replayed folder is opened from a descriptor of
 that folder, opened name by name from the root as usual. Re-checks of one skill always list.
 
-**Skills added or removed while serving** (:meth:`~skills_core.server.source.TreeSource.poll`).
-Each full scan records every skill folder's ``SKILL.md`` with its stat signature. When asked, at
-most once per ``max_age_ms`` (the server's ``ttlMs``), the source walks the folders again (no
-file is opened, only each ``SKILL.md`` is stat-ed) and re-scans, with its cache, only when that
-record differs: a skill folder appeared or vanished, or a ``SKILL.md`` changed. Changes to other
+**Skills added or removed while serving** (:meth:`FilesystemSource.poll`). Each full scan
+records every skill folder's ``SKILL.md`` with its stat signature. When asked, at most once per
+``max_age_ms`` (the server's ``ttlMs``), the source walks the folders again (one open folder per
+level, no file opened, only each ``SKILL.md`` stat-ed; see :mod:`skills_core.server._walk`) and
+re-scans, with its cache, only when that record differs: a skill folder appeared or vanished, or a
+``SKILL.md`` changed. A look that cannot be completed (out of descriptors or memory, a root that
+cannot be opened) is no change: the catalog is kept and :attr:`FilesystemSource.poll_note` says
+why. Changes to other
 files of a skill show in ``skills/get`` and reads at once, and in listings after a re-scan.
 """
 
@@ -106,6 +109,7 @@ from typing import Final, final
 from .._version import __version__
 from ..entry import DEFAULT_LIMITS, Limits
 from ..spec import SKILL_MD
+from ._walk import DIR_FLAGS, NOT_SERVED, open_below, skill_md_signatures
 from .catalog import Catalog, CatalogBuilder, record_digest
 from .index import (
     DigestIndex,
@@ -142,20 +146,8 @@ from .source import TreeSource
 
 __all__ = ["DEFAULT_IGNORED_NAMES", "MAX_INDEX_BYTES", "FilesystemSource"]
 
-_DIR_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-#: Errors that mean "not there, not a folder, a link, or not ours to read": the entry is not served.
-_NOT_SERVED: Final = frozenset(
-    {
-        errno.ENOENT,
-        errno.ENOTDIR,
-        errno.ELOOP,
-        errno.EISDIR,
-        errno.EACCES,
-        errno.EPERM,
-        errno.EMLINK,
-    }
-)
+_DIR_FLAGS: Final = DIR_FLAGS  # what tests/benchmarks/bench_catalog.py walks with
 #: Read size for large files, and for the end-of-file probe after a small one.
 _CHUNK: Final = 1024 * 1024
 _PROBE: Final = 64 * 1024
@@ -305,6 +297,9 @@ class FilesystemSource(TreeSource):
         self._index_path = None if index is None else os.path.abspath(os.fspath(index))
         #: What went wrong with the digest index, if anything (for the operator; None when fine).
         self.index_note: str | None = None
+        #: Why the last look for skills added or removed failed (see :meth:`poll`); None when
+        #: it did not.
+        self.poll_note: str | None = None
         # Whether the cache holds what the index file does not (then the next scan writes it).
         self._unsaved = False
         if self._index_path is not None:
@@ -359,17 +354,17 @@ class FilesystemSource(TreeSource):
     def _open_local(self, root: int, local: str) -> int | None:
         """Open the folder ``local`` below root ``root`` without following links; None if not one."""
         try:
-            fd = os.open(self._roots[root], _DIR_FLAGS)
+            fd = os.open(self._roots[root], DIR_FLAGS)
         except OSError as exc:
-            if exc.errno in _NOT_SERVED:
+            if exc.errno in NOT_SERVED:
                 return None
             raise
         if not local:
             return fd
         try:
-            return _open_below(fd, local)
+            return open_below(fd, local)
         except OSError as exc:
-            if exc.errno in _NOT_SERVED:
+            if exc.errno in NOT_SERVED:
                 return None
             raise
         finally:
@@ -398,7 +393,7 @@ class FilesystemSource(TreeSource):
         try:
             st = os.stat(SKILL_MD, dir_fd=fd, follow_symlinks=False)
         except OSError as exc:
-            if exc.errno in _NOT_SERVED:
+            if exc.errno in NOT_SERVED:
                 return False
             raise
         finally:
@@ -433,7 +428,7 @@ class FilesystemSource(TreeSource):
         try:
             return os.open(name, _FILE_FLAGS, dir_fd=dir_fd), local
         except OSError as exc:
-            if exc.errno in _NOT_SERVED:
+            if exc.errno in NOT_SERVED:
                 return None
             raise
         finally:
@@ -608,9 +603,9 @@ class FilesystemSource(TreeSource):
                         return self._process(walk, None, path, in_skill, record[1])
         try:
             child = (
-                os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
+                os.open(name, DIR_FLAGS, dir_fd=parent_fd)
                 if parent_fd is not None
-                else _open_below(walk.start_fd, path[walk.strip :])
+                else open_below(walk.start_fd, path[walk.strip :])
             )
         except OSError as exc:
             walk.problems.append(_problem(walk.root, path, exc))
@@ -731,7 +726,7 @@ class FilesystemSource(TreeSource):
                 return new_snapshot_file(path, st.st_size, cached[1], None)
         if dir_fd is not None:
             return self._read_file_at(walk, dir_fd, path, name, cached)
-        opened = _open_below(walk.start_fd, folder[walk.strip :])
+        opened = open_below(walk.start_fd, folder[walk.strip :])
         try:
             return self._read_file_at(walk, opened, path, name, cached)
         finally:
@@ -772,48 +767,45 @@ class FilesystemSource(TreeSource):
 
     # -- skills added or removed ------------------------------------------------------------------
 
+    def poll(self, max_age_ms: int) -> Catalog | None:
+        """Return a new :meth:`scan` when skills may have been added or removed, else None.
+
+        At most once per ``max_age_ms``, the folders are walked (no file is opened; each
+        ``SKILL.md`` is stat-ed) and compared with what the last full scan saw. A look or a
+        re-scan that fails (out of descriptors or memory, a root that cannot be opened) changes
+        nothing: None is returned (the server keeps its catalog), :attr:`poll_note` says why,
+        and the next poll looks again.
+        """
+        try:
+            catalog = super().poll(max_age_ms)
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            self.poll_note = (
+                f"skills added or removed could not be looked for ({reason}); the last "
+                "catalog is kept and the folders are looked at again at the next poll"
+            )
+            return None
+        return catalog
+
     def _changed(self, max_age_ms: int) -> bool:
         now = time.monotonic_ns()
         if now - self._looked_ns < max_age_ms * 1_000_000:
             return False
         self._looked_ns = now
-        return any(
-            self._structure(root) != self._structures[root] for root in range(len(self._roots))
-        )
-
-    def _structure(self, root: int) -> _Structure:
-        """Every servable ``SKILL.md`` below a root with its signature; opens no file."""
-        found: _Structure = {}
-        mount = self._mounts[root]
-        opened = self._open_dir(root, mount)
-        if opened is None:
-            return found
-        strip = len(mount) + 1 if mount else 0
-        skip = self._selection.skip
-        stack = [(opened[0], mount)]
-        while stack:
-            fd, path = stack.pop()
-            local = path[strip:]
-            try:
-                with os.scandir(fd) as entries:
-                    for entry in entries:
-                        name = entry.name
-                        is_dir = entry.is_dir(follow_symlinks=False)
-                        if skip(local, name, is_dir) is not None:
-                            continue
-                        if is_dir:
-                            try:
-                                child = os.open(name, _DIR_FLAGS, dir_fd=fd)
-                            except OSError:
-                                continue  # a full scan reports it; nothing to compare here
-                            stack.append((child, _join(path, name)))
-                        elif name == SKILL_MD and entry.is_file(follow_symlinks=False):
-                            found[_join(path, name)] = _stat_key(entry.stat(follow_symlinks=False))
-            except OSError:
-                pass
-            finally:
-                os.close(fd)
-        return found
+        changed = False
+        for root in range(len(self._roots)):  # every root: a failure anywhere raises (see poll)
+            mount = self._mounts[root]
+            opened = self._open_dir(root, mount)
+            found = (
+                {}
+                if opened is None
+                else skill_md_signatures(
+                    opened[0], mount, len(mount) + 1 if mount else 0, self._selection.skip
+                )
+            )
+            changed = changed or found != self._structures[root]
+        self.poll_note = None
+        return changed
 
     def scan(self) -> Catalog:
         """Return the catalog of every root and dynamic skill (a full walk).
@@ -936,27 +928,6 @@ class FilesystemSource(TreeSource):
             self.index_note = f"the digest index {path} could not be written: {_why(exc)}"
             return
         self._unsaved = False
-
-
-def _open_below(fd: int, local: str) -> int:
-    """Open the folder ``local`` (not empty) below the folder ``fd`` one name at a time,
-    following no link; ``fd`` stays open.
-
-    Raises:
-        OSError: a name is missing, not a folder, or a link (``ELOOP``).
-    """
-    current = fd
-    try:
-        for name in local.split("/"):
-            child = os.open(name, _DIR_FLAGS, dir_fd=current)
-            if current != fd:
-                os.close(current)
-            current = child
-    except BaseException:
-        if current != fd:
-            os.close(current)
-        raise
-    return current
 
 
 def _why(exc: OSError | DigestIndexError) -> str:
