@@ -149,6 +149,21 @@ def test_symlink_to_a_file_outside_the_root_is_refused_WG_09(
     assert [f.code for f in catalog.skills[0].findings] == ["symlink"]
 
 
+def test_a_hard_link_to_a_file_outside_the_root_is_served_as_the_file_it_is(
+    root: Path, outside: Path
+) -> None:
+    """The documented choice (README, "What the server trusts on disk"): a hard link is the file
+    itself, and files with several links are legitimate (deduplicated stores, ``cp -al``), so it
+    is served; making one takes write access to the root, and ``fs.protected_hardlinks``."""
+    linked = root / "pdf-processing/templates/shared.md"
+    os.link(outside, linked)
+    assert linked.stat().st_nlink == 2
+    c = client(root)
+    read = c.call("resources/read", {"uri": "skill://pdf-processing/templates/shared.md"})
+    assert read["contents"][0]["text"] == outside.read_text()
+    assert c.server.catalog.problems == ()
+
+
 # Requirement rows: WG-09
 def test_symlinks_to_folders_inside_or_outside_are_not_followed_WG_09(
     root: Path, outside: Path, opened: list[str]
