@@ -8,6 +8,7 @@ percent-encoded names, one read per file per scan, re-checks of one skill.
 from __future__ import annotations
 
 import base64
+import contextlib
 import errno
 import json
 import os
@@ -1258,3 +1259,91 @@ def test_polls_under_a_low_descriptor_limit_drop_nothing_and_see_no_false_change
     assert len(report["again"]) == 60
     assert "skill://added/SKILL.md" not in report["again"]
     assert report["again_note"] is None
+
+
+class _Vanishing:
+    """A directory entry whose stat fails as ``error`` says (it went away, or worse)."""
+
+    def __init__(self, entry: os.DirEntry[str], error: int) -> None:
+        self.name = entry.name
+        self._entry = entry
+        self._error = error
+
+    def is_dir(self, *, follow_symlinks: bool = True) -> bool:
+        return self._entry.is_dir(follow_symlinks=follow_symlinks)
+
+    def is_file(self, *, follow_symlinks: bool = True) -> bool:
+        return self._entry.is_file(follow_symlinks=follow_symlinks)
+
+    def stat(self, *, follow_symlinks: bool = True) -> os.stat_result:
+        raise OSError(self._error, os.strerror(self._error))
+
+
+@pytest.mark.parametrize(
+    ("where", "error", "fails"),
+    [
+        ("open s001", errno.EMFILE, True),  # a folder cannot be opened: out of descriptors
+        ("open s001", errno.EIO, False),  # ... for a reason of its own: passed over, as by a scan
+        ("list root", errno.ENFILE, True),  # the root cannot be listed: out of descriptors
+        ("list s001", errno.ENOMEM, True),  # a folder cannot be listed: out of memory
+        ("list s001", errno.EIO, False),
+        ("stat s001", errno.EMFILE, True),  # its SKILL.md cannot be looked at
+        ("stat s001", errno.ENOENT, False),  # ... because it went away
+    ],
+)
+def test_a_poll_that_runs_out_of_resources_keeps_the_catalog_and_leaks_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str, error: int, fails: bool
+) -> None:
+    """Beside the real descriptor limit above: each place a look can fail, in process."""
+    root = tmp_path / "root"
+    write(root, {f"s{i:03d}/SKILL.md": skill_md(f"s{i:03d}") for i in range(3)})
+    monkeypatch.setattr(time, "time_ns", lambda: 1 << 62)  # settled: a poll compares signatures
+    source = FilesystemSource([root])
+    source.scan()
+    before = {int(name) for name in os.listdir("/proc/self/fd")}
+    action, _, folder = where.partition(" ")
+    real_open, real_scandir = os.open, os.scandir
+
+    def named(fd: int) -> str:
+        return os.path.basename(os.readlink(f"/proc/self/fd/{fd}"))
+
+    def fake_open(path: Any, flags: int, mode: int = 0o777, *, dir_fd: int | None = None) -> int:
+        if action == "open" and path == folder:
+            raise OSError(error, os.strerror(error))
+        return real_open(path, flags, mode, dir_fd=dir_fd)
+
+    def fake_scandir(path: Any) -> Any:
+        if isinstance(path, int) and action == "list" and named(path) == folder:
+            raise OSError(error, os.strerror(error))
+        listing = real_scandir(path)
+        if not (isinstance(path, int) and action == "stat" and named(path) == folder):
+            return listing
+
+        @contextlib.contextmanager
+        def vanishing() -> Iterator[list[Any]]:
+            with listing as entries:
+                yield [_Vanishing(entry, error) for entry in entries]
+
+        return vanishing()
+
+    monkeypatch.setattr(os, "open", fake_open)
+    monkeypatch.setattr(os, "scandir", fake_scandir)
+    catalog = source.poll(0)
+    monkeypatch.undo()
+    assert {int(name) for name in os.listdir("/proc/self/fd")} == before
+    if fails:
+        assert catalog is None
+        assert source.poll_note is not None
+        assert os.strerror(error) in source.poll_note
+        assert source.poll(0) is None  # nothing changed
+        assert source.poll_note is None
+    else:  # s001 seems gone: a re-scan, which reports what the look passed over
+        assert source.poll_note is None
+        assert catalog is not None
+        if action == "stat":  # the scan opens it and finds it
+            assert len(catalog.skills) == 3
+        else:
+            assert len(catalog.skills) == 2
+            assert [(p.path, p.reason) for p in catalog.problems] == [
+                ("s001", f"could not be read ({os.strerror(error)})")
+            ]
