@@ -90,8 +90,8 @@ level, no file opened, only each ``SKILL.md`` stat-ed; see :mod:`skills_core.ser
 re-scans, with its cache, only when that record differs: a skill folder appeared or vanished, or a
 ``SKILL.md`` changed. A look that cannot be completed (out of descriptors or memory, a root that
 cannot be opened) is no change: the catalog is kept and :attr:`FilesystemSource.poll_note` says
-why. Changes to other
-files of a skill show in ``skills/get`` and reads at once, and in listings after a re-scan.
+why. Changes to other files of a skill show in ``skills/get`` and reads at once, and in listings
+after a re-scan.
 """
 
 from __future__ import annotations
