@@ -236,14 +236,18 @@ def encode_resource_contents(uri: str, data: bytes, mime_type: str | None) -> di
 #: Below this size the JSON form of a text file is never worth measuring: even six bytes per byte
 #: (every byte a control character escaped as ``\u00XX``) stays far under the message cap.
 _ESCAPE_CHECK_THRESHOLD: Final = 1 << 20
-#: Bytes that JSON writes as escapes, with the length of each escape minus the raw byte it replaces.
-_ESCAPE_GROWTH: Final = (
-    *((bytes([b]), 5) for b in range(0x20) if b not in (0x08, 0x09, 0x0A, 0x0C, 0x0D)),
-    *((bytes([b]), 1) for b in (0x08, 0x09, 0x0A, 0x0C, 0x0D, 0x22, 0x5C)),
-    # U+0085, U+2028 and U+2029 are sent escaped (\uXXXX) by skills_core.jsonrpc.
-    ("\u0085".encode(), 4),
-    ("\u2028".encode(), 3),
-    ("\u2029".encode(), 3),
+#: Bytes JSON writes as a two-character escape (``\b \t \n \f \r \" \\``): one byte of growth.
+_SHORT_ESCAPES: Final = b'\b\t\n\f\r"\\'
+#: The other control characters, written ``\u00XX``: five bytes of growth.
+_CONTROL_ESCAPES: Final = bytes(b for b in range(0x20) if b not in _SHORT_ESCAPES)
+#: The last UTF-8 byte of U+0085, U+2028 and U+2029, which skills_core.jsonrpc sends escaped
+#: (``\u0085``: 6 bytes for 2; ``\u2028``, ``\u2029``: 6 for 3). The byte alone says only "maybe":
+#: it ends other characters too.
+_SEPARATOR_ENDS: Final = b"\x85\xa8\xa9"
+#: Every byte but those above: what one ``bytes.translate`` pass deletes from a file, leaving the
+#: bytes that may grow.
+_NEVER_ESCAPED: Final = bytes(
+    b for b in range(256) if b not in _SHORT_ESCAPES + _CONTROL_ESCAPES + _SEPARATOR_ENDS
 )
 
 
@@ -252,11 +256,30 @@ def _text_escapes_past_base64(data: bytes) -> bool:
 
     A 16 MiB file of newlines or control characters would become 32-96 MiB of JSON text, past the
     message cap of :mod:`skills_core.jsonrpc`; base64 bounds it at 4/3 of the size.
+
+    One pass over ``data`` (``bytes.translate`` keeping only the bytes that may grow) finds every
+    candidate; the counts by kind are taken from those alone (usually a few per cent of the file).
+    A candidate ``0x85``, ``0xA8`` or ``0xA9`` is counted as a line separator only if the bound
+    it gives decides nothing: then the three separators are counted exactly.
     """
-    if len(data) < _ESCAPE_CHECK_THRESHOLD:
+    size = len(data)
+    if size < _ESCAPE_CHECK_THRESHOLD:
         return False
-    growth = sum(data.count(raw) * extra for raw, extra in _ESCAPE_GROWTH)
-    return len(data) + growth > 4 * -(-len(data) // 3)
+    room = 4 * -(-size // 3) - size  # how much longer than the bytes base64 is
+    grows = data.translate(None, _NEVER_ESCAPED)  # the one pass over the file
+    if 5 * len(grows) <= room:  # even if each grew by the most any byte does
+        return False
+    short = len(grows.translate(None, _CONTROL_ESCAPES + _SEPARATOR_ENDS))
+    ends = len(grows.translate(None, _SHORT_ESCAPES + _CONTROL_ESCAPES))
+    growth = short + 5 * (len(grows) - short - ends)
+    if growth > room or growth + 4 * ends <= room:
+        return growth > room
+    return (
+        growth
+        + 4 * data.count("\u0085".encode())
+        + 3 * (data.count("\u2028".encode()) + data.count("\u2029".encode()))
+        > room
+    )
 
 
 # --- host-side parsing ------------------------------------------------------------------------

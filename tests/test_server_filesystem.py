@@ -8,10 +8,14 @@ percent-encoded names, one read per file per scan, re-checks of one skill.
 from __future__ import annotations
 
 import base64
+import contextlib
 import errno
+import json
 import os
 import socket
 import stat
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -144,6 +148,21 @@ def test_symlink_to_a_file_outside_the_root_is_refused_WG_09(
     )
     assert str(outside) not in problem.reason
     assert [f.code for f in catalog.skills[0].findings] == ["symlink"]
+
+
+def test_a_hard_link_to_a_file_outside_the_root_is_served_as_the_file_it_is(
+    root: Path, outside: Path
+) -> None:
+    """The documented choice (README, "What the server trusts on disk"): a hard link is the file
+    itself, and files with several links are legitimate (deduplicated stores, ``cp -al``), so it
+    is served; making one takes write access to the root, and ``fs.protected_hardlinks``."""
+    linked = root / "pdf-processing/templates/shared.md"
+    os.link(outside, linked)
+    assert linked.stat().st_nlink == 2
+    c = client(root)
+    read = c.call("resources/read", {"uri": "skill://pdf-processing/templates/shared.md"})
+    assert read["contents"][0]["text"] == outside.read_text()
+    assert c.server.catalog.problems == ()
 
 
 # Requirement rows: WG-09
@@ -1160,3 +1179,171 @@ def test_a_skill_md_over_the_limit_is_omitted_without_being_read(
     assert (omitted.code, omitted.path) == (OmitCode.OVER_LIMIT, "big")
     assert omitted.reason.startswith("the skill has 1 files and 243 bytes; the limits are")
     assert isinstance(source.recheck("skill://big/SKILL.md"), OmittedSkill)
+
+
+# --- polls under a descriptor limit: never a partial look taken for a change ---------------------
+
+#: Run in a child process whose descriptor limit is lowered once the source has scanned: more
+#: sibling skill folders than it may open, then no descriptor to spare at all.
+_LOW_LIMIT_CHILD = r"""
+import json, os, resource, sys, time
+from skills_core.server import FilesystemSource
+
+root = sys.argv[1]
+time_ns = time.time_ns
+time.time_ns = lambda: time_ns() + 10**12  # every SKILL.md settled: a poll compares signatures
+source = FilesystemSource([root])
+first = source.scan()
+scans = []
+real_scan = FilesystemSource.scan
+FilesystemSource.scan = lambda self: scans.append(1) or real_scan(self)
+_, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+in_use = len(os.listdir("/proc/self/fd"))  # the listing's own descriptor is closed again
+
+def poll():
+    try:
+        catalog = source.poll(0)
+    except OSError as exc:
+        return f"raised {exc}"
+    return None if catalog is None else [s.uri for s in catalog.skills]
+
+report = {"skills": len(first.skills)}
+resource.setrlimit(resource.RLIMIT_NOFILE, (in_use + 8, hard))
+report["fewer"] = [poll() for _ in range(3)]
+report["fewer_scans"] = len(scans)
+os.mkdir(os.path.join(root, "added"))
+with open(os.path.join(root, "added", "SKILL.md"), "w") as f:
+    f.write("---\nname: added\ndescription: d\n---\n")
+report["added"] = poll()
+report["added_note"] = getattr(source, "poll_note", "no such attribute")
+resource.setrlimit(resource.RLIMIT_NOFILE, (in_use - 1, hard))
+os.unlink(os.path.join(root, "added", "SKILL.md"))
+os.rmdir(os.path.join(root, "added"))
+report["none"] = [poll() for _ in range(2)]
+report["none_note"] = getattr(source, "poll_note", "no such attribute")
+resource.setrlimit(resource.RLIMIT_NOFILE, (in_use + 8, hard))
+report["again"] = poll()
+report["again_note"] = getattr(source, "poll_note", "no such attribute")
+print(json.dumps(report))
+"""
+
+
+def test_polls_under_a_low_descriptor_limit_drop_nothing_and_see_no_false_change(
+    tmp_path: Path,
+) -> None:
+    """With more sibling skill folders than open descriptors allowed, a poll still sees every
+    one (it holds one folder open per level) and reports no change that is not one; with no
+    descriptor to spare, a poll fails cleanly: no change, the catalog kept, a note saying why."""
+    root = tmp_path / "root"
+    write(root, {f"s{i:03d}/SKILL.md": skill_md(f"s{i:03d}") for i in range(60)})
+    child = subprocess.run(
+        [sys.executable, "-c", _LOW_LIMIT_CHILD, str(root)],
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert child.returncode == 0, child.stderr.decode()
+    report = json.loads(child.stdout)
+    assert report["skills"] == 60
+    assert report["fewer"] == [None, None, None]  # nothing changed: no re-scan
+    assert report["fewer_scans"] == 0
+    assert report["added"] is not None
+    assert "skill://added/SKILL.md" in report["added"]
+    assert len(report["added"]) == 61
+    assert report["added_note"] is None
+    assert report["none"] == [None, None]  # the removal is not seen yet, and no skill dropped
+    assert report["none_note"].startswith("skills added or removed could not be looked for (")
+    assert "Too many open files" in report["none_note"]
+    assert "the last catalog is kept" in report["none_note"]
+    assert report["again"] is not None
+    assert len(report["again"]) == 60
+    assert "skill://added/SKILL.md" not in report["again"]
+    assert report["again_note"] is None
+
+
+class _Vanishing:
+    """A directory entry whose stat fails as ``error`` says (it went away, or worse)."""
+
+    def __init__(self, entry: os.DirEntry[str], error: int) -> None:
+        self.name = entry.name
+        self._entry = entry
+        self._error = error
+
+    def is_dir(self, *, follow_symlinks: bool = True) -> bool:
+        return self._entry.is_dir(follow_symlinks=follow_symlinks)
+
+    def is_file(self, *, follow_symlinks: bool = True) -> bool:
+        return self._entry.is_file(follow_symlinks=follow_symlinks)
+
+    def stat(self, *, follow_symlinks: bool = True) -> os.stat_result:
+        raise OSError(self._error, os.strerror(self._error))
+
+
+@pytest.mark.parametrize(
+    ("where", "error", "fails"),
+    [
+        ("open s001", errno.EMFILE, True),  # a folder cannot be opened: out of descriptors
+        ("open s001", errno.EIO, False),  # ... for a reason of its own: passed over, as by a scan
+        ("list root", errno.ENFILE, True),  # the root cannot be listed: out of descriptors
+        ("list s001", errno.ENOMEM, True),  # a folder cannot be listed: out of memory
+        ("list s001", errno.EIO, False),
+        ("stat s001", errno.EMFILE, True),  # its SKILL.md cannot be looked at
+        ("stat s001", errno.ENOENT, False),  # ... because it went away
+    ],
+)
+def test_a_poll_that_runs_out_of_resources_keeps_the_catalog_and_leaks_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str, error: int, fails: bool
+) -> None:
+    """Beside the real descriptor limit above: each place a look can fail, in process."""
+    root = tmp_path / "root"
+    write(root, {f"s{i:03d}/SKILL.md": skill_md(f"s{i:03d}") for i in range(3)})
+    monkeypatch.setattr(time, "time_ns", lambda: 1 << 62)  # settled: a poll compares signatures
+    source = FilesystemSource([root])
+    source.scan()
+    before = {int(name) for name in os.listdir("/proc/self/fd")}
+    action, _, folder = where.partition(" ")
+    real_open, real_scandir = os.open, os.scandir
+
+    def named(fd: int) -> str:
+        return os.path.basename(os.readlink(f"/proc/self/fd/{fd}"))
+
+    def fake_open(path: Any, flags: int, mode: int = 0o777, *, dir_fd: int | None = None) -> int:
+        if action == "open" and path == folder:
+            raise OSError(error, os.strerror(error))
+        return real_open(path, flags, mode, dir_fd=dir_fd)
+
+    def fake_scandir(path: Any) -> Any:
+        if isinstance(path, int) and action == "list" and named(path) == folder:
+            raise OSError(error, os.strerror(error))
+        listing = real_scandir(path)
+        if not (isinstance(path, int) and action == "stat" and named(path) == folder):
+            return listing
+
+        @contextlib.contextmanager
+        def vanishing() -> Iterator[list[Any]]:
+            with listing as entries:
+                yield [_Vanishing(entry, error) for entry in entries]
+
+        return vanishing()
+
+    monkeypatch.setattr(os, "open", fake_open)
+    monkeypatch.setattr(os, "scandir", fake_scandir)
+    catalog = source.poll(0)
+    monkeypatch.undo()
+    assert {int(name) for name in os.listdir("/proc/self/fd")} == before
+    if fails:
+        assert catalog is None
+        assert source.poll_note is not None
+        assert os.strerror(error) in source.poll_note
+        assert source.poll(0) is None  # nothing changed
+        assert source.poll_note is None
+    else:  # s001 seems gone: a re-scan, which reports what the look passed over
+        assert source.poll_note is None
+        assert catalog is not None
+        if action == "stat":  # the scan opens it and finds it
+            assert len(catalog.skills) == 3
+        else:
+            assert len(catalog.skills) == 2
+            assert [(p.path, p.reason) for p in catalog.problems] == [
+                ("s001", f"could not be read ({os.strerror(error)})")
+            ]

@@ -1,4 +1,5 @@
-"""The digest index: a warm start that serves exactly what a cold start would.
+"""The digest index: a warm start that serves what a cold start would, after any change that
+moves a file's stat signature (and the documented limit: a write through ``mmap`` that does not).
 
 ``skills_core.server.index`` (the format, pure) and the index handling of
 ``skills_core.server.filesystem`` (loading, trusting, writing atomically). The differential tests
@@ -26,6 +27,7 @@ from fs_helpers import alarm as blocking_alarm
 from fs_helpers import regular_files, spec_tree, spy_opens, write
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from mmap_helpers import shared_mapping, write_unseen
 from server_helpers import KEY, Client, skill_md
 
 import skills_core.server.catalog as catalog_module
@@ -932,6 +934,47 @@ def test_a_file_changed_within_the_tick_of_its_hashing_is_hashed_again(
         # The control: a signature recorded as clean is trusted. On a real filesystem the edit
         # moves ctime, which this simulation removed; within the tick, only the rule above helps.
         assert warm != cold
+
+
+# --- what the index cannot see: a write that moves no timestamp (documented) ----------------------
+
+
+def test_a_write_through_a_shared_mapping_is_not_seen_until_touched_or_the_index_is_removed(
+    root: Path, index: Path, trusted: None
+) -> None:
+    """The limit the README states, on a real ``mmap`` write, and both ways out of it it gives:
+    ``touch`` the file (a running server sees it at the next ``skills/get``), or delete the index
+    (the next start is cold)."""
+    invoice = root / "pdf-processing/templates/invoice.md"
+    uri = "skill://pdf-processing/templates/invoice.md"
+    edited = b"MAPPED" + ex.INVOICE[6:]
+
+    def digest_of(source: FilesystemSource, skill: PublishedSkill | None = None) -> str:
+        skill = skill or source.scan().get(ex.SKILL_MD_URI)
+        assert skill is not None
+        resource = skill.entry.resource(uri)
+        assert resource is not None
+        return resource.digest
+
+    def sha(data: bytes) -> str:
+        return "sha256:" + hashlib.sha256(data).hexdigest()
+
+    with shared_mapping(invoice) as mapping:
+        warm_up(root, index)
+        write_unseen(mapping, invoice, b"MAPPED", lambda: warm_up(root, index))
+    assert invoice.read_bytes() == edited
+    warm = FilesystemSource([root], index=index)
+    assert digest_of(warm) == sha(ex.INVOICE)  # the old digest, published
+    assert digest_of(FilesystemSource([root])) == sha(edited)  # what a cold start publishes
+    skill = warm.scan().get(ex.SKILL_MD_URI)
+    assert skill is not None
+    assert warm.read(skill, "templates/invoice.md") == edited  # reads serve the bytes on disk
+    os.utime(invoice)  # touch: the signature moves
+    rechecked = warm.recheck(ex.SKILL_MD_URI)
+    assert isinstance(rechecked, PublishedSkill)
+    assert digest_of(warm, rechecked) == sha(edited)
+    index.unlink()
+    assert digest_of(FilesystemSource([root], index=index)) == sha(edited)
 
 
 # --- a corrupt, foreign or special index is absent, never trusted --------------------------------

@@ -9,21 +9,26 @@ of each chunk it buffers, and answers the reads of one chunk from one look at ea
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import subprocess
+import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fs_helpers import spec_tree, spy_opens, write
+from mmap_helpers import shared_mapping, write_unseen
 from server_helpers import KEY, Client, CountingSource, request, spec_files
 
 import skills_core.server.filesystem as fs_module
 from skills_core import spec_examples as ex
 from skills_core.adapters import ServerStream
 from skills_core.entry import DEFAULT_LIMITS
-from skills_core.jsonrpc import NEED_DATA
+from skills_core.jsonrpc import NEED_DATA, EncodedResult
 from skills_core.server import (
     FilesystemSource,
     PublishedSkill,
@@ -86,17 +91,14 @@ def test_a_second_read_opens_nothing(root: Path, opened: list[str]) -> None:
     assert opened == []
 
 
-def test_an_unchanged_settled_file_is_not_read_again(
+def test_a_settled_unchanged_file_is_read_at_every_look(
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """No stat signature proves a file's bytes unchanged: every look reads them (one pread)."""
     source = FilesystemSource([root])
     skill = the_skill(source)
     settled_clock(monkeypatch, root / INVOICE_PATH)
-    got = source.read_since(skill, "templates/invoice.md", None)
-    assert got is not None
-    data, version = got
-    assert data == ex.INVOICE
-    assert version is not None
+    assert source.read_since(skill, "templates/invoice.md", None) == (ex.INVOICE, None)
     reads: list[int] = []
     real_pread = os.pread
 
@@ -105,8 +107,8 @@ def test_an_unchanged_settled_file_is_not_read_again(
         return real_pread(fd, size, offset)
 
     monkeypatch.setattr(os, "pread", spy_pread)
-    assert source.read_since(skill, "templates/invoice.md", version) == (None, version)
-    assert reads == []
+    assert source.read_since(skill, "templates/invoice.md", object()) == (ex.INVOICE, None)
+    assert len(reads) == 1
 
 
 def test_a_racy_file_gets_no_version_and_is_read_every_time(
@@ -345,13 +347,15 @@ def test_the_walk_refuses_what_is_not_a_servable_file(root: Path) -> None:
     assert source.read(skill, "templates/invoice.md") == ex.INVOICE
 
 
-def test_a_settled_unchanged_file_is_answered_without_reading_it(
+def test_a_settled_unchanged_file_is_answered_with_the_answer_made_before(
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The server passes the version of its cached answer; an unchanged file is not read."""
+    """The file is read again, found equal, and the encoded answer made before is sent."""
     settled_clock(monkeypatch, root / INVOICE_PATH)
-    c = client(root)
-    first = c.call("resources/read", {"uri": INVOICE})
+    server = server_from_roots([root], cursor_key=KEY)
+    connection = server.connection()
+    params = request("resources/read", {"uri": INVOICE})["params"]
+    first = connection.answer("resources/read", params)
     reads: list[int] = []
     real_pread = os.pread
 
@@ -360,8 +364,84 @@ def test_a_settled_unchanged_file_is_answered_without_reading_it(
         return real_pread(fd, size, offset)
 
     monkeypatch.setattr(os, "pread", spy_pread)
-    assert c.call("resources/read", {"uri": INVOICE}) == first
-    assert reads == []
+    assert connection.answer("resources/read", params) is first
+    assert len(reads) == 1
+
+
+# --- writes that move no timestamp: a shared writable mapping ------------------------------------
+
+
+@contextlib.contextmanager
+def serve_process(root: Path) -> Iterator[Callable[[], str]]:
+    """``skills-core serve ROOT`` in a child process; yields a function reading the invoice."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "skills_core", "serve", str(root)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    stdin, stdout = process.stdin, process.stdout
+    line = json.dumps(request("resources/read", {"uri": INVOICE})).encode() + b"\n"
+
+    def read() -> str:
+        stdin.write(line)
+        stdin.flush()
+        answer = json.loads(stdout.readline())
+        return str(answer["result"]["contents"][0]["text"])
+
+    try:
+        yield read
+    finally:
+        stdin.close()
+        process.wait(timeout=30)
+        stdout.close()
+
+
+def test_a_write_through_a_shared_mapping_shows_at_once(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A settled file changed through ``mmap`` keeps its mtime and ctime; the read shows it."""
+    invoice = root / INVOICE_PATH
+    with shared_mapping(invoice) as mapping:
+        settled_clock(monkeypatch, invoice)
+        connection = server_from_roots([root], cursor_key=KEY).connection()
+        params = request("resources/read", {"uri": INVOICE})["params"]
+
+        def text() -> str:
+            answer = connection.answer("resources/read", params)
+            assert isinstance(answer, EncodedResult)
+            return str(json.loads(answer.json)["contents"][0]["text"])
+
+        assert text() == text() == ex.INVOICE.decode()  # read, then answered again: cached
+
+        def settle() -> None:
+            settled_clock(monkeypatch, invoice)
+            text()
+
+        write_unseen(mapping, invoice, b"MAPPED", settle)
+        assert text() == "MAPPED" + ex.INVOICE.decode()[6:]
+
+
+def test_a_write_through_a_shared_mapping_shows_in_the_next_read_of_serve(
+    tmp_path: Path,
+) -> None:
+    """The same through ``skills-core serve`` in a child process, on a file left alone for the
+    racy window (3 s) so that its stat signature is settled, as most served files are."""
+    root = spec_tree(tmp_path / "root")
+    invoice = root / INVOICE_PATH
+    with shared_mapping(invoice) as mapping:
+        time.sleep(3.5)  # past the racy window of the mapping's first write: settled
+        with serve_process(root) as read:
+            assert read() == read() == ex.INVOICE.decode()
+
+            def settle() -> None:
+                time.sleep(3.5)
+                read()
+
+            write_unseen(mapping, invoice, b"MAPPED", settle)
+            assert read() == "MAPPED" + ex.INVOICE.decode()[6:]
 
 
 def test_reads_of_special_files_and_folders_are_refused(root: Path) -> None:

@@ -68,12 +68,26 @@ def _checked_secret(data: bytes, where: str) -> bytes:
 def read_key_file(path: str) -> bytes:
     """The shared secret stored in ``path`` (surrounding whitespace ignored).
 
+    The file is refused, before a byte is read, unless this user alone could have written it
+    (the checks ssh makes of its keys): it must belong to the user running the process, be
+    writable by neither its group nor others, and be a regular file, not a link (never followed)
+    or a FIFO (opening it never blocks).
+
     Raises:
-        OSError: the file cannot be read.
+        FileNotFoundError: there is no file at ``path``.
+        OSError: the file cannot be read, or is refused (the message says why and how to fix it,
+            e.g. ``chmod 600 FILE``; another user's file or one others may write raises
+            ``PermissionError``).
         ValueError: it holds fewer than :data:`MIN_SECRET_BYTES` bytes.
     """
-    with open(path, "rb") as file:
-        return _checked_secret(file.read(4096), path)
+    from ..server.index_file import open_private_file  # noqa: PLC0415 - the server's file checks
+
+    fd, _ = open_private_file(path)
+    try:
+        data = os.read(fd, 4096)
+    finally:
+        os.close(fd)
+    return _checked_secret(data, path)
 
 
 def create_key_file(path: str) -> bytes:

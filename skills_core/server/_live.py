@@ -20,8 +20,10 @@ source's :meth:`~skills_core.server.source.SkillSource.poll` and, when the sourc
 serves the new catalog from then on. The source decides how often it looks (the filesystem source
 at most once per ``ttlMs``, and only at the folder structure and each ``SKILL.md``'s stat
 signature), so a listing stays cheap and a skill added or removed shows up in listings within
-``ttlMs``; ``skills/get`` and reads look at the files as they are at once, as before. The handler
-reads no clock: the filesystem source does.
+``ttlMs``; ``skills/get`` and reads look at the files as they are at once, as before. A look
+that cannot be completed (the filesystem source out of descriptors, say) is no change: the source
+answers None and notes why, and the catalog served stays as it was. The handler reads no clock:
+the filesystem source does.
 """
 
 from __future__ import annotations

@@ -22,8 +22,10 @@ path or a link target).
 **Reads of a file read before** (:meth:`FilesystemSource.read_since`, what the server uses) start
 from the file's own descriptor, held open since (a bounded number), once the kernel confirms that
 it is still the file at that path below the root, reached without a link; otherwise they walk as
-above. A stat signature, handed out only for a file whose last change is older than the racy
-window, then tells an unchanged file without reading it (see :mod:`skills_core.server.open_files`).
+above (see :mod:`skills_core.server.open_files`). The bytes are read at every look: a stat
+signature cannot prove them unchanged (a write through a shared writable mapping, ``mmap``, may
+move neither the modification nor the change time), so the server compares the bytes themselves
+before it reuses an answer made of them.
 
 **A root that is itself a skill.** A root holding a regular ``SKILL.md`` when the source is made
 (``serve ./my-skill``) is published as that skill: its files appear under the root folder's own
@@ -46,7 +48,11 @@ stat signature ``(device, inode, size, mtime, ctime)``; a later scan or the re-c
 re-reads only files whose signature changed (and an unchanged ``SKILL.md`` whose verdict the
 catalog builder no longer holds). A file modified within a few seconds of being hashed could keep
 its signature through a second write (timestamps are coarse), so such a "racy" entry is never
-trusted and gets re-hashed the next time.
+trusted and gets re-hashed the next time. What the cache cannot see is a write that moves no
+timestamp and keeps the size: through a shared writable mapping (``mmap``), only the first
+write to a page since it was mapped or last saved to disk updates ``mtime`` and ``ctime``. Such a
+file keeps its old digest in listings and ``skills/get`` (reads serve its bytes as they are)
+until its signature changes (``touch`` it) or a source without the cache hashes it.
 
 **A warm start from a digest index** (``index=``; the format and the rules of trust are in
 :mod:`skills_core.server.index`). The cache of digests, the folder listings, the skill
@@ -56,11 +62,14 @@ each unchanged skill from its record rather than building it (see
 :mod:`skills_core.server.catalog`); after a full scan that changed anything, the index is
 written again: to a new file in the same folder, then renamed over the old one, so a reader (or
 another worker of the same server writing at the same moment) always finds one whole index. The
-index is read like a served file (no link followed, no special file opened, in one read); an
-index that is missing, unreadable, corrupt, foreign or of another format is treated as absent,
-and one found unusable only during a scan (a record's entry that is not its skill's) makes that
-scan start again without it. What went wrong with it is in :attr:`FilesystemSource.index_note`;
-it never fails the source.
+index is read like a served file (no link followed, no special file opened, in one read), and
+only when this user alone could have written it (see :mod:`skills_core.server.index_file`); an
+index that is missing, unreadable, corrupt, foreign, of another format, another user's or
+writable by others is treated as absent, and one found unusable only during a scan (a record's
+entry that is not its skill's) makes that scan start again without it. A file of another user's
+at the index's path is never replaced: this source then keeps no index. What went wrong with it
+is in :attr:`FilesystemSource.index_note`; it never fails the source (the index is an
+optimisation: a file planted at its path can make starts cold, never stop the server).
 
 With an index, each folder a walk lists is recorded with its signature (taken with ``fstat``
 before it is listed, so a name added during the listing moves the signature past the record).
@@ -74,12 +83,15 @@ is right, and every byte served is read again at ``resources/read`` through desc
 follow no link. A file that must be read in a replayed folder is opened from a descriptor of
 that folder, opened name by name from the root as usual. Re-checks of one skill always list.
 
-**Skills added or removed while serving** (:meth:`~skills_core.server.source.TreeSource.poll`).
-Each full scan records every skill folder's ``SKILL.md`` with its stat signature. When asked, at
-most once per ``max_age_ms`` (the server's ``ttlMs``), the source walks the folders again (no
-file is opened, only each ``SKILL.md`` is stat-ed) and re-scans, with its cache, only when that
-record differs: a skill folder appeared or vanished, or a ``SKILL.md`` changed. Changes to other
-files of a skill show in ``skills/get`` and reads at once, and in listings after a re-scan.
+**Skills added or removed while serving** (:meth:`FilesystemSource.poll`). Each full scan
+records every skill folder's ``SKILL.md`` with its stat signature. When asked, at most once per
+``max_age_ms`` (the server's ``ttlMs``), the source walks the folders again (one open folder per
+level, no file opened, only each ``SKILL.md`` stat-ed; see :mod:`skills_core.server._walk`) and
+re-scans, with its cache, only when that record differs: a skill folder appeared or vanished, or a
+``SKILL.md`` changed. A look that cannot be completed (out of descriptors or memory, a root that
+cannot be opened) is no change: the catalog is kept and :attr:`FilesystemSource.poll_note` says
+why. Changes to other files of a skill show in ``skills/get`` and reads at once, and in listings
+after a re-scan.
 """
 
 from __future__ import annotations
@@ -97,6 +109,7 @@ from typing import Final, final
 from .._version import __version__
 from ..entry import DEFAULT_LIMITS, Limits
 from ..spec import SKILL_MD
+from ._walk import DIR_FLAGS, NOT_SERVED, open_below, skill_md_signatures
 from .catalog import Catalog, CatalogBuilder, record_digest
 from .index import (
     DigestIndex,
@@ -108,7 +121,13 @@ from .index import (
     decode_index,
     encode_index,
 )
-from .index_file import MAX_INDEX_BYTES, read_index_file, write_atomically
+from .index_file import (
+    MAX_INDEX_BYTES,
+    UntrustedFileError,
+    check_replaceable,
+    read_index_file,
+    write_atomically,
+)
 from .model import (
     DynamicSkill,
     ProblemCode,
@@ -127,20 +146,8 @@ from .source import TreeSource
 
 __all__ = ["DEFAULT_IGNORED_NAMES", "MAX_INDEX_BYTES", "FilesystemSource"]
 
-_DIR_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-#: Errors that mean "not there, not a folder, a link, or not ours to read": the entry is not served.
-_NOT_SERVED: Final = frozenset(
-    {
-        errno.ENOENT,
-        errno.ENOTDIR,
-        errno.ELOOP,
-        errno.EISDIR,
-        errno.EACCES,
-        errno.EPERM,
-        errno.EMLINK,
-    }
-)
+_DIR_FLAGS: Final = DIR_FLAGS  # what tests/benchmarks/bench_catalog.py walks with
 #: Read size for large files, and for the end-of-file probe after a small one.
 _CHUNK: Final = 1024 * 1024
 _PROBE: Final = 64 * 1024
@@ -163,14 +170,6 @@ class _RefusedError(Exception):
 
 def _stat_key(st: os.stat_result) -> Signature:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-
-
-def _settled(now: int, st: os.stat_result, data: bytes) -> bool:
-    """Whether ``st`` identifies the ``data`` just read for good: whole, and last changed more
-    than :data:`_RACY_NS` before ``now`` (taken before the ``fstat``), so any later write gives
-    the file another change time (git's rule for racily clean index entries)."""
-    mtime, ctime = st.st_mtime_ns, st.st_ctime_ns
-    return len(data) == st.st_size and now - (mtime if mtime > ctime else ctime) > _RACY_NS
 
 
 def _read_only(fd: int, size: int) -> bytes:
@@ -298,6 +297,9 @@ class FilesystemSource(TreeSource):
         self._index_path = None if index is None else os.path.abspath(os.fspath(index))
         #: What went wrong with the digest index, if anything (for the operator; None when fine).
         self.index_note: str | None = None
+        #: Why the last look for skills added or removed failed (see :meth:`poll`); None when
+        #: it did not.
+        self.poll_note: str | None = None
         # Whether the cache holds what the index file does not (then the next scan writes it).
         self._unsaved = False
         if self._index_path is not None:
@@ -352,17 +354,17 @@ class FilesystemSource(TreeSource):
     def _open_local(self, root: int, local: str) -> int | None:
         """Open the folder ``local`` below root ``root`` without following links; None if not one."""
         try:
-            fd = os.open(self._roots[root], _DIR_FLAGS)
+            fd = os.open(self._roots[root], DIR_FLAGS)
         except OSError as exc:
-            if exc.errno in _NOT_SERVED:
+            if exc.errno in NOT_SERVED:
                 return None
             raise
         if not local:
             return fd
         try:
-            return _open_below(fd, local)
+            return open_below(fd, local)
         except OSError as exc:
-            if exc.errno in _NOT_SERVED:
+            if exc.errno in NOT_SERVED:
                 return None
             raise
         finally:
@@ -391,7 +393,7 @@ class FilesystemSource(TreeSource):
         try:
             st = os.stat(SKILL_MD, dir_fd=fd, follow_symlinks=False)
         except OSError as exc:
-            if exc.errno in _NOT_SERVED:
+            if exc.errno in NOT_SERVED:
                 return False
             raise
         finally:
@@ -426,7 +428,7 @@ class FilesystemSource(TreeSource):
         try:
             return os.open(name, _FILE_FLAGS, dir_fd=dir_fd), local
         except OSError as exc:
-            if exc.errno in _NOT_SERVED:
+            if exc.errno in NOT_SERVED:
                 return None
             raise
         finally:
@@ -435,25 +437,23 @@ class FilesystemSource(TreeSource):
     def read_since(
         self, skill: PublishedSkill, file_path: str, version: object | None
     ) -> tuple[bytes | None, Signature | None] | None:
-        """Read a file as :meth:`read` does, unless it is known unchanged since ``version``.
+        """Read a file as :meth:`read` does, from a descriptor held since an earlier read if any.
 
-        The file is looked at now, every time. Its descriptor is held after a read (see
+        The file is looked at and read now, every time. Its descriptor is held after a read (see
         :mod:`skills_core.server.open_files`: used again only while the kernel names it at the
-        same path, so no link is followed and nothing outside the root is reached), and its stat
-        signature (device, inode, size, modification and change times) tells whether it changed.
-        A signature is handed out only when the file's last change is more than a few seconds
-        older than the look (timestamps are coarse: a write within the same tick could keep it),
-        and only for a held file (its inode cannot be reused while it is open).
+        same path, so no link is followed and nothing outside the root is reached), which saves
+        the walk from the root, not the read: no stat signature proves a file's bytes unchanged
+        (a write through a shared writable mapping, ``mmap``, may move neither its modification
+        nor its change time), so the caller compares the bytes.
 
         Args:
             skill: The skill, as for :meth:`read`.
             file_path: The file's path below the skill, as for :meth:`read`.
-            version: The version an earlier call returned with the bytes of this file, or None.
+            version: What an earlier call returned with the bytes of this file; not used (the
+                bytes are always read), kept for the server's interface.
 
         Returns:
-            None where :meth:`read` returns None; ``(None, version)`` when the file is unchanged
-            since ``version`` was returned with its bytes; else ``(bytes, version)``, the version
-            None when no later call could tell the file unchanged.
+            None where :meth:`read` returns None; else ``(bytes, None)``.
 
         Raises:
             OSError: an unexpected error (as :meth:`read`).
@@ -462,7 +462,6 @@ class FilesystemSource(TreeSource):
         if root is None:  # a dynamic skill: read it the way it says
             data = self.read(skill, file_path)
             return None if data is None else (data, None)
-        now = time.time_ns()  # before any fstat: see _settled
         key = (root, f"{skill.folder}/{file_path}")
         limit = self._builder.limits.max_total_bytes
         held = self._held.current(key)
@@ -471,11 +470,7 @@ class FilesystemSource(TreeSource):
             if st.st_size > limit:
                 self._held.drop(key)
                 return None
-            signature = _stat_key(st)
-            if signature == version:
-                return None, signature
-            data = _read_only(fd, st.st_size)
-            return data, signature if _settled(now, st, data) else None
+            return _read_only(fd, st.st_size), None
         opened = self._open_file(root, key[1])
         if opened is None:
             return None
@@ -490,7 +485,7 @@ class FilesystemSource(TreeSource):
         finally:
             if not kept:
                 os.close(fd)
-        return data, _stat_key(st) if kept and _settled(now, st, data) else None
+        return data, None
 
     def close(self) -> None:
         """Close the descriptors held for reads (see :meth:`read_since`); reads go on working.
@@ -608,9 +603,9 @@ class FilesystemSource(TreeSource):
                         return self._process(walk, None, path, in_skill, record[1])
         try:
             child = (
-                os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
+                os.open(name, DIR_FLAGS, dir_fd=parent_fd)
                 if parent_fd is not None
-                else _open_below(walk.start_fd, path[walk.strip :])
+                else open_below(walk.start_fd, path[walk.strip :])
             )
         except OSError as exc:
             walk.problems.append(_problem(walk.root, path, exc))
@@ -731,7 +726,7 @@ class FilesystemSource(TreeSource):
                 return new_snapshot_file(path, st.st_size, cached[1], None)
         if dir_fd is not None:
             return self._read_file_at(walk, dir_fd, path, name, cached)
-        opened = _open_below(walk.start_fd, folder[walk.strip :])
+        opened = open_below(walk.start_fd, folder[walk.strip :])
         try:
             return self._read_file_at(walk, opened, path, name, cached)
         finally:
@@ -772,48 +767,45 @@ class FilesystemSource(TreeSource):
 
     # -- skills added or removed ------------------------------------------------------------------
 
+    def poll(self, max_age_ms: int) -> Catalog | None:
+        """Return a new :meth:`scan` when skills may have been added or removed, else None.
+
+        At most once per ``max_age_ms``, the folders are walked (no file is opened; each
+        ``SKILL.md`` is stat-ed) and compared with what the last full scan saw. A look or a
+        re-scan that fails (out of descriptors or memory, a root that cannot be opened) changes
+        nothing: None is returned (the server keeps its catalog), :attr:`poll_note` says why,
+        and the next poll looks again.
+        """
+        try:
+            catalog = super().poll(max_age_ms)
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            self.poll_note = (
+                f"skills added or removed could not be looked for ({reason}); the last "
+                "catalog is kept and the folders are looked at again at the next poll"
+            )
+            return None
+        return catalog
+
     def _changed(self, max_age_ms: int) -> bool:
         now = time.monotonic_ns()
         if now - self._looked_ns < max_age_ms * 1_000_000:
             return False
         self._looked_ns = now
-        return any(
-            self._structure(root) != self._structures[root] for root in range(len(self._roots))
-        )
-
-    def _structure(self, root: int) -> _Structure:
-        """Every servable ``SKILL.md`` below a root with its signature; opens no file."""
-        found: _Structure = {}
-        mount = self._mounts[root]
-        opened = self._open_dir(root, mount)
-        if opened is None:
-            return found
-        strip = len(mount) + 1 if mount else 0
-        skip = self._selection.skip
-        stack = [(opened[0], mount)]
-        while stack:
-            fd, path = stack.pop()
-            local = path[strip:]
-            try:
-                with os.scandir(fd) as entries:
-                    for entry in entries:
-                        name = entry.name
-                        is_dir = entry.is_dir(follow_symlinks=False)
-                        if skip(local, name, is_dir) is not None:
-                            continue
-                        if is_dir:
-                            try:
-                                child = os.open(name, _DIR_FLAGS, dir_fd=fd)
-                            except OSError:
-                                continue  # a full scan reports it; nothing to compare here
-                            stack.append((child, _join(path, name)))
-                        elif name == SKILL_MD and entry.is_file(follow_symlinks=False):
-                            found[_join(path, name)] = _stat_key(entry.stat(follow_symlinks=False))
-            except OSError:
-                pass
-            finally:
-                os.close(fd)
-        return found
+        changed = False
+        for root in range(len(self._roots)):  # every root: a failure anywhere raises (see poll)
+            mount = self._mounts[root]
+            opened = self._open_dir(root, mount)
+            found = (
+                {}
+                if opened is None
+                else skill_md_signatures(
+                    opened[0], mount, len(mount) + 1 if mount else 0, self._selection.skip
+                )
+            )
+            changed = changed or found != self._structures[root]
+        self.poll_note = None
+        return changed
 
     def scan(self) -> Catalog:
         """Return the catalog of every root and dynamic skill (a full walk).
@@ -851,7 +843,11 @@ class FilesystemSource(TreeSource):
                 return
             index = decode_index(data)
         except (OSError, DigestIndexError) as exc:
-            self.index_note = f"the digest index {path} was ignored and is rebuilt: {_why(exc)}"
+            # Another user's file is left alone (and this source keeps no index); anything
+            # else is replaced by a whole index of this user's, mode 0600.
+            foreign = isinstance(exc, UntrustedFileError) and exc.foreign
+            fate = "is not written" if foreign else "is rebuilt"
+            self.index_note = f"the digest index {path} was ignored and {fate}: {_why(exc)}"
             self._unsaved = True
             return
         sections = {(r.path, r.device, r.inode, r.mount): r for r in index.roots}
@@ -922,32 +918,16 @@ class FilesystemSource(TreeSource):
             },
         )
         try:
+            check_replaceable(path)  # before encoding: another user's file is left alone
             write_atomically(path, encode_index(index))
+        except UntrustedFileError as exc:
+            if self.index_note is None:
+                self.index_note = f"the digest index {path} is not written: {_why(exc)}"
+            return
         except OSError as exc:
             self.index_note = f"the digest index {path} could not be written: {_why(exc)}"
             return
         self._unsaved = False
-
-
-def _open_below(fd: int, local: str) -> int:
-    """Open the folder ``local`` (not empty) below the folder ``fd`` one name at a time,
-    following no link; ``fd`` stays open.
-
-    Raises:
-        OSError: a name is missing, not a folder, or a link (``ELOOP``).
-    """
-    current = fd
-    try:
-        for name in local.split("/"):
-            child = os.open(name, _DIR_FLAGS, dir_fd=current)
-            if current != fd:
-                os.close(current)
-            current = child
-    except BaseException:
-        if current != fd:
-            os.close(current)
-        raise
-    return current
 
 
 def _why(exc: OSError | DigestIndexError) -> str:

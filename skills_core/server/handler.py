@@ -53,9 +53,9 @@ skill through the source (and updates the catalog with what it finds), reads loo
 So a file added to a served folder shows up in the next ``skills/get``, as in the spec's
 ``credit-note.md`` flow. What is reused is the *encoded answer* of a read: kept per URI and era
 while the file's bytes are equal to the ones it was made from, for files up to 256 KiB, 8 MiB in
-all, oldest out first. A source with ``read_since`` (``FilesystemSource``) can say a file is
-unchanged without reading it (its stat signature, checked through a held descriptor); others are
-read and compared.
+all, oldest out first. A source with ``read_since`` (``FilesystemSource``) reads through a
+descriptor it holds and could say a file is unchanged without reading it; the filesystem source
+never does (no stat signature proves bytes unchanged), so its files are read and compared too.
 
 **One look per received chunk.** A read is answered from a look at the file made after the request
 arrived: each answer shows the file as it was at some moment between the request's arrival and

@@ -20,10 +20,18 @@ rewritten with the same size within the same tick as it was hashed keeps its sig
 signature is only recorded when the file's ``mtime`` and ``ctime`` were both older than the start
 of the walk that hashed it by more than the coarsest granularity (3 s); a younger, "racily
 clean" file is not written to the index at all (git instead writes its size as 0, which never
-matches: the same effect), and is hashed again on the next start. Any later change to a file
-moves its ``ctime`` (which programs cannot set back) past the recorded one, so the signature
-stops matching. A file renamed over another has another inode; a file hard-linked has the same
-bytes.
+matches: the same effect), and is hashed again on the next start. A later ``write``,
+``truncate``, ``chmod`` or rename moves the file's ``ctime`` (which programs cannot set back)
+past the recorded one, or gives it another inode, so the signature stops matching. A file
+hard-linked has the same bytes.
+
+**What the index cannot see.** A write that moves neither time and keeps the size: through a
+shared writable mapping (``mmap``), only the first write to a page since it was mapped or last
+saved to disk moves the times, and later writes through the same mapping move nothing (on
+``tmpfs`` a page is never saved: nothing after the first write). The index then keeps the old
+digest, a warm
+start publishes it while ``resources/read`` serves the new bytes, and hosts refuse the file until
+its signature changes (``touch`` it) or a start without the index (delete the file) hashes it.
 
 **Never trusted blindly.** An index is used only when every check passes; anything else makes it
 *absent* (the source starts cold, and writes a new index after its scan):
@@ -37,7 +45,12 @@ bytes.
   the name under which it is published (a root that is itself a skill) are the same: an index
   written for another root, or for a folder since replaced, contributes nothing;
 * the parsed frontmatter is reused only when the index was written by the same version of
-  skills_core (another parser could read a file differently); the digests are reused either way.
+  skills_core (another parser could read a file differently); the digests are reused either way;
+* before any of that, the file must belong to the user running the server and be writable by
+  neither its group nor others (as ssh requires of its keys; see
+  :mod:`skills_core.server.index_file`): an index that someone else could have written could say
+  anything, checksum included. A file of another user's at the index's path is also never
+  replaced.
 
 **Folders.** Alongside files, the index records each folder the walk listed: its signature and
 its listing (every name in it with its kind: folder, regular file, link, other). A folder's
@@ -48,7 +61,8 @@ rule). The racy rule applies to folders as to files. A folder is always judged b
 signature: a change deep in a tree moves only the folders it touches.
 
 The index is an optimisation the operator controls, like the server's own files: keep it where
-only the server's user can write (it is created with mode 0600), and outside the served roots. A
+only the server's user can write (it is created with mode 0600, and refused otherwise), and
+outside the served roots. A
 file it lists whose signature changed is hashed again, and what is served is always read from disk
 at the time of each ``resources/read``, through descriptors that follow no link. The names of a
 listing are checked to be single path components (never empty, ``.`` or ``..``, never holding

@@ -19,8 +19,8 @@ reached without a link. Anything else (a folder on the way renamed, moved out of
 swapped for a link; the file replaced by another, renamed or deleted) gives another path: the
 descriptor is closed and the caller walks again. So a folder renamed away never keeps serving its
 old place: the first read after the rename sees the new path and walks (and finds nothing where
-it was). Whether the bytes changed is the caller's question
-(:meth:`~skills_core.server.filesystem.FilesystemSource.read_since` compares stat signatures).
+it was). Whether the bytes changed is the caller's question: the file is read at every use
+(:meth:`~skills_core.server.filesystem.FilesystemSource.read_since`) and its bytes compared.
 
 A descriptor is held only if the kernel names it, right after the walk that opened it, by the path
 the walk took; where that is not so (no ``/proc``, as on macOS; a root whose resolved path the

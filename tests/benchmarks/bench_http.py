@@ -30,8 +30,8 @@ Then, in this process (no server, no sockets), what our app costs per request, b
 whole ASGI call with a prepared scope and body, one request at a time (so each read looks at the
 file itself), and its parts: the header rungs (``HttpChecks.head``), the body
 (``HttpChecks.body``: decoding, the era, the routing headers), the server's answer with a look at
-the file (``readlink`` of the held descriptor and ``fstat``) and from a look shared with requests
-that arrived together, and the encoding. Under uvicorn each costs about twice as much (its own
+the file (``readlink`` of the held descriptor, ``fstat`` and one ``pread``) and from a look shared
+with requests that arrived together, and the encoding. Under uvicorn each costs about twice as much (its own
 work between requests keeps the processor's caches busy), which is why the figures above differ
 from these.
 

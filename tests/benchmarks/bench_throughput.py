@@ -29,13 +29,14 @@ the whole server path (``ServerStream`` over the same 10,000 requests, as ``serv
 requests of one chunk share one look at the file); the same requests answered one by one (a look
 per request: what a client that waits for each answer gets); decoding a request alone
 (``parse_message``: UTF-8, strict JSON with the duplicate-key check, the envelope); the look at a
-file read before (``FilesystemSource.read_since``: ``readlink`` of its held descriptor and
-``fstat``); and the walk it replaces (``FilesystemSource.read``: the descriptor-relative walk that
+file read before (``FilesystemSource.read_since``: ``readlink`` of its held descriptor,
+``fstat`` and one ``pread``: the bytes are read at every look and compared by the server); and the
+walk it replaces (``FilesystemSource.read``: the descriptor-relative walk that
 never follows a link, then the read; about ten system calls).
 
-The file is written, then left alone for the racy window (3 s) before anything is measured: a
-file changed within the last few seconds has no settled stat signature and is read again at every
-look (as a file being edited should be); served files are normally older.
+The file is written, then left alone for the racy window (3 s) before anything is measured, as
+served files normally are (reads no longer depend on it: every look reads the file; the wait keeps
+runs comparable with earlier ones).
 
 Children run with bytecode available (``compileall`` is run first on the package and on the
 venv's site-packages, and ``PYTHONDONTWRITEBYTECODE`` is removed from their environment), so
@@ -71,8 +72,7 @@ SKILL_MD = (
 ONE_KB = b"".join(f"line {i:02d} ".encode() + b"x" * 55 + b"\n" for i in range(16))
 assert len(ONE_KB) == 1024
 WRITE_CHUNK = 1 << 16
-#: A little over the filesystem source's racy window: a file changed more recently is read again at
-#: every look (see the module docstring).
+#: A little over the filesystem source's racy window (see the module docstring).
 RACY_SECONDS = 3.2
 READ_CHUNK = 1 << 16
 
@@ -295,8 +295,6 @@ def in_process(folder: Path, requests: int) -> None:
 
     print()
     print(f"In process, best of 5, per request ({requests:,} requests):")
-    if version is None:
-        print("  (the file's stat signature is not settled: each look reads it again)")
     for label, run in (
         ("ServerStream, whole path", serve),
         ("  the same, a look per request", one_by_one),

@@ -1,0 +1,173 @@
+"""Folders walked without following a link: one opened below another name by name, and the look a
+poll of the filesystem source takes (every servable ``SKILL.md`` and its stat signature).
+
+Theory of operation: every folder is opened with ``O_NOFOLLOW`` from a descriptor of its parent
+(:func:`open_below` goes down several names this way), so a link anywhere on the way fails the
+open instead of being followed.
+
+:meth:`~skills_core.server.filesystem.FilesystemSource.poll` asks, at most once per ``ttlMs``,
+whether skills came or went, by comparing the ``SKILL.md`` files below a root (with their stat
+signatures) to those the last full scan saw; :func:`skill_md_signatures` walks the folders to find
+them, opening no file. The walk is depth first and holds one open folder per level, never one
+per sibling (a root with more skill folders than the process may open descriptors would otherwise
+run out of them). Names are judged as the full scan judges them (the same selection), and no link
+is followed (``O_NOFOLLOW``, ``follow_symlinks=False``).
+
+A folder that cannot be opened or listed is passed over, as the full scan passes over it (the
+scan reports it, and serves nothing below it), so that the comparison shows only real changes.
+Except when the process itself is out of descriptors or memory (:data:`EXHAUSTED`): then the look
+says nothing about the tree, and raises rather than be taken for a change.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Callable
+from typing import Final
+
+from ..spec import SKILL_MD
+from .index import Signature
+from .model import SkipCode
+
+__all__ = ["DIR_FLAGS", "EXHAUSTED", "NOT_SERVED", "open_below", "skill_md_signatures"]
+
+#: How folders are opened: never through a link, never inherited by a child process.
+DIR_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+#: Errors that mean "not there, not a folder, a link, or not ours to read": the entry is not served.
+NOT_SERVED: Final = frozenset(
+    {
+        errno.ENOENT,
+        errno.ENOTDIR,
+        errno.ELOOP,
+        errno.EISDIR,
+        errno.EACCES,
+        errno.EPERM,
+        errno.EMLINK,
+    }
+)
+#: Errors that say the process is out of descriptors or memory, not that a folder changed.
+EXHAUSTED: Final = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM})
+
+
+def open_below(fd: int, local: str) -> int:
+    """Open the folder ``local`` (not empty) below the folder ``fd`` one name at a time,
+    following no link; ``fd`` stays open.
+
+    Raises:
+        OSError: a name is missing, not a folder, or a link (``ELOOP``).
+    """
+    current = fd
+    try:
+        for name in local.split("/"):
+            child = os.open(name, DIR_FLAGS, dir_fd=current)
+            if current != fd:
+                os.close(current)
+            current = child
+    except BaseException:
+        if current != fd:
+            os.close(current)
+        raise
+    return current
+
+
+def skill_md_signatures(
+    fd: int, path: str, strip: int, skip: Callable[[str, str, bool], SkipCode | None]
+) -> dict[str, Signature]:
+    """Every servable ``SKILL.md`` below the open folder ``fd`` (at ``path``), with its signature.
+
+    Args:
+        fd: The start folder's descriptor; closed before this returns or raises.
+        path: Its path as snapshots spell it (``""`` for a root folder itself).
+        strip: Characters to drop from a snapshot path to get the path below the root folder.
+        skip: The selection's judge: ``skip(folder below the root, name, is_dir)``.
+
+    Returns:
+        ``{SKILL.md path: (device, inode, size, mtime_ns, ctime_ns)}``.
+
+    Raises:
+        OSError: the process ran out of descriptors or memory (:data:`EXHAUSTED`): the look is
+            incomplete, and nothing can be concluded from it.
+    """
+    look = _Look(strip, skip)
+    try:
+        first = look.folder(fd, path)
+    except BaseException:
+        os.close(fd)
+        raise
+    # (descriptor, path, subfolders still to visit): one frame, one open folder, per level.
+    stack = [(fd, path, first)]
+    try:
+        while stack:
+            current, folder, pending = stack[-1]
+            if not pending:
+                stack.pop()
+                os.close(current)
+                continue
+            name = pending.pop()
+            try:
+                child = os.open(name, DIR_FLAGS, dir_fd=current)
+            except OSError as exc:
+                if exc.errno in EXHAUSTED:
+                    raise
+                continue  # the full scan passes over it too (and reports it)
+            child_path = f"{folder}/{name}" if folder else name
+            try:
+                subfolders = look.folder(child, child_path)
+            except BaseException:
+                os.close(child)
+                raise
+            stack.append((child, child_path, subfolders))
+    finally:
+        for current, _, _ in stack:
+            os.close(current)
+    return look.found
+
+
+class _Look:
+    """The ``SKILL.md`` files found so far, and how names are judged."""
+
+    __slots__ = ("found", "skip", "strip")
+
+    def __init__(self, strip: int, skip: Callable[[str, str, bool], SkipCode | None]) -> None:
+        self.strip = strip
+        self.skip = skip
+        self.found: dict[str, Signature] = {}
+
+    def folder(self, fd: int, path: str) -> list[str]:
+        """The subfolders of the open folder ``fd`` to visit (last first); its ``SKILL.md``
+        recorded."""
+        local = path[self.strip :]
+        folders: list[str] = []
+        try:
+            with os.scandir(fd) as entries:
+                for entry in entries:
+                    try:
+                        self.entry(entry, path, local, folders)
+                    except OSError as exc:  # the entry went away meanwhile, say
+                        if exc.errno in EXHAUSTED:
+                            raise
+        except OSError as exc:
+            if exc.errno in EXHAUSTED:
+                raise
+            return []  # not listable: the full scan reports it, and serves nothing below it
+        folders.sort(reverse=True)
+        return folders
+
+    def entry(self, entry: os.DirEntry[str], path: str, local: str, folders: list[str]) -> None:
+        """Judge one listed name: a subfolder to visit, or a ``SKILL.md`` to record."""
+        name = entry.name
+        is_dir = entry.is_dir(follow_symlinks=False)
+        if self.skip(local, name, is_dir) is not None:
+            return
+        if is_dir:
+            folders.append(name)
+        elif name == SKILL_MD and entry.is_file(follow_symlinks=False):
+            st = entry.stat(follow_symlinks=False)
+            self.found[f"{path}/{name}" if path else name] = (
+                st.st_dev,
+                st.st_ino,
+                st.st_size,
+                st.st_mtime_ns,
+                st.st_ctime_ns,
+            )
