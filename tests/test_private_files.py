@@ -15,10 +15,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import socket
 import stat
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -296,7 +298,7 @@ def test_read_key_file_refuses_a_key_someone_else_could_have_written(
         AppConfig(roots=(str(tmp_path),), key_file=str(path)).build()
 
 
-def test_read_key_file_refuses_a_fifo_and_a_link_without_blocking(
+def test_read_key_file_refuses_a_fifo_without_blocking_and_checks_what_a_link_leads_to(
     tmp_path: Path, no_hang: None
 ) -> None:
     fifo = tmp_path / "fifo.key"
@@ -306,8 +308,14 @@ def test_read_key_file_refuses_a_fifo_and_a_link_without_blocking(
     good = key_file(tmp_path)
     link = tmp_path / "link.key"
     link.symlink_to(good)
-    with pytest.raises(OSError, match="symbolic link"):
-        read_key_file(str(link))
+    assert read_key_file(str(link)) == b"k" * 64  # a Kubernetes secret is a link
+    loose = tmp_path / "loose.key"
+    loose.write_bytes(b"k" * 64)
+    loose.chmod(0o666)
+    loose_link = tmp_path / "loose-link.key"
+    loose_link.symlink_to(loose)
+    with pytest.raises(PermissionError, match="mode 0666"):
+        read_key_file(str(loose_link))
     assert read_key_file(str(good)) == b"k" * 64
     with pytest.raises(FileNotFoundError):
         read_key_file(str(tmp_path / "missing.key"))
@@ -352,3 +360,53 @@ def test_serve_http_exits_1_on_a_key_file_it_cannot_trust(
     assert line.startswith(f"skills-core: serve: {path}: ")
     assert reason in line
     assert "Traceback" not in err
+
+
+KUBERNETES_SECRET_READER = """
+import os, sys
+from skills_core.adapters.asgi import read_key_file  # imported first: root's Python home is private
+os.setgid(4242)
+os.setuid(4242)
+try:
+    print(read_key_file(sys.argv[1]).decode())
+except PermissionError as exc:
+    print("refused:", exc.strerror)
+"""
+
+
+@pytest.fixture
+def open_folder() -> Iterator[Path]:
+    """A folder another user can reach (pytest's own temporary folders are root's alone)."""
+    folder = Path(tempfile.mkdtemp(prefix="skills-core-secret-"))
+    folder.chmod(0o755)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder)
+
+
+@pytest.mark.parametrize(("owner", "said"), [(0, "k" * 64), (4243, "refused: it belongs to")])
+def test_a_kubernetes_secret_is_read_by_a_server_that_is_not_root(
+    open_folder: Path, owner: int, said: str
+) -> None:
+    """A secret volume: root-owned (or another user's) files, mode 0644, reached through links
+    (``cursor.key -> ..data/cursor.key``, ``..data -> ..2026_12_01``), read by user 4242."""
+    volume = open_folder / "secret"
+    real = volume / "..2026_12_01"
+    real.mkdir(parents=True)
+    for folder in (volume, real):
+        folder.chmod(0o755)
+    (real / "cursor.key").write_bytes(b"k" * 64 + b"\n")
+    (real / "cursor.key").chmod(0o644)
+    os.chown(real / "cursor.key", owner, owner)
+    (volume / "..data").symlink_to("..2026_12_01")
+    (volume / "cursor.key").symlink_to("..data/cursor.key")
+    done = subprocess.run(
+        [sys.executable, "-c", KUBERNETES_SECRET_READER, str(volume / "cursor.key")],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().startswith(said)

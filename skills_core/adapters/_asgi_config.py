@@ -69,9 +69,10 @@ def read_key_file(path: str) -> bytes:
     """The shared secret stored in ``path`` (surrounding whitespace ignored).
 
     The file is refused, before a byte is read, unless this user alone could have written it
-    (the checks ssh makes of its keys): it must belong to the user running the process, be
-    writable by neither its group nor others, and be a regular file, not a link (never followed)
-    or a FIFO (opening it never blocks).
+    (the checks ssh makes of its keys): it must belong to the user running the process or to
+    root, be writable by neither its group nor others, and be a regular file, not a FIFO
+    (opening it never blocks). A symbolic link is followed (a Kubernetes secret volume is made
+    of them) and the file it leads to is checked.
 
     Raises:
         FileNotFoundError: there is no file at ``path``.
@@ -82,7 +83,7 @@ def read_key_file(path: str) -> bytes:
     """
     from ..server.index_file import open_private_file  # noqa: PLC0415 - the server's file checks
 
-    fd, _ = open_private_file(path)
+    fd, _ = open_private_file(path, follow_links=True)
     try:
         data = os.read(fd, 4096)
     finally:

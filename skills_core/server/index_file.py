@@ -6,7 +6,7 @@ several workers of one server share and that a hostile or careless hand may have
 Reading opens it with ``O_NOFOLLOW | O_NONBLOCK`` and checks, on the open descriptor, before a
 byte is read, what ssh checks of its keys: that it belongs to the user running the process and
 that neither its group nor others may write it (:func:`open_private_file`, which the cursor key
-file of ``serve --http`` goes through too); then that it is a regular file of at most
+file of ``serve --http`` goes through too, following links: a Kubernetes secret is one); then that it is a regular file of at most
 :data:`MAX_INDEX_BYTES`, read in one go (a file that changed meanwhile fails the index's own
 checksum). A file pre-created in a shared folder such as ``/tmp`` by another user, or left
 writable by others, is refused with the reason and the fix. Writing goes to a new file beside it
@@ -37,6 +37,7 @@ __all__ = [
 MAX_INDEX_BYTES: Final = 256 * 1024 * 1024
 
 _FILE_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_LINKED_FILE_FLAGS: Final = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
 _NEW_FILE_FLAGS: Final = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -54,29 +55,34 @@ class UntrustedFileError(PermissionError):
         self.foreign = foreign
 
 
-def open_private_file(path: str) -> tuple[int, os.stat_result]:
+def open_private_file(path: str, *, follow_links: bool = False) -> tuple[int, os.stat_result]:
     """Open ``path`` for reading if only this user could have written it: ``(fd, its fstat)``.
 
     The checks ssh makes of its keys, on the open descriptor: it belongs to the effective user of
-    this process, and neither its group nor others may write it. The open follows no link and
-    never blocks (a FIFO opens at once and is refused as not a regular file). The caller reads
-    and closes the descriptor.
+    this process or to root (who can write anything anyway), and neither its group nor others may
+    write it. The open never blocks (a FIFO opens at once and is refused as not a regular file).
+    The caller reads and closes the descriptor.
+
+    Args:
+        path: The file.
+        follow_links: Follow a symbolic link (a Kubernetes secret volume is made of them); the
+            checks then apply to the file it leads to. Otherwise a link is refused.
 
     Raises:
         FileNotFoundError: there is nothing at ``path``.
         UntrustedFileError: it belongs to another user, or its group or others may write it.
-        OSError: it is a symbolic link, not a regular file, or cannot be opened.
+        OSError: it is a symbolic link (unless followed), not a regular file, or cannot be opened.
     """
     try:
-        fd = os.open(path, _FILE_FLAGS)
+        fd = os.open(path, _LINKED_FILE_FLAGS if follow_links else _FILE_FLAGS)
     except OSError as exc:
-        if exc.errno == errno.ELOOP:
+        if exc.errno == errno.ELOOP and not follow_links:
             raise OSError(exc.errno, "it is a symbolic link (never followed)", path) from None
         raise
     try:
         st = os.fstat(fd)
         user = os.geteuid()
-        if st.st_uid != user:
+        if st.st_uid not in (user, 0):
             raise UntrustedFileError(path, _foreign(st.st_uid, user), foreign=True)
         if not stat.S_ISREG(st.st_mode):
             raise OSError(errno.EINVAL, "it is not a regular file (a FIFO, socket or device)", path)
