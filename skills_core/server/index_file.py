@@ -2,18 +2,18 @@
 blocking or following a link; write it atomically, never over another user's file.
 
 Theory of operation: the index (:mod:`skills_core.server.index`, pure) is bytes in a file that
-several workers of one server share and that a hostile or careless hand may have replaced.
-Reading opens it with ``O_NOFOLLOW | O_NONBLOCK`` and checks, on the open descriptor, before a
-byte is read, what ssh checks of its keys: that it belongs to the user running the process (or to
-root) and that neither its group nor others may write it (:func:`open_private_file`, which the
-cursor key file of ``serve --http`` goes through too, following links: a Kubernetes secret is
-one); then that it is a regular file of at most :data:`MAX_INDEX_BYTES`, read in one go (a file
-that changed meanwhile fails the index's own checksum). A file pre-created in a shared folder such as ``/tmp`` by another user, or left
-writable by others, is refused with the reason and the fix. Writing goes to a new file beside it
-(``O_EXCL``, mode 0600) renamed over it, so readers see the old index or the new one, never a
-part, and whatever of this user's stands at the path (a link included) is replaced, never written
-through; anything at the path that belongs to another user is left alone. The only I/O of the
-index; :class:`~skills_core.server.filesystem.FilesystemSource` decides when.
+several workers of one server share and that a hostile or careless hand may have replaced. Reading
+opens it with ``O_NOFOLLOW | O_NONBLOCK`` and checks, on the open descriptor, before a byte is read,
+what ssh checks of its keys: that it belongs to the user running the process (or to root) and that
+neither its group nor others may write it (:func:`open_private_file`, which the cursor key file of
+``serve --http`` goes through too, following links: a Kubernetes secret is one); then that it is a
+regular file of at most :data:`MAX_INDEX_BYTES`, read in one go (a file that changed meanwhile fails
+the index's own checksum). A file pre-created in a shared folder such as ``/tmp`` by another user,
+or left writable by others, is refused with the reason and the fix. Writing goes to a new file
+beside it (``O_EXCL``, mode 0600) renamed over it, so readers see the old index or the new one,
+never a part, and whatever of this user's stands at the path (a link included) is replaced, never
+written through; anything at the path that belongs to another user is left alone. The only I/O of
+the index; :class:`~skills_core.server.filesystem.FilesystemSource` decides when.
 """
 
 from __future__ import annotations
