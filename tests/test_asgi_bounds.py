@@ -33,6 +33,7 @@ from skills_core.adapters.uvicorn_http import (
     BoundedH11Protocol,
     BoundedHttpToolsProtocol,
     BoundedProtocol,
+    abort,
 )
 from skills_core.server.handler import SkillsServer
 
@@ -171,6 +172,9 @@ def test_large_answers_take_turns_and_past_the_queue_get_503() -> None:
         await third.run()
         assert third.status == 503
         assert (b"retry-after", b"1") in third.sent[0]["headers"]
+        fourth = Client(app, MID_URI, 5, hold=False)  # an answer made on the loop: the same
+        await fourth.run()
+        assert fourth.status == 503
         small = Client(app, "skill://pdf-processing/SKILL.md", 4, hold=False)
         await small.run()
         assert small.status == 200  # small answers need no turn
@@ -216,6 +220,17 @@ def test_after_the_deadline_the_app_waits_briefly_for_the_server_to_close() -> N
 
     assert 1.5 < asyncio.run(main()) < 30
 
+    async def chatty() -> Message:  # a server may say other things first
+        await asyncio.sleep(0.01)
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def quick() -> float:
+        started = asyncio.get_running_loop().time()
+        await app(scope("POST", "/mcp", headers), body_receive(body, chatty), send)
+        return asyncio.get_running_loop().time() - started
+
+    assert 1.5 < asyncio.run(quick()) < 30
+
 
 def test_turns_a_cancelled_waiter_gives_back() -> None:
     """A waiter cancelled in the queue leaves it; one cancelled just as the turn came gives it
@@ -235,6 +250,13 @@ def test_turns_a_cancelled_waiter_gives_back() -> None:
         with pytest.raises(asyncio.CancelledError):
             await handed
         assert await turns.take()  # the turn came back
+        gone = asyncio.create_task(turns.take())
+        await asyncio.sleep(0)
+        gone.cancel()  # cancelled, and handed the turn before it runs: it gives it back
+        turns.give_back()
+        with pytest.raises(asyncio.CancelledError):
+            await gone
+        assert await turns.take()
         turns.give_back()
 
         app = make_app(max_large_answers=1)
@@ -263,14 +285,14 @@ def test_turns_pieces_and_the_send_deadline_under_trio() -> None:
 
     async def exchange(uri: str, request_id: int, stall: bool, out: list[Message]) -> None:
         headers, body = read(uri, request_id)
-        given = False
+        given = 0
 
         async def receive() -> Message:
             nonlocal given
-            if not given:
-                given = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return {"type": "http.disconnect"}
+            if given > 1:
+                return {"type": "http.disconnect"}
+            given += 1
+            return {"type": "http.request", "body": body if given == 1 else b"", "more_body": False}
 
         async def send(message: Message) -> None:
             if stall and message.get("more_body"):
@@ -429,6 +451,90 @@ def test_heads_idle_connections_and_pipelining(protocol: type[asyncio.Protocol])
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_kept_alive_heads_and_bodies(protocol: type[asyncio.Protocol]) -> None:
+    """On a kept-alive connection the next head is due from its first byte; a head that came in
+    time is not cut off while its body arrives (the body has its own deadline)."""
+    app = make_app(head_timeout=0.5, idle_timeout=5, body_timeout=10)
+    skill_md = "skill://pdf-processing/SKILL.md"
+    with uvicorn_in_thread(app, protocol) as port:
+        kept = socket.create_connection(("127.0.0.1", port))
+        with kept:
+            for request_id in (1, 2):  # a second request after the first answer
+                kept.sendall(request_bytes(skill_md, request_id))
+                assert read_response(kept).startswith(b"HTTP/1.1 200")
+                time.sleep(0.8)  # idle for longer than a head may take: still open
+            kept.sendall(b"POST /mcp HTTP/1.1\r\n")  # then half a head
+            waited, received = closed_after(kept, 10)
+            assert received == b""
+            assert waited < 5
+        slow_body = socket.create_connection(("127.0.0.1", port))
+        with slow_body:
+            whole = request_bytes(skill_md, 3)
+            slow_body.sendall(whole[:-5])
+            time.sleep(1.5)  # past the head deadline, with the head complete
+            slow_body.sendall(whole[-5:])
+            assert read_response(slow_body).startswith(b"HTTP/1.1 200")
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_a_slow_reader_gets_the_whole_answer(protocol: type[asyncio.Protocol]) -> None:
+    """Writes that stall and then go on are not cut off: the deadline counts from the stall."""
+    with uvicorn_in_thread(make_app(send_timeout=3), protocol) as port:
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.connect(("127.0.0.1", port))
+        with sock:
+            sock.sendall(request_bytes(BIG_URI, 1))
+            time.sleep(1)  # stalled, for less than the deadline
+            sock.settimeout(10)
+            received = b""
+            while b"\r\n\r\n" not in received or len(received) < _length(received):
+                chunk = sock.recv(1 << 20)
+                assert chunk, "closed before the whole answer"
+                received += chunk
+                time.sleep(0.001)
+            [item] = json.loads(received.partition(b"\r\n\r\n")[2])["result"]["contents"]
+            assert base64.b64decode(item["blob"]) == BIG
+
+
+def read_response(sock: socket.socket) -> bytes:
+    """One whole response (head and body, by its Content-Length)."""
+    sock.settimeout(10)
+    received = b""
+    while b"\r\n\r\n" not in received or len(received) < _length(received):
+        chunk = sock.recv(1 << 20)
+        assert chunk, "closed before the whole answer"
+        received += chunk
+    return received
+
+
+def _length(response: bytes) -> int:
+    head, _, _ = response.partition(b"\r\n\r\n")
+    for line in head.split(b"\r\n"):
+        name, _, value = line.partition(b":")
+        if name.lower() == b"content-length":
+            return len(head) + 4 + int(value)
+    raise AssertionError("no content-length")
+
+
+def test_abort_without_a_socket() -> None:
+    """A transport that has no socket to reset (not uvicorn's) is aborted all the same."""
+
+    class Transport:
+        aborted = False
+
+        def get_extra_info(self, name: str) -> None:
+            return None
+
+        def abort(self) -> None:
+            self.aborted = True
+
+    transport = Transport()
+    abort(transport)  # type: ignore[arg-type]
+    assert transport.aborted
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_a_stalled_write_is_aborted(protocol: type[asyncio.Protocol]) -> None:
     with uvicorn_in_thread(make_app(send_timeout=0.3), protocol) as port:
         sock = socket.socket()
@@ -450,10 +556,14 @@ def test_a_server_that_stops_does_not_wait_for_a_client_that_takes_nothing(
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         sock.connect(("127.0.0.1", port))
         sock.sendall(request_bytes(BIG_URI, 1))
+        idle = socket.create_connection(("127.0.0.1", port))  # and one idle after an answer
+        idle.sendall(request_bytes("skill://pdf-processing/SKILL.md", 2))
+        assert read_response(idle).startswith(b"HTTP/1.1 200")
         time.sleep(2)  # stalled
     started = time.monotonic()
-    with sock:
+    with sock, idle:
         _, received = closed_after(sock, 10)
+        assert closed_after(idle, 10)[1] == b""
     assert len(received) < len(BIG)
     assert time.monotonic() - started < 10
 

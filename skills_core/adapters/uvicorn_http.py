@@ -251,7 +251,8 @@ class BoundedH11Protocol(H11Protocol):
 #: else h11's.
 BoundedProtocol: type[asyncio.Protocol] = BoundedH11Protocol
 
-if importlib.util.find_spec("httptools") is not None:
+# (no branch: the test extra installs httptools; without it BoundedProtocol stays h11's)
+if importlib.util.find_spec("httptools") is not None:  # pragma: no branch
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
     class BoundedHttpToolsProtocol(HttpToolsProtocol):

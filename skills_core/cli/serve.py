@@ -14,6 +14,8 @@ wrapped in a :class:`~skills_core.server.handler.SkillsServer`.
   ``SKILLS_CORE_CURSOR_KEY`` or generated), and hands the whole configuration to uvicorn's workers
   through the environment (:class:`~skills_core.adapters.asgi.AppConfig`), which build the app
   with :func:`~skills_core.adapters.asgi.app_from_env`: the same path for one worker or many.
+  uvicorn runs :mod:`skills_core.adapters.uvicorn_http`'s protocol, which holds clients to the
+  head, idle and send deadlines given (``--head-timeout``, ``--idle-timeout``, ``--send-timeout``).
 """
 
 from __future__ import annotations
