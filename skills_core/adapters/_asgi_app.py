@@ -12,18 +12,18 @@ is read and encoded in a worker thread, so the event loop keeps serving other re
 
 **Back-pressure** (the rule the stdio loop follows, see :mod:`skills_core.adapters._core`): an
 answer of at most :data:`~skills_core.adapters._http_options.LARGE_ANSWER_BYTES` goes out in one
-body message. A larger one is *large*: it is sent in pieces of that size with ``more_body``, so
-the ASGI server's flow control holds this coroutine while the client does not take them, and the
-ASGI server keeps at most a piece or two of it. Large answers take turns (:class:`_Turns`): at
-most ``max_large_answers`` are made and sent at once, a read of a large file takes its turn before
-the file is read, and up to ``large_answer_queue`` requests wait for one (each holding its
-request, or for a smaller answer made on the loop, that answer); past them a request gets 503
-with ``Retry-After``. A turn is held until the answer is sent, so a client that takes nothing must
-not keep it: each piece has ``send_timeout`` to be taken, else the response is ended, its turn
-freed, and the app waits briefly for the ASGI server to close the connection (uvicorn with
-:mod:`skills_core.adapters.uvicorn_http` aborts a connection whose writes stall that long; another
-ASGI server closes it when the app returns with the response unfinished). So a worker holds at
-most ``max_large_answers`` large answers whatever clients do.
+body message. A larger one is *large*: it is sent in pieces of that size with ``more_body``, so the
+ASGI server's flow control holds this coroutine while the client does not take them, and the ASGI
+server keeps at most a piece or two of it. Large answers take turns (:class:`_Turns`): at most
+``max_large_answers`` are made and sent at once (one made at a time), a read of a file read in a
+worker thread takes its turn before the file is read, and up to ``large_answer_queue`` requests
+wait for one (each holding its request, or for a smaller answer made on the loop, that answer);
+past them a request gets 503 with ``Retry-After``. A turn is held until the answer is sent, so a
+client that takes nothing must not keep it: each piece has ``send_timeout`` to be taken, else the
+response is ended, its turn freed, and the app waits briefly for the ASGI server to close the
+connection (uvicorn with :mod:`skills_core.adapters.uvicorn_http` aborts a connection whose writes
+stall that long; another ASGI server closes it when the app returns with the response unfinished).
+So a worker holds at most ``max_large_answers`` large answers whatever clients do.
 
 **Reads that arrive together share a look.** A ``resources/read`` whose body is in takes a receipt
 from the server (:meth:`~skills_core.server.SkillsServer.receipt`) and then lets the event loop
@@ -134,8 +134,8 @@ class SkillsApp:
         self._send_timeout = options.send_timeout
         self._turns = _Turns(options.max_large_answers, options.large_answer_queue)
         # Making the answer to a read of a 16 MiB file takes about 62 MB at its peak (the file,
-        # its base64, the response around it), sending it 22.4 MB; the making holds the GIL for
-        # most of its time, so making two at once gains little and costs a peak each.
+        # its base64, the response around it), sending it 22.4 MB; the making is mostly work of
+        # this process's interpreter, so making two at once gains little and costs a peak each.
         self._making = _Turns(1, options.max_large_answers)
 
     @property

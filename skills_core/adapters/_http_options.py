@@ -63,7 +63,8 @@ DEFAULT_MAX_LARGE_ANSWERS: Final = 4
 DEFAULT_LARGE_ANSWER_QUEUE: Final = 64
 #: An answer over this many bytes is large: it is sent in pieces of this size (so the ASGI
 #: server's flow control holds the writer), and it takes one of the ``max_large_answers`` turns.
-#: A read of a file listed larger than this takes its turn before the file is read.
+#: A read of a file read in a worker thread (listed larger than 256 KiB) takes its turn before
+#: the file is read; a smaller answer, made on the loop, once it is made.
 LARGE_ANSWER_BYTES: Final = 64 << 10
 #: Host names allowed by default, any port (DNS-rebinding protection for a loopback server).
 LOOPBACK_HOSTS: Final = ("localhost", "127.0.0.1", "[::1]")
