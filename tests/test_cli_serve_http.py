@@ -53,7 +53,15 @@ def test_bad_bind_exits_1(text: str, skills: Path, capfd: pytest.CaptureFixture[
 
 @pytest.mark.parametrize(
     "extra",
-    [["--path", "no-slash"], ["--allowed-origin", "localhost"], ["--allowed-host", ":80"]],
+    [
+        ["--path", "no-slash"],
+        ["--allowed-origin", "localhost"],
+        ["--allowed-host", ":80"],
+        ["--head-timeout", "0"],
+        ["--send-timeout", "inf"],
+        ["--max-large-answers", "0"],
+        ["--large-answer-queue", "-1"],
+    ],
 )
 def test_bad_options_exit_1_before_serving(
     extra: list[str], skills: Path, capfd: pytest.CaptureFixture[str]
@@ -139,16 +147,20 @@ def test_what_serve_hands_to_uvicorn(
     calls: list[tuple[str, dict[str, Any]]] = []
     monkeypatch.setattr(uvicorn, "run", lambda app, **kw: calls.append((app, kw)))
     argv = ["serve", "--http", "0.0.0.0:9999", "--workers", "3", "--allowed-origin"]
-    assert main([*argv, "https://app.example", str(skills)]) == 0
+    bounds = ["--head-timeout", "3", "--send-timeout", "7.5", "--max-large-answers", "2"]
+    assert main([*argv, "https://app.example", *bounds, str(skills)]) == 0
     ((app, options),) = calls
     assert app == "skills_core.adapters.asgi:app_from_env"
     assert options["factory"] is True
+    assert options["http"] == "skills_core.adapters.uvicorn_http:BoundedProtocol"
     assert (options["host"], options["port"], options["workers"]) == ("0.0.0.0", 9999, 3)
     assert options["proxy_headers"] is False
     config = AppConfig.from_environ(os.environ)
     assert config.roots == (str(skills),)
     assert config.allowed_hosts is None  # not loopback and no --allowed-host: said on stderr
     assert config.allowed_origins == ("https://app.example",)
+    assert (config.head_timeout, config.send_timeout, config.max_large_answers) == (3, 7.5, 2)
+    assert (config.idle_timeout, config.large_answer_queue) == (5, 64)  # the defaults
     assert config.secret is not None
     assert len(config.secret) == 64
     err = capfd.readouterr().err

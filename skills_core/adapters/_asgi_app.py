@@ -4,11 +4,26 @@ Theory of operation: :class:`SkillsApp` is everything of Streamable HTTP that wa
 outside world; the rules are :mod:`skills_core.adapters._http_checks`'. Per ``http`` scope it
 asks the checks about the request line and headers (rungs 1-7), reads the body within its size
 and time bounds, asks the checks about the body (rung 8, the era, the routing headers, the
-session), asks the server, and sends one complete answer: ``http.response.start`` with a
-``Content-Length``, then one ``http.response.body``. The server is asked directly
+session), asks the server, and sends the answer: ``http.response.start`` with a
+``Content-Length``, then the body. The server is asked directly
 (:meth:`~skills_core.server.SkillsServer.answer`, in the legacy version the session carries): an
 HTTP request needs no per-client connection object. A read of a large file comes back unread and
 is read and encoded in a worker thread, so the event loop keeps serving other requests meanwhile.
+
+**Back-pressure** (the rule the stdio loop follows, see :mod:`skills_core.adapters._core`): an
+answer of at most :data:`~skills_core.adapters._http_options.LARGE_ANSWER_BYTES` goes out in one
+body message. A larger one is *large*: it is sent in pieces of that size with ``more_body``, so the
+ASGI server's flow control holds this coroutine while the client does not take them, and the ASGI
+server keeps at most a piece or two of it. Large answers take turns (:class:`_Turns`): at most
+``max_large_answers`` are made and sent at once (one made at a time), a read of a file read in a
+worker thread takes its turn before the file is read, and up to ``large_answer_queue`` requests
+wait for one (each holding its request, or for a smaller answer made on the loop, that answer);
+past them a request gets 503 with ``Retry-After``. A turn is held until the answer is sent, so a
+client that takes nothing must not keep it: each piece has ``send_timeout`` to be taken, else the
+response is ended, its turn freed, and the app waits briefly for the ASGI server to close the
+connection (uvicorn with :mod:`skills_core.adapters.uvicorn_http` aborts a connection whose writes
+stall that long; another ASGI server closes it when the app returns with the response unfinished).
+So a worker holds at most ``max_large_answers`` large answers whatever clients do.
 
 **Reads that arrive together share a look.** A ``resources/read`` whose body is in takes a receipt
 from the server (:meth:`~skills_core.server.SkillsServer.receipt`) and then lets the event loop
@@ -25,7 +40,7 @@ alone pays one pass of the event loop for this (1.2 Âµs under uvloop here, 2.5 Â
 own loop).
 
 The body deadline costs no timer per request under asyncio (see :class:`_Deadlines`); under trio
-(hypercorn's trio worker) it is a cancel scope.
+(hypercorn's trio worker) it is a cancel scope. Only large answers pay for a send deadline.
 """
 
 from __future__ import annotations
@@ -33,6 +48,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any, Final, TypeAlias, TypeVar, final
 
@@ -48,7 +64,7 @@ from ._http_checks import (
     encode_answer,
     text_reply,
 )
-from ._http_options import HttpOptions, Scope
+from ._http_options import LARGE_ANSWER_BYTES, HttpOptions, Scope
 from ._http_session import SessionCodec
 
 __all__ = ["Message", "Receive", "Send", "SkillsApp"]
@@ -62,6 +78,13 @@ Send: TypeAlias = Callable[[Message], Awaitable[None]]
 _RESOURCES_READ: Final = Method.RESOURCES_READ.value
 _TOO_SLOW: Final = "Request Timeout: the body did not arrive in time"
 _TOO_LARGE: Final = "Content Too Large: the body is over the limit"
+_BUSY: Final = "Service Unavailable: too many large answers are being sent; retry shortly"
+#: ``Retry-After`` of that 503, in seconds: large answers take tens of milliseconds to make.
+_RETRY_AFTER: Final = (b"retry-after", b"1")
+#: Seconds the app waits, after ending a response whose client took nothing, for the ASGI server
+#: to close the connection (uvicorn_http's protocol aborts it within a second of the same
+#: deadline), so the response is not reported as left unfinished.
+_CLOSE_GRACE: Final = 2.0
 _T = TypeVar("_T")
 
 
@@ -78,7 +101,16 @@ class SkillsApp:
         >>> app = SkillsApp(server, session_key=derive_key(secret, "session"))  # doctest: +SKIP
     """
 
-    __slots__ = ("_cap", "_checks", "_deadlines", "_server", "_timeout")
+    __slots__ = (
+        "_cap",
+        "_checks",
+        "_deadlines",
+        "_making",
+        "_send_timeout",
+        "_server",
+        "_timeout",
+        "_turns",
+    )
 
     def __init__(
         self, server: SkillsServer, *, session_key: bytes, options: HttpOptions | None = None
@@ -99,6 +131,12 @@ class SkillsApp:
         self._cap = options.max_body_bytes
         self._timeout = options.body_timeout
         self._deadlines = _Deadlines(options.body_timeout)
+        self._send_timeout = options.send_timeout
+        self._turns = _Turns(options.max_large_answers, options.large_answer_queue)
+        # Making the answer to a read of a 16 MiB file takes about 62 MB at its peak (the file,
+        # its base64, the response around it), sending it 22.4 MB; the making is mostly work of
+        # this process's interpreter, so making two at once gains little and costs a peak each.
+        self._making = _Turns(1, options.max_large_answers)
 
     @property
     def server(self) -> SkillsServer:
@@ -151,28 +189,91 @@ class SkillsApp:
                         defer_reads_over=DEFAULT_DEFER_READS_OVER,
                         received=received,
                     )
-                    if type(answer) is PendingRead:  # a large file: read and encode off the loop
-                        read = answer
-                        encoded = await _in_worker_thread(
-                            lambda: encode_answer(call.id, read.complete())
-                        )
-                    else:
-                        encoded = encode_answer(call.id, answer)
-                    verdict = self._answered(call, answer, *encoded)
+                    if type(answer) is PendingRead:  # a large file: its turn, then off the loop
+                        await self._read_large(call, answer, receive, send)
+                        return
+                    verdict = self._answered(call, answer, *encode_answer(call.id, answer))
                 reply = verdict
         assert type(reply) is Reply
         content = reply.body
-        headers = [(b"content-type", reply.content_type), (b"content-length", b"%d" % len(content))]
-        if reply.headers:
-            headers += reply.headers
-        if reply.cors is not None:
-            headers += [
-                (b"access-control-allow-origin", reply.cors),
-                (b"access-control-expose-headers", b"mcp-session-id"),
-                (b"vary", b"origin"),
-            ]
-        await send({"type": "http.response.start", "status": reply.status, "headers": headers})
+        if len(content) > LARGE_ANSWER_BYTES:
+            await self._send_large(reply, receive, send)
+            return
+        await send({"type": "http.response.start", "status": reply.status, "headers": _head(reply)})
         await send({"type": "http.response.body", "body": content})
+
+    async def _read_large(
+        self, call: Call, read: PendingRead, receive: Receive, send: Send
+    ) -> None:
+        """Answer a read of a large file: take a turn, read and encode it in a worker thread, send."""
+        turns = self._turns
+        if not await turns.take():
+            await _send_whole(self._busy(call.cors), send)
+            return
+        try:
+            making = self._making  # one at a time: the making is what costs memory (see __init__)
+            await making.take()
+            try:
+                encoded = await _in_worker_thread(lambda: encode_answer(call.id, read.complete()))
+            finally:
+                making.give_back()
+            reply = self._answered(call, read, *encoded)
+            del encoded
+            taken = await self._send_in_pieces(reply, send)
+            del reply  # the answer is not kept while the connection closes
+        finally:
+            turns.give_back()
+        if not taken:
+            await _await_close(receive)
+
+    async def _send_large(self, reply: Reply, receive: Receive, send: Send) -> None:
+        """Send a large answer made on the loop, in its turn (503 when too many wait)."""
+        turns = self._turns
+        if not await turns.take():
+            await _send_whole(self._busy(reply.cors), send)
+            return
+        try:
+            taken = await self._send_in_pieces(reply, send)
+            del reply
+        finally:
+            turns.give_back()
+        if not taken:
+            await _await_close(receive)
+
+    async def _send_in_pieces(self, reply: Reply, send: Send) -> bool:
+        """Send ``reply``, its body in pieces; False when the client took nothing for too long."""
+        content = reply.body
+        size = len(content)
+        head: Message = {"type": "http.response.start", "status": reply.status}
+        head["headers"] = _head(reply)
+        timeout = self._send_timeout
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not asyncio: trio (hypercorn's trio worker)
+            import trio  # noqa: PLC0415 - only under trio, which is then installed
+
+            with trio.move_on_after(timeout) as scope:
+                await send(head)
+                for start in range(0, size, LARGE_ANSWER_BYTES):
+                    scope.deadline = trio.current_time() + timeout
+                    end = start + LARGE_ANSWER_BYTES
+                    await send(_piece(content[start:end], end < size))
+            return not scope.cancelled_caught
+        try:
+            async with asyncio.timeout(timeout) as deadline:
+                await send(head)
+                for start in range(0, size, LARGE_ANSWER_BYTES):
+                    deadline.reschedule(loop.time() + timeout)
+                    end = start + LARGE_ANSWER_BYTES
+                    await send(_piece(content[start:end], end < size))
+        except TimeoutError:
+            return False
+        return True
+
+    def _busy(self, cors: bytes | None) -> Reply:
+        reply = text_reply(503, _BUSY, _RETRY_AFTER)
+        reply.cors = cors
+        return reply
 
     def _answered(
         self, call: Call, answer: Answer | PendingRead, data: bytes, code: int | None
@@ -192,6 +293,123 @@ class SkillsApp:
 
 def _seconds() -> int:
     return int(time.time())
+
+
+def _head(reply: Reply) -> list[tuple[bytes, bytes]]:
+    """The response headers of ``reply``."""
+    headers = [
+        (b"content-type", reply.content_type),
+        (b"content-length", b"%d" % len(reply.body)),
+    ]
+    if reply.headers:
+        headers += reply.headers
+    if reply.cors is not None:
+        headers += [
+            (b"access-control-allow-origin", reply.cors),
+            (b"access-control-expose-headers", b"mcp-session-id"),
+            (b"vary", b"origin"),
+        ]
+    return headers
+
+
+def _piece(body: bytes, more: bool) -> Message:
+    return {"type": "http.response.body", "body": body, "more_body": more}
+
+
+async def _send_whole(reply: Reply, send: Send) -> None:
+    await send({"type": "http.response.start", "status": reply.status, "headers": _head(reply)})
+    await send({"type": "http.response.body", "body": reply.body})
+
+
+async def _await_close(receive: Receive) -> None:
+    """Wait, at most :data:`_CLOSE_GRACE` seconds, for the ASGI server to say the client left."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # not asyncio: trio (hypercorn's trio worker)
+        import trio  # noqa: PLC0415 - only under trio, which is then installed
+
+        with trio.move_on_after(_CLOSE_GRACE):
+            while (await receive())["type"] != "http.disconnect":
+                pass
+        return
+    try:
+        async with asyncio.timeout(_CLOSE_GRACE):
+            while (await receive())["type"] != "http.disconnect":
+                pass
+    except TimeoutError:
+        pass
+
+
+@final
+class _Waiter:
+    """One request waiting for a turn: woken by an asyncio future or a trio event."""
+
+    __slots__ = ("_event", "_future", "granted")
+
+    def __init__(self) -> None:
+        #: The turn was handed to this waiter (it must give it back if it leaves instead).
+        self.granted = False
+        self._future: asyncio.Future[None] | None = None
+        self._event: Any = None
+        try:
+            self._future = asyncio.get_running_loop().create_future()
+        except RuntimeError:  # not asyncio: trio (hypercorn's trio worker)
+            import trio  # noqa: PLC0415 - only under trio, which is then installed
+
+            self._event = trio.Event()
+
+    async def wait(self) -> None:
+        if self._future is not None:
+            await self._future
+        else:
+            await self._event.wait()
+
+    def wake(self) -> None:
+        self.granted = True
+        future = self._future
+        if future is None:
+            self._event.set()
+        elif not future.done():  # a cancelled waiter gives the turn back (see _Turns.take)
+            future.set_result(None)
+
+
+@final
+class _Turns:
+    """Turns for large answers: ``slots`` at once, up to ``queue`` requests waiting, first come
+    first served. A turn given back goes straight to the first waiter."""
+
+    __slots__ = ("_free", "_queue", "_waiting")
+
+    def __init__(self, slots: int, queue: int) -> None:
+        self._free = slots
+        self._queue = queue
+        self._waiting: deque[_Waiter] = deque()
+
+    async def take(self) -> bool:
+        """Take a turn, waiting for one if need be; False (at once) when the queue is full."""
+        if self._free:
+            self._free -= 1
+            return True
+        if len(self._waiting) >= self._queue:
+            return False
+        waiter = _Waiter()
+        self._waiting.append(waiter)
+        try:
+            await waiter.wait()
+        except BaseException:  # cancelled (the client left, the server stops): leave the queue
+            if waiter.granted:
+                self.give_back()
+            else:
+                self._waiting.remove(waiter)
+            raise
+        return True
+
+    def give_back(self) -> None:
+        """Give a turn back: to the first waiter, if any."""
+        if self._waiting:
+            self._waiting.popleft().wake()
+        else:
+            self._free += 1
 
 
 async def _in_worker_thread(work: Callable[[], _T]) -> _T:

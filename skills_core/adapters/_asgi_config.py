@@ -20,8 +20,13 @@ from typing import Any, Final, final
 from ._asgi_app import SkillsApp
 from ._http_options import (
     DEFAULT_BODY_TIMEOUT,
+    DEFAULT_HEAD_TIMEOUT,
+    DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_LARGE_ANSWER_QUEUE,
     DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_LARGE_ANSWERS,
     DEFAULT_PATH,
+    DEFAULT_SEND_TIMEOUT,
     LOOPBACK_HOSTS,
     LOOPBACK_ORIGINS,
     HttpOptions,
@@ -122,23 +127,30 @@ class AppConfig:
     ``skills-core serve --http`` fills one from its options and hands it to each worker through
     :meth:`to_environ`; a hypercorn or gunicorn deployment sets the same variables by hand:
 
-    ================================  ===========================================================
-    ``SKILLS_CORE_ROOTS``             folders of skills, separated by ``os.pathsep`` (required)
-    ``SKILLS_CORE_CURSOR_KEY``        the shared secret itself, or:
-    ``SKILLS_CORE_CURSOR_KEY_FILE``   a file holding it (one of the two is required)
-    ``SKILLS_CORE_HTTP_PATH``         the endpoint (default ``/mcp``)
-    ``SKILLS_CORE_ALLOWED_HOSTS``     comma-separated; ``*`` for any (default: loopback names)
-    ``SKILLS_CORE_ALLOWED_ORIGINS``   comma-separated (default: loopback origins)
-    ``SKILLS_CORE_CORS``              ``1`` to answer CORS for the allowed origins
-    ``SKILLS_CORE_PAGE_SIZE``         entries per page (default 50)
-    ``SKILLS_CORE_TTL_MS``            ``ttlMs`` of cacheable results (default 300000)
-    ``SKILLS_CORE_NO_DIRECTORY_READ`` ``1`` to leave ``resources/directory/read`` out
-    ``SKILLS_CORE_MAX_BODY_BYTES``    largest request body (default 4 MiB)
-    ``SKILLS_CORE_BODY_TIMEOUT``      seconds to receive a body (default 30)
-    ``SKILLS_CORE_INCLUDE_HIDDEN``    ``1`` to publish hidden files and folders too
-    ``SKILLS_CORE_EXCLUDE``           globs of paths not to publish, one per line
-    ``SKILLS_CORE_INDEX``             the digest index file to start warm from (shared by workers)
-    ================================  ===========================================================
+    ==================================  ===========================================================
+    ``SKILLS_CORE_ROOTS``               folders of skills, separated by ``os.pathsep`` (required)
+    ``SKILLS_CORE_CURSOR_KEY``          the shared secret itself, or:
+    ``SKILLS_CORE_CURSOR_KEY_FILE``     a file holding it (one of the two is required)
+    ``SKILLS_CORE_HTTP_PATH``           the endpoint (default ``/mcp``)
+    ``SKILLS_CORE_ALLOWED_HOSTS``       comma-separated; ``*`` for any (default: loopback names)
+    ``SKILLS_CORE_ALLOWED_ORIGINS``     comma-separated (default: loopback origins)
+    ``SKILLS_CORE_CORS``                ``1`` to answer CORS for the allowed origins
+    ``SKILLS_CORE_PAGE_SIZE``           entries per page (default 50)
+    ``SKILLS_CORE_TTL_MS``              ``ttlMs`` of cacheable results (default 300000)
+    ``SKILLS_CORE_NO_DIRECTORY_READ``   ``1`` to leave ``resources/directory/read`` out
+    ``SKILLS_CORE_MAX_BODY_BYTES``      largest request body (default 4 MiB)
+    ``SKILLS_CORE_BODY_TIMEOUT``        seconds to receive a body (default 30)
+    ``SKILLS_CORE_SEND_TIMEOUT``        seconds a response may wait for the client to take more
+                                        (default 30; then the connection is closed)
+    ``SKILLS_CORE_HEAD_TIMEOUT``        seconds to send a request's head (default 10; enforced by
+                                        :mod:`~skills_core.adapters.uvicorn_http`)
+    ``SKILLS_CORE_IDLE_TIMEOUT``        seconds a kept-alive connection may idle (default 5; as above)
+    ``SKILLS_CORE_MAX_LARGE_ANSWERS``   answers over 64 KiB made and sent at once (default 4)
+    ``SKILLS_CORE_LARGE_ANSWER_QUEUE``  requests that may wait for one (default 64; then 503)
+    ``SKILLS_CORE_INCLUDE_HIDDEN``      ``1`` to publish hidden files and folders too
+    ``SKILLS_CORE_EXCLUDE``             globs of paths not to publish, one per line
+    ``SKILLS_CORE_INDEX``               the digest index file to start warm from (shared by workers)
+    ==================================  ===========================================================
 
     Every worker must get the same secret: it signs cursors and session ids.
     """
@@ -155,6 +167,11 @@ class AppConfig:
     directory_read: bool = True
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     body_timeout: float = DEFAULT_BODY_TIMEOUT
+    send_timeout: float = DEFAULT_SEND_TIMEOUT
+    head_timeout: float = DEFAULT_HEAD_TIMEOUT
+    idle_timeout: float = DEFAULT_IDLE_TIMEOUT
+    max_large_answers: int = DEFAULT_MAX_LARGE_ANSWERS
+    large_answer_queue: int = DEFAULT_LARGE_ANSWER_QUEUE
     include_hidden: bool = False
     exclude: tuple[str, ...] = ()
     index: str | None = None
@@ -174,6 +191,11 @@ class AppConfig:
             "CURSOR_KEY_FILE": self.key_file or "",
             "MAX_BODY_BYTES": str(self.max_body_bytes),
             "BODY_TIMEOUT": str(self.body_timeout),
+            "SEND_TIMEOUT": str(self.send_timeout),
+            "HEAD_TIMEOUT": str(self.head_timeout),
+            "IDLE_TIMEOUT": str(self.idle_timeout),
+            "MAX_LARGE_ANSWERS": str(self.max_large_answers),
+            "LARGE_ANSWER_QUEUE": str(self.large_answer_queue),
             "INCLUDE_HIDDEN": "1" if self.include_hidden else "",
             "EXCLUDE": "\n".join(self.exclude),
             "INDEX": self.index or "",
@@ -217,7 +239,16 @@ class AppConfig:
             directory_read=get("NO_DIRECTORY_READ") != "1",
             max_body_bytes=_env_int(get("MAX_BODY_BYTES"), "MAX_BODY_BYTES")
             or DEFAULT_MAX_BODY_BYTES,
-            body_timeout=_env_seconds(get("BODY_TIMEOUT"), "BODY_TIMEOUT"),
+            body_timeout=_env_seconds(get("BODY_TIMEOUT"), "BODY_TIMEOUT", DEFAULT_BODY_TIMEOUT),
+            send_timeout=_env_seconds(get("SEND_TIMEOUT"), "SEND_TIMEOUT", DEFAULT_SEND_TIMEOUT),
+            head_timeout=_env_seconds(get("HEAD_TIMEOUT"), "HEAD_TIMEOUT", DEFAULT_HEAD_TIMEOUT),
+            idle_timeout=_env_seconds(get("IDLE_TIMEOUT"), "IDLE_TIMEOUT", DEFAULT_IDLE_TIMEOUT),
+            max_large_answers=_env_int_or(
+                get("MAX_LARGE_ANSWERS"), "MAX_LARGE_ANSWERS", DEFAULT_MAX_LARGE_ANSWERS
+            ),
+            large_answer_queue=_env_int_or(
+                get("LARGE_ANSWER_QUEUE"), "LARGE_ANSWER_QUEUE", DEFAULT_LARGE_ANSWER_QUEUE
+            ),
             include_hidden=get("INCLUDE_HIDDEN") == "1",
             exclude=tuple(glob for glob in get("EXCLUDE").split("\n") if glob),
             index=get("INDEX") or None,
@@ -253,6 +284,11 @@ class AppConfig:
             cors=self.cors,
             max_body_bytes=self.max_body_bytes,
             body_timeout=self.body_timeout,
+            send_timeout=self.send_timeout,
+            head_timeout=self.head_timeout,
+            idle_timeout=self.idle_timeout,
+            max_large_answers=self.max_large_answers,
+            large_answer_queue=self.large_answer_queue,
         )
         return SkillsApp(server, session_key=derive_key(secret, "session"), options=options)
 
@@ -266,9 +302,14 @@ def _env_int(text: str, name: str) -> int | None:
         raise ValueError(f"{_ENV_PREFIX}{name} must be a whole number, not {text!r}") from None
 
 
-def _env_seconds(text: str, name: str) -> float:
+def _env_int_or(text: str, name: str, default: int) -> int:
+    value = _env_int(text, name)
+    return default if value is None else value
+
+
+def _env_seconds(text: str, name: str, default: float) -> float:
     if not text:
-        return DEFAULT_BODY_TIMEOUT
+        return default
     try:
         return float(text)
     except ValueError:

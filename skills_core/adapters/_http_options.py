@@ -4,6 +4,12 @@ Theory of operation: :class:`HttpOptions` is a frozen value checked when it is m
 and ``Origin`` allow-lists are compiled then, once, into sets the request checks
 (:mod:`skills_core.adapters._http_checks`) look names up in. Every default is the safe one
 (http-transport.md §4): the loopback names only, no CORS, a 4 MiB body, 30 seconds to send it.
+
+The bounds on what clients can hold are here too: how many large answers a worker makes and sends
+at once and how many requests may wait for one (:data:`LARGE_ANSWER_BYTES` says what is large),
+how long a response may wait for a client that takes nothing, and the deadlines for a request's
+head and for an idle connection, which the ASGI server enforces
+(:mod:`skills_core.adapters.uvicorn_http` does for uvicorn).
 """
 
 from __future__ import annotations
@@ -19,6 +25,12 @@ __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
     "DEFAULT_BODY_TIMEOUT",
     "DEFAULT_SESSION_TTL",
+    "DEFAULT_SEND_TIMEOUT",
+    "DEFAULT_HEAD_TIMEOUT",
+    "DEFAULT_IDLE_TIMEOUT",
+    "DEFAULT_MAX_LARGE_ANSWERS",
+    "DEFAULT_LARGE_ANSWER_QUEUE",
+    "LARGE_ANSWER_BYTES",
     "LOOPBACK_HOSTS",
     "LOOPBACK_ORIGINS",
     "Scope",
@@ -38,10 +50,30 @@ DEFAULT_BODY_TIMEOUT: Final = 30.0
 #: Seconds a legacy session id stays valid: a day. After that the client gets 404 and, as
 #: 2025-11-25 requires, initializes again.
 DEFAULT_SESSION_TTL: Final = 24 * 3600
+#: Seconds a response may wait for the client to take more of it (a write that makes no
+#: progress); then the response is ended and the connection closed.
+DEFAULT_SEND_TIMEOUT: Final = 30.0
+#: Seconds a client has to send a whole request head (request line and headers), counted from
+#: the moment the connection opened or, on a kept-alive connection, from the head's first byte.
+DEFAULT_HEAD_TIMEOUT: Final = 10.0
+#: Seconds a kept-alive connection may stay idle after an answer (uvicorn's own default).
+DEFAULT_IDLE_TIMEOUT: Final = 5.0
+#: Large answers a worker makes and sends at once. Each costs up to about 62 MB while it is made
+#: (a 16 MiB file: its bytes, their base64, the response around it) and 22.4 MB while it is sent.
+DEFAULT_MAX_LARGE_ANSWERS: Final = 4
+#: Requests that may wait for a large answer's turn; past them, 503 with ``Retry-After``.
+DEFAULT_LARGE_ANSWER_QUEUE: Final = 64
+#: An answer over this many bytes is large: it is sent in pieces of this size (so the ASGI
+#: server's flow control holds the writer), and it takes one of the ``max_large_answers`` turns.
+#: A read of a file read in a worker thread (listed larger than 256 KiB) takes its turn before
+#: the file is read; a smaller answer, made on the loop, once it is made.
+LARGE_ANSWER_BYTES: Final = 64 << 10
 #: Host names allowed by default, any port (DNS-rebinding protection for a loopback server).
 LOOPBACK_HOSTS: Final = ("localhost", "127.0.0.1", "[::1]")
 #: Origins allowed by default: pages served from the loopback names, any port.
 LOOPBACK_ORIGINS: Final = ("http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*")
+
+_FOREVER: Final = float("inf")
 
 # --- the options ------------------------------------------------------------------------------
 
@@ -199,6 +231,14 @@ class HttpOptions:
         max_body_bytes: Largest request body, checked before and while reading.
         body_timeout: Seconds to receive a whole body.
         session_ttl: Seconds a legacy session id stays valid.
+        send_timeout: Seconds a response may wait for the client to take more of it; then it is
+            ended (and the connection closed), and its turn freed.
+        head_timeout: Seconds a client has to send a request head, from the connection's start or,
+            on a kept-alive connection, from the head's first byte (enforced by the ASGI server:
+            see :mod:`skills_core.adapters.uvicorn_http`).
+        idle_timeout: Seconds a kept-alive connection may stay idle after an answer (as above).
+        max_large_answers: Answers over :data:`LARGE_ANSWER_BYTES` made and sent at once.
+        large_answer_queue: Requests that may wait for a large answer's turn; past them, 503.
         principal: ``scope -> name`` of the authenticated caller (set by your auth middleware),
             binding legacy sessions to whoever opened them; ``None`` when there is no auth.
     """
@@ -210,6 +250,11 @@ class HttpOptions:
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     body_timeout: float = DEFAULT_BODY_TIMEOUT
     session_ttl: int = DEFAULT_SESSION_TTL
+    send_timeout: float = DEFAULT_SEND_TIMEOUT
+    head_timeout: float = DEFAULT_HEAD_TIMEOUT
+    idle_timeout: float = DEFAULT_IDLE_TIMEOUT
+    max_large_answers: int = DEFAULT_MAX_LARGE_ANSWERS
+    large_answer_queue: int = DEFAULT_LARGE_ANSWER_QUEUE
     principal: Callable[[Scope], str | None] | None = None
     _hosts: _HostRules | None = field(init=False, repr=False, compare=False)
     _origins: _OriginRules = field(init=False, repr=False, compare=False)
@@ -224,6 +269,14 @@ class HttpOptions:
             raise ValueError(f"path must start with '/' and hold no query: {self.path!r}")
         if self.max_body_bytes < 1 or self.body_timeout <= 0 or self.session_ttl < 1:
             raise ValueError("max_body_bytes, body_timeout and session_ttl must be positive")
+        if not all(
+            0 < t < _FOREVER for t in (self.send_timeout, self.head_timeout, self.idle_timeout)
+        ):
+            raise ValueError(
+                "send_timeout, head_timeout and idle_timeout must be positive and finite"
+            )
+        if self.max_large_answers < 1 or self.large_answer_queue < 0:
+            raise ValueError("max_large_answers must be at least 1, large_answer_queue at least 0")
         hosts = None if self.allowed_hosts is None else _HostRules.parse(self.allowed_hosts)
         object.__setattr__(self, "_hosts", hosts)
         object.__setattr__(self, "_origins", _OriginRules.parse(self.allowed_origins))

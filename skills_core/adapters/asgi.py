@@ -40,15 +40,24 @@ origins, any port), no CORS headers unless ``cors=True``, a 4 MiB body cap (the 
 ``-32603 Internal error``, and everything this module says is its own text. ``Authorization`` is
 the embedding application's business (an ASGI middleware; see ``examples/http_auth.py``).
 
+**What clients can hold**: answers over :data:`LARGE_ANSWER_BYTES` go out in pieces, at most
+``max_large_answers`` (4) at once per worker with ``large_answer_queue`` (64) waiting and 503
+past them, and a response whose client takes nothing for ``send_timeout`` (30 s) is ended, so a
+worker's memory stays at a few large answers whatever clients do. Deadlines for a request's head
+and for idle connections are the ASGI server's to enforce: under uvicorn,
+:mod:`skills_core.adapters.uvicorn_http` takes them from :class:`HttpOptions`.
+
 **Running it.** In code: ``SkillsApp(server, session_key=...)``. With an ASGI server that imports
 by path, :func:`app_from_env` builds the app from environment variables (:class:`AppConfig`)::
 
     SKILLS_CORE_ROOTS=./skills SKILLS_CORE_CURSOR_KEY_FILE=./key \\
         uvicorn --factory skills_core.adapters.asgi:app_from_env --workers 4
 
-``skills-core serve --http`` does exactly this with uvicorn. For an ASGI server without a factory
-option (hypercorn, gunicorn with a uvicorn worker class), a one-line module of your own,
-``app = app_from_env()``, gives it an app to import by path, with the same variables.
+``skills-core serve --http`` does exactly this with uvicorn, adding ``--http
+skills_core.adapters.uvicorn_http:BoundedProtocol`` (the deadlines for heads and stalled writes).
+For an ASGI server without a factory option (gunicorn with a uvicorn worker class), a one-line
+module of your own, ``app = app_from_env()``, gives it an app to import by path, with the same
+variables; hypercorn also takes ``'skills_core.adapters.asgi:app_from_env()'``.
 """
 
 from __future__ import annotations
@@ -65,9 +74,15 @@ from ._asgi_config import (
 from ._http_checks import HANDSHAKE_VERSIONS
 from ._http_options import (
     DEFAULT_BODY_TIMEOUT,
+    DEFAULT_HEAD_TIMEOUT,
+    DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_LARGE_ANSWER_QUEUE,
     DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_LARGE_ANSWERS,
     DEFAULT_PATH,
+    DEFAULT_SEND_TIMEOUT,
     DEFAULT_SESSION_TTL,
+    LARGE_ANSWER_BYTES,
     LOOPBACK_HOSTS,
     LOOPBACK_ORIGINS,
     HttpOptions,
@@ -79,6 +94,12 @@ __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
     "DEFAULT_BODY_TIMEOUT",
     "DEFAULT_SESSION_TTL",
+    "DEFAULT_SEND_TIMEOUT",
+    "DEFAULT_HEAD_TIMEOUT",
+    "DEFAULT_IDLE_TIMEOUT",
+    "DEFAULT_MAX_LARGE_ANSWERS",
+    "DEFAULT_LARGE_ANSWER_QUEUE",
+    "LARGE_ANSWER_BYTES",
     "LOOPBACK_HOSTS",
     "LOOPBACK_ORIGINS",
     "HANDSHAKE_VERSIONS",

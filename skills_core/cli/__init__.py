@@ -160,6 +160,39 @@ def _add_http_options(serve: argparse.ArgumentParser) -> None:
         metavar="F",
         help="the secret shared by every worker and server process (created when absent)",
     )
+    http.add_argument(
+        "--head-timeout",
+        type=_seconds,
+        metavar="S",
+        help="seconds a client has to send a request's line and headers, from the connection's "
+        "start or the first byte of the request; then the connection is closed (default 10)",
+    )
+    http.add_argument(
+        "--idle-timeout",
+        type=_seconds,
+        metavar="S",
+        help="seconds a kept-alive connection may stay idle after an answer (default 5)",
+    )
+    http.add_argument(
+        "--send-timeout",
+        type=_seconds,
+        metavar="S",
+        help="seconds an answer may wait for the client to take more of it; then the connection "
+        "is closed (default 30)",
+    )
+    http.add_argument(
+        "--max-large-answers",
+        type=_positive_int,
+        metavar="N",
+        help="answers over 64 KiB each worker makes and sends at once (default 4)",
+    )
+    http.add_argument(
+        "--large-answer-queue",
+        type=_non_negative_int,
+        metavar="N",
+        help="requests that may wait for a large answer's turn, per worker; more get 503 "
+        "(default 64)",
+    )
 
 
 def _source_options(command: argparse.ArgumentParser, *, index: bool = True) -> None:

@@ -14,12 +14,15 @@ wrapped in a :class:`~skills_core.server.handler.SkillsServer`.
   ``SKILLS_CORE_CURSOR_KEY`` or generated), and hands the whole configuration to uvicorn's workers
   through the environment (:class:`~skills_core.adapters.asgi.AppConfig`), which build the app
   with :func:`~skills_core.adapters.asgi.app_from_env`: the same path for one worker or many.
+  uvicorn runs :mod:`skills_core.adapters.uvicorn_http`'s protocol, which holds clients to the
+  head, idle and send deadlines given (``--head-timeout``, ``--idle-timeout``, ``--send-timeout``).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+from typing import Any
 
 from .._self import module_name
 from ._common import (
@@ -112,6 +115,20 @@ def _secret(key_file: str | None) -> tuple[bytes | None, str | None]:
     return None, key_file
 
 
+_BOUNDS = (
+    "head_timeout",
+    "idle_timeout",
+    "send_timeout",
+    "max_large_answers",
+    "large_answer_queue",
+)
+
+
+def _bounds(args: argparse.Namespace) -> dict[str, Any]:
+    """The deadlines and limits given on the command line (the others keep their defaults)."""
+    return {name: getattr(args, name) for name in _BOUNDS if getattr(args, name) is not None}
+
+
 def _run_http(args: argparse.Namespace) -> int:
     try:
         import uvicorn  # noqa: PLC0415 - the optional extra, only for --http
@@ -152,6 +169,7 @@ def _run_http(args: argparse.Namespace) -> int:
             include_hidden=args.include_hidden,
             exclude=tuple(args.exclude),
             index=None if args.index is None else os.path.abspath(args.index),
+            **_bounds(args),
         )
         app = config.build()  # what every worker will do: fail here, once, with one message
     except (OSError, ValueError) as exc:
@@ -168,6 +186,9 @@ def _run_http(args: argparse.Namespace) -> int:
         uvicorn.run(
             module_name("adapters.asgi") + ":app_from_env",
             factory=True,
+            # uvicorn's own protocol with deadlines for request heads and stalled writes, taken
+            # from the app's options (the keep-alive timeout too)
+            http=module_name("adapters.uvicorn_http") + ":BoundedProtocol",
             host=host,
             port=port,
             workers=args.workers,

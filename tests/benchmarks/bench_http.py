@@ -4,10 +4,12 @@ Run: ``.venv/bin/python tests/benchmarks/bench_http.py [--seconds S] [--workers 
 (needs ``wrk``: ``apt-get install -y wrk``; uvicorn's standard extras come with the test extra).
 
 One skill, ``bench``, whose ``data/1k.md`` is 1,024 bytes of text (as in ``bench_throughput.py``).
-Three apps, each under the same uvicorn (``--loop uvloop --http httptools``, no access log, the
+Three apps, each under the same uvicorn (``--loop uvloop``, httptools, no access log, the
 given number of workers), each asked the same thing by the same load generator:
 
-1. ours: ``uvicorn --factory skills_core.adapters.asgi:app_from_env`` (what ``serve --http`` runs);
+1. ours: ``uvicorn --factory skills_core.adapters.asgi:app_from_env --http
+   skills_core.adapters.uvicorn_http:BoundedProtocol`` (what ``serve --http`` runs: httptools
+   with the deadlines for heads and stalled writes);
 2. FastMCP 4.1.6's HTTP app, stateless with JSON responses (``tests/peers/fastmcp_http_app.py``);
 3. a bare ASGI app answering prepared bytes, our own answer captured first
    (``tests/peers/bare_asgi.py``): the ceiling of any ASGI app under this uvicorn;
@@ -83,7 +85,9 @@ HEADERS = {
 }
 #: A little over the filesystem source's racy window (see the module docstring).
 RACY_SECONDS = 3.2
-UVICORN = ["--loop", "uvloop", "--http", "httptools", "--no-access-log", "--log-level", "warning"]
+UVICORN = ["--loop", "uvloop", "--no-access-log", "--log-level", "warning"]
+#: What ``serve --http`` runs: uvicorn's httptools protocol with the head and write deadlines.
+OURS_PROTOCOL = ["--http", "skills_core.adapters.uvicorn_http:BoundedProtocol"]
 
 
 def free_port() -> int:
@@ -107,7 +111,8 @@ def ask(port: int) -> tuple[int, bytes]:
 def uvicorn(app: list[str], workers: int, env: dict[str, str]) -> Iterator[tuple[int, int]]:
     """(port, process group) of a uvicorn serving ``app`` until the block ends."""
     port = free_port()
-    argv = [sys.executable, "-m", "uvicorn", *app, *UVICORN, "--port", str(port)]
+    protocol = [] if "--http" in app else ["--http", "httptools"]
+    argv = [sys.executable, "-m", "uvicorn", *app, *UVICORN, *protocol, "--port", str(port)]
     process = subprocess.Popen(
         [*argv, "--workers", str(workers)],
         env={**child_env(), **env},
@@ -277,7 +282,7 @@ def main() -> None:
         script = Path(tmp) / "post.lua"
         lua(script)
         ours_env = {"SKILLS_CORE_ROOTS": str(root), "SKILLS_CORE_CURSOR_KEY": "b" * 64}
-        ours_app = ["--factory", "skills_core.adapters.asgi:app_from_env"]
+        ours_app = ["--factory", "skills_core.adapters.asgi:app_from_env", *OURS_PROTOCOL]
         with uvicorn(ours_app, 1, ours_env) as (port, _):
             status, answer = ask(port)
             check("ours", status, answer)
