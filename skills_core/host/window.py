@@ -28,7 +28,7 @@ answer that arrives after the session moved is discarded before it reaches the w
   directory result never extends it, and a disagreement is reported as a probable change (DIR-13,
   DIR-14, DIR-16, DIR-18).
 
-The invariant, by construction: :func:`~skills_core.host.effects._skill_file_delivery` (a verified
+The invariant, by construction: :func:`~skills_core.host.effects.skill_file_delivery` (a verified
 supporting file) is called in exactly two places: in :meth:`ActingWindow.on_file` right after
 ``verify_bytes`` against the held entry's row, and in :meth:`ActingWindow.read_uri` on a cache hit
 that re-verified against it.
@@ -68,7 +68,7 @@ from .effects import (
     RequestFailed,
     SendRequest,
     VerificationFailed,
-    _skill_file_delivery,
+    skill_file_delivery,
 )
 from .registry import ListingWalk
 from .requests import DirectoryWalk, GetRefresh, Key, ReadDirectory, ReadFile
@@ -183,7 +183,7 @@ class ActingWindow:
             effects.append(cache_failure(origin, skill_uri, hit.error))
         if hit.data is not None:
             effects.append(
-                _skill_file_delivery(origin, uri, hit.data, skill_uri, self._root, from_cache=True)
+                skill_file_delivery(origin, uri, hit.data, skill_uri, self._root, from_cache=True)
             )
         elif not self._server.connected:
             effects.append(not_connected(self._server, uri))
@@ -227,7 +227,7 @@ class ActingWindow:
         origin = request.origin
         self._ctx.cache.put(origin, resource, data)
         return [
-            _skill_file_delivery(origin, uri, data, request.skill_uri, self._root, from_cache=False)
+            skill_file_delivery(origin, uri, data, request.skill_uri, self._root, from_cache=False)
         ]
 
     def _on_dynamic_file(self, request: ReadFile, result: object) -> list[Effect]:
