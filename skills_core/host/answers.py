@@ -10,7 +10,8 @@ table rather than an if-chain.
 
 An answer for a load session goes to the session the request names (or its acting window) only
 while that session is in the generation the request was made in; otherwise it is discarded
-(``ResponseDiscarded``), never delivered. Answers about entries (``skills/list`` pages, ``skills/get``)
+(``ResponseDiscarded``), never delivered. What the session decides is carried out at once
+(:mod:`~skills_core.host.carrier`). Answers about entries (``skills/list`` pages, ``skills/get``)
 go through the entry intake (:mod:`~skills_core.host.intake`); previews and ordinary reads through
 :mod:`~skills_core.host.reads`.
 
@@ -25,6 +26,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final, cast, final
 
 from ..spec import ErrorCode
+from .carrier import Carrier
 from .context import HostContext, discarded
 from .effects import Effect, NotASkill, RequestFailed, SkillConfirmed
 from .intake import EntryIntake
@@ -57,15 +59,20 @@ NOT_FOUND_CODES: Final = frozenset({ErrorCode.INVALID_PARAMS, ErrorCode.LEGACY_R
 class Answers:
     """The handlers of answers, by the kind of request answered; see the module docstring."""
 
-    __slots__ = ("_ctx", "_intake", "_sessions")
+    __slots__ = ("_carrier", "_ctx", "_intake", "_sessions")
 
     def __init__(
-        self, ctx: HostContext, sessions: Mapping[Key, LoadSession], intake: EntryIntake
+        self,
+        ctx: HostContext,
+        sessions: Mapping[Key, LoadSession],
+        intake: EntryIntake,
+        carrier: Carrier,
     ) -> None:
-        """Answer into ``ctx`` and the router's live ``sessions``, through ``intake``."""
+        """Answer into ``ctx``, the router's live ``sessions``, through ``intake`` and ``carrier``."""
         self._ctx = ctx
         self._sessions = sessions
         self._intake = intake
+        self._carrier = carrier
 
     def failed(self, token: int, code: int | None, message: str) -> list[Effect]:
         """The request under ``token`` failed (an error ``code``, or None): it is answered."""
@@ -99,14 +106,14 @@ class Answers:
         if load is None:
             effects.append(discarded(request))
         elif entry is not None:
-            effects.extend(load.on_entry(entry))
+            effects.extend(self._carrier.run(load, load.on_entry(entry)))
         return effects
 
     def _on_get_refresh(self, token: int, request: GetRefresh, result: object) -> list[Effect]:
         effects, entry = self._intake.take_entry(token, request, result)
         session = self._sessions.get((request.origin, request.uri))
         if entry is not None and session is not None:
-            effects.extend(session.refreshed(request, entry))
+            effects.extend(self._carrier.carry_out(session.refreshed(request, entry)))
         return effects
 
     def _on_get_confirm(self, token: int, request: GetConfirm, result: object) -> list[Effect]:
@@ -135,13 +142,13 @@ class Answers:
         if not not_found:
             effects: list[Effect] = [failed]
             if load is not None:
-                effects.extend(load.entry_failed(failed.message))
+                effects.extend(self._carrier.run(load, load.entry_failed(failed.message)))
             return effects
         effects = [NotASkill(origin=origin, uri=uri, message=failed.message)]
         effects.extend(self._intake.not_a_skill(origin, uri))
         if isinstance(request, GetForLoad):
             if load is not None:
-                effects.extend(load.entry_refused(None))
+                effects.extend(self._carrier.run(load, load.entry_refused(None)))
         else:
             effects.extend(self._intake.unusable(origin, uri, None))
         return effects
@@ -152,7 +159,7 @@ class Answers:
         session = _current(request)
         if session is None:
             return [discarded(request)]
-        return session.on_skill_md(request, result)
+        return self._carrier.run(session, session.on_skill_md(request, result))
 
     def _on_file(self, token: int, request: ReadFile, result: object) -> list[Effect]:
         # The hot path of reading a skill (one answer per file): _current and the window, inlined.
@@ -160,13 +167,13 @@ class Answers:
         window = session.window
         if window is None or session.generation != request.generation:
             return [discarded(request)]
-        return window.on_file(request, result)
+        return self._carrier.carry_out(window.on_file(request, result))
 
     def _on_directory(self, token: int, request: ReadDirectory, result: object) -> list[Effect]:
         window = _current_window(request)
         if window is None:
             return [discarded(request)]
-        return window.on_directory(request, result)
+        return self._carrier.carry_out(window.on_directory(request, result))
 
     def _skill_md_failed(
         self, token: int, request: ReadSkillMd, failed: RequestFailed, not_found: bool
@@ -174,7 +181,9 @@ class Answers:
         session = _current(request)
         if session is None:
             return [discarded(request)]
-        return session.skill_md_request_failed(request, failed, not_found)
+        return self._carrier.run(
+            session, session.skill_md_request_failed(request, failed, not_found)
+        )
 
     def _file_failed(
         self, token: int, request: ReadFile, failed: RequestFailed, not_found: bool
@@ -182,7 +191,7 @@ class Answers:
         window = _current_window(request)
         if window is None:
             return [discarded(request)]
-        return window.file_request_failed(request, failed, not_found)
+        return self._carrier.carry_out(window.file_request_failed(request, failed, not_found))
 
     def _on_preview(self, token: int, request: ReadPreview, result: object) -> list[Effect]:
         return take_preview(self._ctx, request, result)

@@ -4,14 +4,17 @@ Theory of operation
 -------------------
 Every ``SendRequest`` the host returns is remembered, under its token, as one of the records below
 until its answer (or failure) comes back; the router (:mod:`skills_core.host.router`) dispatches the
-answer through a table keyed by the record's type, so each kind has exactly one handler for a
-result and one for a failure. A record holds only what its handler needs: a request made for a load
-session (a :class:`SessionRequest`) names **the session** and its **generation** at the time it was
-sent, and its answer goes to that session only while it is still in that generation (anything that
-moves the session bumps it, from one counter for the whole host), so an answer to a request made
-under an entry that has since changed, or by a session since closed, is discarded, never delivered.
-A read under the held entry (:class:`ReadFile`) also names the entry's row it was sent for, which
-that generation guarantees is still the held one.
+answer through a table keyed by the record's type (:mod:`skills_core.host.answers`), so each kind
+has exactly one handler for a result and one for a failure. A record holds only what its handler
+needs: a request made for a load session (a :class:`SessionRequest`) names **the session** and its
+**generation** at the time it was made, and its answer goes to that session only while it is still
+in that generation (anything that moves the session bumps it), so an answer to a request made under
+an entry that has since changed, or by a session since closed (a new session for the same skill is
+another object), is discarded, never delivered. A read under the held entry (:class:`ReadFile`)
+also names the entry's row it was sent for, which that generation guarantees is still the held one.
+
+A load session never sends anything itself: the record of a request it wants sent is what it
+returns, as an intent (:mod:`skills_core.host.intents`), and the router gives it its token.
 
 Open prompts are records too: :class:`SkillPrompt` (an approval bound to the entry a session is
 loading or proposing, in the session's generation when it was shown) and
@@ -201,17 +204,24 @@ class DirectoryWalk:
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReadDirectory(SessionRequest):
-    """A page of ``resources/directory/read`` of a directory of the held entry of ``skill_uri``."""
+    """A page of ``resources/directory/read`` of a directory of the held entry of ``skill_uri``.
+
+    Attributes:
+        gathered: What the pages before this one gathered (shared by every page of the read).
+        cursor: The cursor this page is asked for with (None for the first page).
+    """
 
     method: ClassVar[Method] = Method.RESOURCES_DIRECTORY_READ
     skill_uri: str
     gathered: DirectoryWalk
+    cursor: str | None = None
 
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SkillPrompt:
-    """An approval prompt for the session ``key``, shown in its ``generation``."""
+    """An approval prompt for the session ``key``, shown in its ``generation`` (the router also
+    keeps, per session, the id of the prompt it has open: ``HostContext.asked``)."""
 
     key: Key
     generation: int

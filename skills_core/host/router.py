@@ -2,15 +2,17 @@
 
 Theory of operation
 -------------------
-:class:`Host` holds, per host-assigned origin label, what that server declared (an
-:class:`~skills_core.host.context.OriginRecord`), the registry of its skills, the approvals bound to
-their manifests, the verified cache, the outstanding requests by token and the open prompts by
-id. Each skill being loaded or acted on has one
+:class:`Host` owns the host-wide state (a :class:`~skills_core.host.context.HostContext`): per
+host-assigned origin label, what that server declared (an
+:class:`~skills_core.host.context.OriginRecord`) and the bytes fetched from it; the registry of
+its skills; the approvals bound to their manifests; the verified cache; the outstanding requests by
+token and the open prompts by id. Each skill being loaded or acted on has one
 :class:`~skills_core.host.session.LoadSession`, which owns that skill's state and decides every
-move of it (the h2 split: the connection routes, each stream keeps its own state machine). The
-host itself decides only what is origin-wide: connecting and forgetting origins, listing walks,
-resolving names, ordinary resource reads, cross-origin prompts, previews, and which session an
-answer or a prompt belongs to.
+move of it, but writes none of that: it returns what it wants done as intents, which the router
+carries out (:mod:`~skills_core.host.carrier`; the h2 split: the connection routes and owns what
+is connection-wide, each stream keeps its own state machine). The host itself decides only what is
+origin-wide: connecting and forgetting origins, listing walks, resolving names, ordinary resource
+reads, cross-origin prompts, previews, and which session an answer or a prompt belongs to.
 
 Its methods are the things a host does ("connect", "list", "load", "read", "approve", "the server
 answered"); each returns a list of :mod:`effects <skills_core.host.effects>` for the caller to
@@ -53,6 +55,7 @@ from ..uri import is_skill_md_uri
 from .answers import ON_RESULT, Answers
 from .approvals import ApprovalStore
 from .cache import CacheStore, MemoryCacheStore, VerifiedCache
+from .carrier import Carrier
 from .codes import (
     DeclineReason,
     NoticeCode,
@@ -144,8 +147,9 @@ class Host:
         )
         self._registry = Registry()
         self._sessions: dict[Key, LoadSession] = {}
-        self._intake = EntryIntake(self._ctx, self._registry, self._sessions)
-        self._answers = Answers(self._ctx, self._sessions, self._intake)
+        self._carrier = Carrier(self._ctx, self._sessions)
+        self._intake = EntryIntake(self._ctx, self._registry, self._sessions, self._carrier)
+        self._answers = Answers(self._ctx, self._sessions, self._intake, self._carrier)
 
     # -- read-only views ------------------------------------------------------------------------
 
@@ -206,14 +210,6 @@ class Host:
         return self._registry.catalog(origin)
 
     # -- plumbing -------------------------------------------------------------------------------
-
-    def _track(self, session: LoadSession) -> None:
-        """Every move of a session ends here: the host keeps the sessions that are not IDLE."""
-        if session.state is LoadState.IDLE:
-            if self._sessions.get(session.key) is session:
-                del self._sessions[session.key]
-        else:
-            self._sessions[session.key] = session
 
     def _server(self, origin: str, *, skills: bool = True) -> OriginRecord | Refused:
         """The record of a known server (that declared the extension, unless ``skills=False``)."""
@@ -328,7 +324,7 @@ class Host:
         reason = f"{origin!r} was removed"
         effects: list[Effect] = []
         for session in [s for k, s in self._sessions.items() if k[0] == origin]:
-            effects.extend(session.abandon(reason))
+            effects.extend(self._carrier.run(session, session.abandon(reason)))
         prompts = self._ctx.prompts
         for prompt_id, prompt in list(prompts.items()):
             if origin == prompt.key[0] or (
@@ -339,8 +335,9 @@ class Host:
         pending = self._ctx.pending
         for token in [t for t, r in pending.items() if r.origin == origin]:
             del pending[token]
-        for key in [k for k in self._ctx.refreshing if k[0] == origin]:
-            del self._ctx.refreshing[key]
+        for table in (self._ctx.asked, self._ctx.refreshing):
+            for key in [k for k in table if k[0] == origin]:
+                del table[key]
         self._registry.forget_origin(origin)
         self._ctx.approvals.forget_origin(origin)
         self._ctx.cache.forget(origin)
@@ -388,7 +385,7 @@ class Host:
         if isinstance(server, Refused):
             return [server]
         if not server.connected:
-            return [not_connected(server)]
+            return [not_connected(server.label)]
         if server.listing is not None:
             return [
                 Refused(
@@ -480,20 +477,19 @@ class Host:
             ]
         session = self._sessions.get((origin, uri))
         if session is not None:
-            return session.load_again()
+            return self._carrier.run(session, session.load_again())
         entry = self._registry.get(origin, uri)
         if entry is not None:
-            return self._new_session(server, uri).begin(entry)
+            session = self._carrier.open(server, uri)
+            return self._carrier.run(session, session.begin(entry))
         rejected = self._registry.rejection(origin, uri)
         if rejected is not None:
             return [declined_invalid(origin, uri, rejected.error)]
         refused = _refuse_get(server, uri)
         if refused is not None:
             return [refused]
-        return self._new_session(server, uri).fetch_entry()
-
-    def _new_session(self, server: OriginRecord, uri: str) -> LoadSession:
-        return LoadSession(self._ctx, server, uri, self._track)
+        session = self._carrier.open(server, uri)
+        return self._carrier.run(session, session.fetch_entry())
 
     def approve(
         self, prompt_id: int, *, grant_fields: Iterable[str] = (), allow_exec: bool = False
@@ -512,7 +508,7 @@ class Host:
         session = self._prompted(prompt_id, prompt)
         if session is None:
             return [_unknown_prompt(prompt_id)]
-        return session.approve(grant_fields, allow_exec)
+        return self._carrier.run(session, session.approve(grant_fields, allow_exec))
 
     def deny(self, prompt_id: int) -> list[Effect]:
         """Answer a prompt with no: the load is declined, or the changed skill's window closes."""
@@ -530,19 +526,23 @@ class Host:
         session = self._prompted(prompt_id, prompt)
         if session is None:
             return [_unknown_prompt(prompt_id)]
-        return session.deny()
+        return self._carrier.run(session, session.deny())
 
     def _prompted(self, prompt_id: int, prompt: OpenPrompt | None) -> LoadSession | None:
-        """The session an answered skill prompt belongs to, if the prompt is still its own."""
+        """The session an answered skill prompt belongs to, if the prompt is still its own (and
+        then the prompt is closed: it is no longer the one the session has open)."""
         if not isinstance(prompt, SkillPrompt):
             return None
-        session = self._sessions.get(prompt.key)
+        key = prompt.key
+        session = self._sessions.get(key)
+        asked = self._ctx.asked
         if (
             session is None
-            or session.prompt_id != prompt_id
+            or asked.get(key) != prompt_id
             or session.generation != prompt.generation
         ):
             return None
+        del asked[key]
         return session
 
     def close(self, origin: str, uri: str) -> list[Effect]:
@@ -558,7 +558,7 @@ class Host:
         session = self._sessions.get((origin, uri))
         if session is None or not (session.has_window or session.state is LoadState.ERROR):
             return [not_acting(origin, uri)]
-        return session.close()
+        return self._carrier.run(session, session.close())
 
     # -- the acting window ----------------------------------------------------------------------
 
@@ -588,7 +588,7 @@ class Host:
         session = self._acting(origin, skill_uri)
         if isinstance(session, Refused):
             return [session]
-        return session.read(ref, found_in)
+        return self._carrier.carry_out(session.read(ref, found_in))
 
     def list_dir(self, origin: str, skill_uri: str, ref: str = "") -> list[Effect]:
         """List a directory of the skill being acted on.
@@ -607,7 +607,7 @@ class Host:
         session = self._acting(origin, skill_uri)
         if isinstance(session, Refused):
             return [session]
-        return session.list_dir(ref)
+        return self._carrier.carry_out(session.list_dir(ref))
 
     def read_resource(
         self, origin: str, uri: str, *, acting_on: tuple[str, str] | None = None
@@ -640,9 +640,11 @@ class Host:
         window = self._window_containing(server.label, uri)
         if window is not None:
             refused = window.refusal_for_reads()
-            return [refused] if refused is not None else window.read_uri(uri)
+            if refused is not None:
+                return [refused]
+            return self._carrier.carry_out(window.read_uri(uri))
         if not server.connected:
-            return [not_connected(server, uri)]
+            return [not_connected(server.label, uri)]
         return [self._ctx.send(server, {"uri": uri}, ReadResource(origin=server.label, uri=uri))]
 
     def _window_containing(self, origin: str, uri: str) -> LoadSession | None:
@@ -835,5 +837,5 @@ def _refuse_get(server: OriginRecord, uri: str) -> Refused | None:
             uri=uri if isinstance(uri, str) else None,
         )
     if not server.connected:
-        return not_connected(server, uri)
+        return not_connected(server.label, uri)
     return None
