@@ -1,4 +1,4 @@
-"""One skill's load session on its own: no Host, answers fed by hand, decisions read off its intents.
+"""One skill's load session on its own: no Host, answers fed by hand, its intents read off.
 
 The router owns the host-wide stores (request tokens, prompt ids and the prompt table, the
 outstanding requests, the approval store, the verified cache, each origin's byte budget, the

@@ -68,7 +68,8 @@ class Answers:
         intake: EntryIntake,
         carrier: Carrier,
     ) -> None:
-        """Answer into ``ctx``, the router's live ``sessions``, through ``intake`` and ``carrier``."""
+        """Answer into ``ctx`` and the router's live ``sessions``, through ``intake``; what a
+        session decides goes to ``carrier``."""
         self._ctx = ctx
         self._sessions = sessions
         self._intake = intake
@@ -245,6 +246,6 @@ def _current(request: SessionRequest) -> LoadSession | None:
 
 
 def _current_window(request: ReadFile | ReadDirectory) -> ActingWindow | None:
-    """The window that sent ``request``, if its session has not moved since."""
+    """The window that asked for ``request``, if its session has not moved since."""
     session = _current(request)
     return session.window if session is not None else None

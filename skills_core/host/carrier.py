@@ -6,9 +6,9 @@ A :class:`~skills_core.host.session.LoadSession` returns steps: effects for the 
 intents of :mod:`skills_core.host.intents` for the router, which owns the host-wide stores
 (:class:`~skills_core.host.context.HostContext`). Every part of the router that calls a session
 (the router itself, the answer handlers, the entry intake) hands what the session returned to the
-:class:`Carrier`, at once, which carries the intents out in order, each through the one handler
-its type has in :data:`INTENT_HANDLERS`, and returns the effects, with the effect an intent makes in its
-place:
+:class:`Carrier`, at once, which carries the intents out in order, each through the one
+handler its type has in :data:`INTENT_HANDLERS`, and returns the effects, with the effect an
+intent makes in its place:
 
 * a request record (``GetForLoad``, ``ReadSkillMd``, ``ReadFile``, ``ReadDirectory``) is sent: a
   token, the record kept under it, ``SendRequest`` (:meth:`HostContext.send`);
@@ -28,7 +28,7 @@ through :meth:`Carrier.carry_out` alone (the hot path: a file read and its answe
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Final, cast, final
+from typing import Any, Final, final
 
 from ..jsonvalue import JSONValue
 from .context import HostContext, OriginRecord
@@ -84,30 +84,16 @@ class Carrier:
         return effects
 
     def carry_out(self, steps: list[Step]) -> list[Effect]:
-        """Carry out the intents among ``steps``, in order; return the effects for the caller.
-
-        The list is ``steps`` itself (a session's fresh list, which nothing else holds), each
-        intent replaced by the effect it makes, or dropped when it makes none.
-        """
-        handlers = INTENT_HANDLERS
+        """Carry out the intents among ``steps``, in order; return the effects for the caller."""
+        effects: list[Effect] = []
         for step in steps:
-            if type(step) in handlers:
-                break
-        else:  # nothing to carry out (a refusal, a cache hit): the list is all effects
-            return cast("list[Effect]", steps)
-        kept = 0
-        for step in steps:
-            carry = handlers.get(type(step))
-            if carry is None:  # an effect: every kind of intent has a handler (a test checks)
-                steps[kept] = step
-                kept += 1
+            if isinstance(step, Effect):
+                effects.append(step)
                 continue
-            made = carry(self, step)
+            made = INTENT_HANDLERS[type(step)](self, step)
             if made is not None:
-                steps[kept] = made
-                kept += 1
-        del steps[kept:]
-        return cast("list[Effect]", steps)
+                effects.append(made)
+        return effects
 
     # -- the handlers ---------------------------------------------------------------------------
 

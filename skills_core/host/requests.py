@@ -79,7 +79,7 @@ class PendingRequest:
 
 
 class Sender(Protocol):
-    """What a request keeps of the load session that sent it (a
+    """What a request keeps of the load session that made it (a
     :class:`~skills_core.host.session.LoadSession`; this module does not import that one, which
     imports it: the router, which knows both, takes the session back)."""
 
@@ -93,8 +93,8 @@ class SessionRequest(PendingRequest):
     """A request a load session made; its answer is for that session in that generation only.
 
     Attributes:
-        session: The session that sent it.
-        generation: The session's generation when it was sent.
+        session: The session that made it.
+        generation: The session's generation when it was made.
     """
 
     uri: str

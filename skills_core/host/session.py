@@ -33,7 +33,7 @@ answer by answer, and what it decided read off what it returns.
 bound to the manifest, unless an approval of the exact set exists or policy waives prompts), then
 ``resources/read`` of SKILL.md (or the verified cache) → size, then digest → parse the frontmatter
 and compare it field by field with the entry (VER-10, VER-11) → deliver, tagged with the origin →
-open the window holding the entry. A failure sends exactly one ``skills/get`` (VER-09): a
+open the window holding the entry. A failure asks for exactly one ``skills/get`` (VER-09): a
 different entry starts the load again, the same entry lets the failure stand.
 
 **The acting window** (:class:`~skills_core.host.window.ActingWindow`) holds the loaded entry and
