@@ -62,6 +62,7 @@ from skills_core.host.requests import (
     ReadResource,
     ReadSkillMd,
     SkillPrompt,
+    read_file,
 )
 from skills_core.host.session import LoadSession
 from skills_core.jsonvalue import JSONValue
@@ -380,3 +381,22 @@ def test_fast_keep_verified_is_the_dataclass() -> None:
     assert fast == slow
     assert repr(fast) == repr(slow)
     assert type(fast) is KeepVerified
+
+
+def test_fast_read_file_is_the_dataclass() -> None:
+    session = LoadSession(context(), origin(), URI)
+    row = entry_of(example_server()).resource(INVOICE_URI)
+    for resource in (row, None):
+        fast = read_file(L, INVOICE_URI, session, URI, resource)
+        slow = ReadFile(
+            origin=L,
+            uri=INVOICE_URI,
+            session=session,
+            generation=session.generation,
+            skill_uri=URI,
+            resource=resource,
+        )
+        assert fast == slow
+        assert repr(fast) == repr(slow)
+        assert type(fast) is ReadFile
+        assert fast.session is session

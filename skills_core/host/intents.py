@@ -41,6 +41,9 @@ What a session reads of the router's stores it reads through read-only views, pa
 is made: :class:`StoreView` (the policy, the approvals, the verified cache, the refreshes in
 flight) and :class:`OriginView` (its server: connected, declared features, budget). They are
 protocols: the router passes its own stores, which a type checker then lets the session only read.
+
+Private, like the request records: not exported from :mod:`skills_core.host`; the names may change
+at any time.
 """
 
 from __future__ import annotations

@@ -83,7 +83,7 @@ from .intents import (
     keep_verified,
 )
 from .registry import ListingWalk
-from .requests import DirectoryWalk, GetRefresh, Key, ReadDirectory, ReadFile
+from .requests import DirectoryWalk, GetRefresh, Key, ReadDirectory, ReadFile, read_file
 
 
 class _Owner(Protocol):
@@ -209,15 +209,7 @@ class ActingWindow:
     def _read_request(self, uri: str, resource: SkillResource | None) -> ReadFile:
         """The read of ``uri`` to send (the intent: the router gives it its token)."""
         origin, skill_uri = self.key
-        session = self._session
-        return ReadFile(
-            origin=origin,
-            uri=uri,
-            session=session,
-            generation=session.generation,
-            skill_uri=skill_uri,
-            resource=resource,
-        )
+        return read_file(origin, uri, self._session, skill_uri, resource)
 
     def on_file(self, request: ReadFile, result: object) -> list[Step]:
         """A file read answered, in the generation it was sent in: verify and deliver.
