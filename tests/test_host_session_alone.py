@@ -369,8 +369,7 @@ def test_intents_are_small_frozen_values() -> None:
         assert kind.__dataclass_params__.frozen, kind
         assert "__slots__" in kind.__dict__, kind
         assert getattr(kind, "__final__", False), kind
-        if kind.__module__.endswith(".intents"):
-            assert all(f.kw_only for f in dataclasses.fields(kind)), kind
+        assert all(f.kw_only for f in dataclasses.fields(kind)), kind
 
 
 def test_fast_keep_verified_is_the_dataclass() -> None:
