@@ -8,8 +8,8 @@ user, deliver content to the model tagged with its origin, tell the user somethi
 job per module:
 
 * :mod:`~skills_core.host.router`: :class:`Host`, the router: it owns the host-wide state
-  (origins, tokens, prompts, approvals, cache, byte budgets), resolves names, opens prompts, and
-  finds the request each answer is for;
+  (origins, tokens, prompts, approvals, cache, byte budgets), resolves names, finds the session a
+  prompt's answer is for and the request a server's answer is for;
 * :mod:`~skills_core.host.answers`: what each answer does, one handler per kind of request for a
   result and one for a failure;
 * :mod:`~skills_core.host.session`: the load session of one skill, ``(origin, uri)``; **every
