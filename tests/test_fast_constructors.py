@@ -27,7 +27,7 @@ from skills_core._jsonrpc_events import RequestReceived, _new_request
 from skills_core.digest import compute_digest, verify_bytes
 from skills_core.entry import SkillEntry, SkillResource, _unchecked_entry, _unchecked_resource
 from skills_core.errors import DigestFormatError, URIError, VerificationError, VerificationKind
-from skills_core.host.effects import DeliverToModel, DeliveryKind, _skill_file_delivery
+from skills_core.host.effects import DeliverToModel, DeliveryKind, skill_file_delivery
 from skills_core.jsonvalue import JSONValue, freeze_json
 from skills_core.server import CatalogBuilder, RootSnapshot
 from skills_core.server._rules import ParsedSkillMd, Verdict, freeze_parsed, judge_parsed
@@ -93,7 +93,7 @@ def test_fast_skill_uri_entry_resource_and_published_skill_are_the_dataclasses()
 
 def test_fast_delivery_is_the_dataclass() -> None:
     for from_cache in (False, True):
-        fast = _skill_file_delivery(
+        fast = skill_file_delivery(
             "o",
             "skill://a/b/x.md",
             b"x",

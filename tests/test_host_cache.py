@@ -144,6 +144,28 @@ def test_every_access_re_verifies_against_the_current_entry_CACHE_02_CACHE_03() 
     assert cache.get(L, resource).error.kind == "size"  # type: ignore[union-attr]
 
 
+def test_lookup_reports_a_stale_copy_and_leaves_dropping_it_to_the_caller_CACHE_02() -> None:
+    """``lookup`` is the read a load session makes (it may not write the cache): a copy that no
+    longer verifies is reported and left; ``discard`` drops it, as ``get`` does by itself."""
+    store = MemoryCacheStore()
+    cache = VerifiedCache(store)
+    resource = invoice_resource()
+    cache.put(L, resource, ex.INVOICE)
+    assert cache.lookup(L, resource).data == ex.INVOICE
+    store.put(L, INVOICE, D_INVOICE, b"# Invoice\n\nPayee: mallory\n\n\n\n")
+    stale = cache.lookup(L, resource)
+    assert stale.data is None
+    assert stale.error is not None
+    assert stale.error.kind == "digest"
+    assert len(store) == 1  # reported, not dropped
+    cache.discard(L, resource)
+    assert len(store) == 0
+    cache.discard(L, resource)  # nothing left to drop
+    disabled = VerifiedCache(None)
+    assert disabled.lookup(L, resource).data is None
+    disabled.discard(L, resource)
+
+
 def test_memory_store_bounds_and_housekeeping() -> None:
     store = MemoryCacheStore(max_bytes=10)
     store.put("o", "u1", "d", b"12345")

@@ -163,6 +163,19 @@ def test_a_session_faults_on_a_broken_invariant() -> None:
     assert h.host.pending_requests == 0
 
 
+def test_a_prompt_answered_into_a_fault_is_not_withdrawn_when_the_session_is_cleared() -> None:
+    """The router closes a skill's prompt as it hands the answer to the session: when the session
+    then breaks, clearing it withdraws nothing (that prompt is no longer open)."""
+    h = example_harness()
+    prompt = one(h.host.load(L, URI), RequestApproval)
+    h.host._sessions[L, URI].loading = None  # break "a prompt is about an entry"
+    with pytest.raises(LocalProtocolError, match="without an entry to approve"):
+        h.host.approve(prompt.prompt_id)
+    assert not h.host.is_prompt_open(prompt.prompt_id)
+    assert h.host.close(L, URI) == []
+    assert h.host.state(L, URI) is LoadState.IDLE
+
+
 def test_a_fault_while_a_listing_is_taken_ends_the_walk_and_the_prompt() -> None:
     """A session that breaks while a listing page is taken raises, and leaves nothing stuck: the
     walk ends (a new listing is accepted) and its open prompt no longer approves anything."""

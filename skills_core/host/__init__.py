@@ -7,11 +7,19 @@ Theory of operation
 user, deliver content to the model tagged with its origin, tell the user something). The map, one
 job per module:
 
-* :mod:`~skills_core.host.router`: :class:`Host`, the router: origins, name resolution, prompts,
-  and the dispatch of every answer by the kind of request it answers;
+* :mod:`~skills_core.host.router`: :class:`Host`, the router: it owns the host-wide state
+  (origins, tokens, prompts, approvals, cache, byte budgets), resolves names, finds the session a
+  prompt's answer is for and the request a server's answer is for;
+* :mod:`~skills_core.host.answers`: what each answer does, one handler per kind of request for a
+  result and one for a failure;
 * :mod:`~skills_core.host.session`: the load session of one skill, ``(origin, uri)``; **every
   decision that moves a skill's state is made here** (loading, approval, changed entries,
-  re-approval, closing);
+  re-approval, closing); it writes nothing host-wide, and returns what it wants done as intents;
+* :mod:`~skills_core.host.intents`: those intents (send this request, open or withdraw a prompt,
+  record an approval, charge and keep fetched bytes, drop a stale cached copy), small frozen
+  values, and the read-only views a session reads the router's state through;
+* :mod:`~skills_core.host.carrier`: the one place a session's intents are carried out against the
+  router's state, and the map of live sessions kept;
 * :mod:`~skills_core.host.states`: the states, the inputs and the transition table, and the
   machine that applies it (a missing pair is a ``LocalProtocolError`` and the ERROR state);
 * :mod:`~skills_core.host.window`: the acting window a session opens: its held entry, and the
@@ -21,8 +29,8 @@ job per module:
 * :mod:`~skills_core.host.listing`: one origin's ``skills/list`` walk in progress, and its budgets;
 * :mod:`~skills_core.host.reads`: reads that are not a load (previews, ordinary resources);
 * :mod:`~skills_core.host.requests`: one small record per kind of outstanding request and prompt;
-* :mod:`~skills_core.host.context`: what the router and the sessions share (origin records,
-  tokens, prompts, policy, approvals, cache) and the effect builders both use;
+* :mod:`~skills_core.host.context`: the host-wide state itself (origin records, tokens, prompts,
+  policy, approvals, cache) and the effect builders every part uses;
 * :mod:`~skills_core.host.effects` and :mod:`~skills_core.host.codes`: the effects, in five families
   (outbound request, prompt, delivery, outcome, problem), and the codes they carry;
 * :mod:`~skills_core.host.registry`: per-origin registry, name resolution, capped walks;

@@ -228,11 +228,12 @@ class MemoryCacheStore:
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CacheLookup:
-    """The outcome of :meth:`VerifiedCache.get`.
+    """The outcome of :meth:`VerifiedCache.lookup` or :meth:`VerifiedCache.get`.
 
     Attributes:
         data: Verified bytes on a hit, else None.
-        error: The verification failure when a stored copy no longer matched (it was discarded).
+        error: The verification failure when a stored copy no longer matched (``get`` discarded
+            it; after ``lookup``, the caller discards it).
     """
 
     data: bytes | None = None
@@ -252,10 +253,12 @@ class VerifiedCache:
         """Wrap ``store`` (None disables caching)."""
         self.store = store
 
-    def get(self, origin: str, resource: SkillResource) -> CacheLookup:
+    def lookup(self, origin: str, resource: SkillResource) -> CacheLookup:
         """Return the cached bytes of ``resource`` from ``origin`` when they still verify.
 
-        The size and digest come from ``resource``, the current entry's, never from the store.
+        The size and digest come from ``resource``, the current entry's, never from the store. A
+        copy that no longer verifies is reported and left in place: :meth:`discard` drops it (a
+        load session asks the router to; :meth:`get` does both).
         """
         if self.store is None:
             return _MISS
@@ -265,9 +268,20 @@ class VerifiedCache:
         try:
             verify_bytes(data, size=resource.size, digest=resource.digest, uri=resource.uri)
         except VerificationError as exc:
-            self.store.discard(origin, resource.uri, resource.digest)
             return CacheLookup(error=exc)
         return CacheLookup(data=data)
+
+    def get(self, origin: str, resource: SkillResource) -> CacheLookup:
+        """:meth:`lookup`, and a copy that no longer verifies is discarded."""
+        hit = self.lookup(origin, resource)
+        if hit.error is not None:
+            self.discard(origin, resource)
+        return hit
+
+    def discard(self, origin: str, resource: SkillResource) -> None:
+        """Drop the cached copy of ``resource`` from ``origin``, if any (CACHE-02)."""
+        if self.store is not None:
+            self.store.discard(origin, resource.uri, resource.digest)
 
     def put(self, origin: str, resource: SkillResource, data: bytes) -> None:
         """Keep ``data``, which the caller verified against ``resource``."""

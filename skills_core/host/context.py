@@ -1,18 +1,25 @@
-"""What the host's router and its load sessions share.
+"""The host-wide state the router owns, and the effect builders every part of the host uses.
 
 Theory of operation
 -------------------
 :class:`~skills_core.host.router.Host` routes calls and answers; each skill being loaded or acted
-on has a :class:`~skills_core.host.session.LoadSession`. Both work on one :class:`HostContext`:
-the policy, the approval store and the verified cache, the record of each connected origin
-(:class:`OriginRecord`: what it declared, whether it is connected, the bytes fetched from it, its
-listing walk), the outstanding requests by token, the open prompts by id, the refreshing
-``skills/get`` in flight per skill (at most one; VER-16), and the host-wide generation counter.
-:meth:`HostContext.send` is the only place a ``SendRequest`` is made, so every request has a token
-and a record the router can dispatch its answer by.
+on has a :class:`~skills_core.host.session.LoadSession`. The host-wide state is one
+:class:`HostContext`, and only the router's side of the host writes it (the router, the answer
+handlers of :mod:`~skills_core.host.answers`, the entry intake, the non-load reads, and the
+:mod:`~skills_core.host.carrier`, which carries out what sessions ask for): the policy, the
+approval store and the verified cache, the record of each connected origin (:class:`OriginRecord`:
+what it declared, whether it is connected, the bytes fetched from it, its listing walk), the
+outstanding requests by token, the open prompts by id and the prompt each session has open, and the
+refreshing ``skills/get`` in flight per skill (at most one; VER-16). :meth:`HostContext.send` is the
+only place a ``SendRequest`` is made, so every request has a token and a record the router can
+dispatch its answer by; :meth:`HostContext.open_prompt` the only place a prompt id is given.
 
-The few effect builders both sides need (a refusal for a disconnected origin or a spent budget, a
-cache failure, a refused reference, a frontmatter check) live here too, so each is written once.
+A session reads this state only through the read-only views of :mod:`~skills_core.host.intents`
+(:class:`HostContext` and :class:`OriginRecord` are what the router passes as them) and writes none
+of it.
+
+The few effect builders several parts need (a refusal for a disconnected origin or a spent budget,
+a cache failure, a refused reference, a frontmatter check) live here too, so each is written once.
 Nothing here moves a load session's state.
 """
 
@@ -54,6 +61,8 @@ __all__ = [
     "HostContext",
     "not_connected",
     "not_acting",
+    "over_budget",
+    "check_frontmatter",
     "cache_failure",
     "reference_error",
     "protocol_failed",
@@ -92,13 +101,24 @@ class OriginRecord:
 
 @final
 class HostContext:
-    """The state the router and the load sessions share; see the module docstring."""
+    """The host-wide state the router owns; see the module docstring.
+
+    Attributes:
+        policy: The policy in force.
+        approvals: The approval store.
+        cache: The verified cache.
+        origins: The record of each origin, by label.
+        pending: The outstanding requests, by token.
+        prompts: The open prompts, by id.
+        asked: The id of the approval prompt each load session has open, by skill.
+        refreshing: The token of the refreshing ``skills/get`` in flight, by skill (VER-16).
+    """
 
     __slots__ = (
-        "_generation",
         "_next_prompt",
         "_next_token",
         "approvals",
+        "asked",
         "cache",
         "origins",
         "pending",
@@ -115,10 +135,10 @@ class HostContext:
         self.origins: dict[str, OriginRecord] = {}
         self.pending: dict[int, PendingRequest] = {}
         self.prompts: dict[int, OpenPrompt] = {}
+        self.asked: dict[Key, int] = {}
         self.refreshing: dict[Key, int] = {}
         self._next_token = 1
         self._next_prompt = 1
-        self._generation = 0
 
     def send(
         self, server: OriginRecord, params: dict[str, JSONValue], request: PendingRequest
@@ -141,60 +161,56 @@ class HostContext:
         self.prompts[prompt_id] = prompt
         return prompt_id
 
-    def next_generation(self) -> int:
-        """A generation no session has had: one counter for the whole host, so a session closed
-        and opened again never reuses one, and an answer to a request of the old session cannot
-        pass for the new one."""
-        self._generation += 1
-        return self._generation
 
-    def over_budget(self, server: OriginRecord, uri: str) -> Refused:
-        """The refusal for a fetch past the per-server budget (WG-04)."""
-        return Refused(
-            code=RefusalCode.SERVER_BUDGET,
-            message=f"{server.label!r} has used its budget of "
-            f"{self.policy.per_server_budget_bytes} fetched bytes (WG-04)",
-            origin=server.label,
-            uri=uri,
-        )
-
-    def check_frontmatter(self, entry: SkillEntry, data: bytes) -> None:
-        """Parse SKILL.md's frontmatter and compare it with the entry's (VER-10, VER-11).
-
-        Raises:
-            VerificationError: kind ``frontmatter``, when it cannot be read or differs.
-        """
-        try:
-            parsed = parse_frontmatter(data, max_bytes=self.policy.max_frontmatter_bytes)
-        except FrontmatterError as exc:
-            raise VerificationError(
-                f"{entry.uri}: frontmatter mismatch: the SKILL.md frontmatter cannot be read "
-                f"({exc.message})",
-                kind=VerificationKind.FRONTMATTER,
-                uri=entry.uri,
-            ) from None
-        differences = compare_frontmatter(parsed.data, entry.frontmatter)
-        if differences:
-            shown = "; ".join(str(d) for d in differences[:_SHOWN_DIFFERENCES])
-            extra = len(differences) - _SHOWN_DIFFERENCES
-            more = f" (and {extra} more)" if extra > 0 else ""
-            raise VerificationError(
-                f"{entry.uri}: frontmatter mismatch with the entry: {shown}{more}",
-                kind=VerificationKind.FRONTMATTER,
-                uri=entry.uri,
-                expected=thaw_json(entry.frontmatter),
-                actual=parsed.data,
-            )
-
-
-def not_connected(server: OriginRecord, uri: str | None = None) -> Refused:
-    """The refusal for a request to a disconnected server."""
+def not_connected(origin: str, uri: str | None = None) -> Refused:
+    """The refusal for a request to the disconnected server ``origin``."""
     return Refused(
         code=RefusalCode.NOT_CONNECTED,
-        message=f"{server.label!r} is disconnected",
-        origin=server.label,
+        message=f"{origin!r} is disconnected",
+        origin=origin,
         uri=uri,
     )
+
+
+def over_budget(policy: HostPolicy, origin: str, uri: str) -> Refused:
+    """The refusal for a fetch from ``origin`` past the per-server budget (WG-04)."""
+    return Refused(
+        code=RefusalCode.SERVER_BUDGET,
+        message=f"{origin!r} has used its budget of {policy.per_server_budget_bytes} fetched "
+        "bytes (WG-04)",
+        origin=origin,
+        uri=uri,
+    )
+
+
+def check_frontmatter(entry: SkillEntry, data: bytes, *, max_bytes: int) -> None:
+    """Parse SKILL.md's frontmatter (at most ``max_bytes``) and compare it with the entry's
+    (VER-10, VER-11).
+
+    Raises:
+        VerificationError: kind ``frontmatter``, when it cannot be read or differs.
+    """
+    try:
+        parsed = parse_frontmatter(data, max_bytes=max_bytes)
+    except FrontmatterError as exc:
+        raise VerificationError(
+            f"{entry.uri}: frontmatter mismatch: the SKILL.md frontmatter cannot be read "
+            f"({exc.message})",
+            kind=VerificationKind.FRONTMATTER,
+            uri=entry.uri,
+        ) from None
+    differences = compare_frontmatter(parsed.data, entry.frontmatter)
+    if differences:
+        shown = "; ".join(str(d) for d in differences[:_SHOWN_DIFFERENCES])
+        extra = len(differences) - _SHOWN_DIFFERENCES
+        more = f" (and {extra} more)" if extra > 0 else ""
+        raise VerificationError(
+            f"{entry.uri}: frontmatter mismatch with the entry: {shown}{more}",
+            kind=VerificationKind.FRONTMATTER,
+            uri=entry.uri,
+            expected=thaw_json(entry.frontmatter),
+            actual=parsed.data,
+        )
 
 
 def not_acting(origin: str, uri: str) -> Refused:

@@ -449,7 +449,7 @@ _DeliveryUnderConstruction: Final = unfrozen_twin(DeliverToModel)
 _SKILL_FILE: Final = DeliveryKind.SKILL_FILE
 
 
-def _skill_file_delivery(
+def skill_file_delivery(
     origin: str, uri: str, content: bytes, skill_uri: str, skill_root: str, *, from_cache: bool
 ) -> DeliverToModel:
     """``DeliverToModel(kind=SKILL_FILE, verified=True, ...)``, built faster (package-private).

@@ -6,7 +6,8 @@ Every entry a server sends reaches the host here, from a ``skills/list`` page or
 answer, and three things follow from it (:meth:`EntryIntake.observe`): the registry records it
 under ``(origin, uri)`` (never fetching anything; LIST-13), an active approval of another set is
 revoked and says what changed (APR-02), and the skill's load session, if it has one, is told
-(a changed skill needs approval again; HELD-09). An entry that cannot be loaded (invalid, over
+(a changed skill needs approval again; HELD-09), what it decides carried out at once
+(:mod:`~skills_core.host.carrier`). An entry that cannot be loaded (invalid, over
 the limits, or "not a skill") is kept out of the registry with its reason and ends whatever load
 or window it concerned (:meth:`EntryIntake.unusable`).
 
@@ -31,6 +32,7 @@ from ..errors import (
 )
 from ..messages import parse_get_skill_result, parse_list_skills_envelope
 from .approvals import approvable_set, manifest_changes
+from .carrier import Carrier
 from .codes import StopReason
 from .context import HostContext, OriginRecord, protocol_failed
 from .effects import (
@@ -59,15 +61,21 @@ __all__ = ["EntryIntake"]
 class EntryIntake:
     """Takes entries into the registry, the approvals and the sessions; see the module docstring."""
 
-    __slots__ = ("_ctx", "_registry", "_sessions")
+    __slots__ = ("_carrier", "_ctx", "_registry", "_sessions")
 
     def __init__(
-        self, ctx: HostContext, registry: Registry, sessions: Mapping[Key, LoadSession]
+        self,
+        ctx: HostContext,
+        registry: Registry,
+        sessions: Mapping[Key, LoadSession],
+        carrier: Carrier,
     ) -> None:
-        """Feed ``registry``; ``sessions`` is the router's live map of load sessions."""
+        """Feed ``registry``; ``sessions`` is the router's live map of load sessions, and
+        ``carrier`` carries out what they decide."""
         self._ctx = ctx
         self._registry = registry
         self._sessions = sessions
+        self._carrier = carrier
 
     def observe(
         self, origin: str, entry: SkillEntry, footprint: Footprint
@@ -88,7 +96,7 @@ class EntryIntake:
                 effects.append(ApprovalRevoked(origin=origin, uri=entry.uri, changes=changes))
         session = self._sessions.get((origin, entry.uri))
         if session is not None:
-            effects.extend(session.observe(entry))
+            effects.extend(self._carrier.run(session, session.observe(entry)))
         return effects, result
 
     def unusable(self, origin: str, uri: str, error: InvalidEntryError | None) -> list[Effect]:
@@ -100,7 +108,7 @@ class EntryIntake:
             effects.append(ApprovalRevoked(origin=origin, uri=uri, changes=changes))
         session = self._sessions.get((origin, uri))
         if session is not None:
-            effects.extend(session.unusable(error))
+            effects.extend(self._carrier.run(session, session.unusable(error)))
         return effects
 
     def reject(self, origin: str, uri: str | None, error: InvalidEntryError) -> EntryRejected:
@@ -132,12 +140,12 @@ class EntryIntake:
         except RemoteProtocolError as exc:
             effects: list[Effect] = [protocol_failed(request, exc)]
             if load is not None:
-                effects.extend(load.entry_failed(exc.message, exc))
+                effects.extend(self._carrier.run(load, load.entry_failed(exc.message, exc)))
             return effects, None
         except InvalidEntryError as exc:
             effects = [self.reject(origin, uri, exc)]
             if load is not None:
-                effects.extend(load.entry_refused(exc))
+                effects.extend(self._carrier.run(load, load.entry_refused(exc)))
             else:
                 effects.extend(self.unusable(origin, uri, exc))
             return effects, None

@@ -27,7 +27,9 @@ from .context import (
     HostContext,
     OriginRecord,
     cache_failure,
+    check_frontmatter,
     not_connected,
+    over_budget,
     protocol_failed,
     reference_error,
 )
@@ -72,9 +74,9 @@ def preview_read(
         if hit.data is not None:
             return [_ready(origin, entry, uri, hit.data)]
         if not server.can_fetch(resource.size, ctx.policy):
-            return [*effects, ctx.over_budget(server, uri)]
+            return [*effects, over_budget(ctx.policy, origin, uri)]
     if not server.connected:
-        return [*effects, not_connected(server, uri)]
+        return [*effects, not_connected(origin, uri)]
     request = ReadPreview(origin=origin, uri=uri, entry=entry, resource=resource)
     effects.append(ctx.send(server, {"uri": uri}, request))
     return effects
@@ -90,7 +92,7 @@ def take_preview(ctx: HostContext, request: ReadPreview, result: object) -> list
         if resource is not None:
             verify_bytes(data, size=resource.size, digest=resource.digest, uri=request.uri)
         if request.uri == entry.uri:
-            ctx.check_frontmatter(entry, data)
+            check_frontmatter(entry, data, max_bytes=ctx.policy.max_frontmatter_bytes)
     except VerificationError as exc:
         return [_failed(origin, request.uri, entry, exc, FailureSource.SERVER)]
     except RemoteProtocolError as exc:

@@ -2,15 +2,17 @@
 
 Theory of operation
 -------------------
-:class:`Host` holds, per host-assigned origin label, what that server declared (an
-:class:`~skills_core.host.context.OriginRecord`), the registry of its skills, the approvals bound to
-their manifests, the verified cache, the outstanding requests by token and the open prompts by
-id. Each skill being loaded or acted on has one
+:class:`Host` owns the host-wide state (a :class:`~skills_core.host.context.HostContext`): per
+host-assigned origin label, what that server declared (an
+:class:`~skills_core.host.context.OriginRecord`) and the bytes fetched from it; the registry of
+its skills; the approvals bound to their manifests; the verified cache; the outstanding requests by
+token and the open prompts by id. Each skill being loaded or acted on has one
 :class:`~skills_core.host.session.LoadSession`, which owns that skill's state and decides every
-move of it (the h2 split: the connection routes, each stream keeps its own state machine). The
-host itself decides only what is origin-wide: connecting and forgetting origins, listing walks,
-resolving names, ordinary resource reads, cross-origin prompts, previews, and which session an
-answer or a prompt belongs to.
+move of it, but writes none of that: it returns what it wants done as intents, which the router
+carries out (:mod:`~skills_core.host.carrier`; the h2 split: the connection routes and owns what
+is connection-wide, each stream keeps its own state machine). The host itself decides only what is
+origin-wide: connecting and forgetting origins, listing walks, resolving names, ordinary resource
+reads, cross-origin prompts, previews, and which session an answer or a prompt belongs to.
 
 Its methods are the things a host does ("connect", "list", "load", "read", "approve", "the server
 answered"); each returns a list of :mod:`effects <skills_core.host.effects>` for the caller to
@@ -19,11 +21,8 @@ is fetched on connect, on listing or at approval (VER-12, APR-03); every ``SendR
 back to the call that returned it, or to the response (passed back in by the caller) of a
 request that call made.
 
-**Answers** are dispatched by the kind of request they answer: :data:`_ON_RESULT` and
-:data:`_ON_FAILURE` map each record type of :mod:`skills_core.host.requests` to its one handler. An
-answer for a load session goes to the session the request names (or its acting window) only while
-that session is in the generation the request was made in; otherwise it is discarded
-(``ResponseDiscarded``), never delivered.
+**Answers** are found by their token and dispatched by the kind of request they answer, each kind
+to its one handler (:mod:`~skills_core.host.answers`).
 
 **Refusals.** A call that the current state does not allow returns ``[Refused(code, ...)]`` and
 changes nothing. Methods never raise for anything a model, user or server can cause; two
@@ -36,8 +35,8 @@ lacks (a bug in the host; the session is left in ERROR, refuses everything, and
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any, Final, cast, final
+from collections.abc import Iterable
+from typing import Final, final
 
 from ..errors import (
     quote_for_message,
@@ -51,10 +50,12 @@ from ..messages import (
     parse_server_features,
     request_meta,
 )
-from ..spec import MODERN_PROTOCOL_VERSION, ErrorCode
+from ..spec import MODERN_PROTOCOL_VERSION
 from ..uri import is_skill_md_uri
+from .answers import ON_RESULT, Answers
 from .approvals import ApprovalStore
 from .cache import CacheStore, MemoryCacheStore, VerifiedCache
+from .carrier import Carrier
 from .codes import (
     DeclineReason,
     NoticeCode,
@@ -64,7 +65,6 @@ from .codes import (
 from .context import (
     HostContext,
     OriginRecord,
-    discarded,
     not_acting,
     not_connected,
 )
@@ -74,12 +74,9 @@ from .effects import (
     Effect,
     LoadDeclined,
     NameCollision,
-    NotASkill,
     Notice,
     Refused,
     RequestCrossOriginApproval,
-    RequestFailed,
-    SkillConfirmed,
     UnexpectedResponse,
 )
 from .gates import ExecGateResult, SkillPermissions, exec_decision
@@ -87,7 +84,7 @@ from .handshake import handshake_request, outcome_of
 from .intake import EntryIntake
 from .listing import ListingProgress
 from .policy import DEFAULT_POLICY, CrossOriginPolicy, HostPolicy
-from .reads import preview_read, take_preview, take_resource
+from .reads import preview_read
 from .registry import (
     CatalogItem,
     ListingWalk,
@@ -98,25 +95,17 @@ from .registry import (
 from .requests import (
     CrossOriginPrompt,
     GetConfirm,
-    GetForLoad,
     GetPreview,
     GetRefresh,
     Key,
     ListPage,
     OpenPrompt,
-    PendingRequest,
-    ReadDirectory,
-    ReadFile,
-    ReadPreview,
     ReadResource,
-    ReadSkillMd,
-    SessionRequest,
     SkillPrompt,
     error_fields,
 )
 from .session import LoadSession, WindowView, declined_invalid
 from .states import LoadState
-from .window import ActingWindow
 
 __all__ = ["DEFAULT_CLIENT_INFO", "DEFAULT_MEMORY_CACHE_BYTES", "Host"]
 
@@ -124,9 +113,6 @@ __all__ = ["DEFAULT_CLIENT_INFO", "DEFAULT_MEMORY_CACHE_BYTES", "Host"]
 DEFAULT_CLIENT_INFO: Final = SKILLS_CORE
 #: Bound of the in-memory cache a :class:`Host` makes when given none: four maximal skills.
 DEFAULT_MEMORY_CACHE_BYTES: Final = 64 * 1024 * 1024
-
-#: Error codes meaning "no such resource": -32602 now, -32002 in 2025-11-25 (base-protocol §1.1).
-_NOT_FOUND_CODES: Final = frozenset({ErrorCode.INVALID_PARAMS, ErrorCode.LEGACY_RESOURCE_NOT_FOUND})
 
 
 @final
@@ -161,7 +147,9 @@ class Host:
         )
         self._registry = Registry()
         self._sessions: dict[Key, LoadSession] = {}
-        self._intake = EntryIntake(self._ctx, self._registry, self._sessions)
+        self._carrier = Carrier(self._ctx, self._sessions)
+        self._intake = EntryIntake(self._ctx, self._registry, self._sessions, self._carrier)
+        self._answers = Answers(self._ctx, self._sessions, self._intake, self._carrier)
 
     # -- read-only views ------------------------------------------------------------------------
 
@@ -222,14 +210,6 @@ class Host:
         return self._registry.catalog(origin)
 
     # -- plumbing -------------------------------------------------------------------------------
-
-    def _track(self, session: LoadSession) -> None:
-        """Every move of a session ends here: the host keeps the sessions that are not IDLE."""
-        if session.state is LoadState.IDLE:
-            if self._sessions.get(session.key) is session:
-                del self._sessions[session.key]
-        else:
-            self._sessions[session.key] = session
 
     def _server(self, origin: str, *, skills: bool = True) -> OriginRecord | Refused:
         """The record of a known server (that declared the extension, unless ``skills=False``)."""
@@ -332,7 +312,7 @@ class Host:
         server.connected = False
         effects: list[Effect] = []
         for token in [t for t, r in self._ctx.pending.items() if r.origin == origin]:
-            effects.extend(self._request_failed(token, None, f"{origin!r} disconnected"))
+            effects.extend(self._answers.failed(token, None, f"{origin!r} disconnected"))
         return effects
 
     def forget(self, origin: str) -> list[Effect]:
@@ -344,7 +324,7 @@ class Host:
         reason = f"{origin!r} was removed"
         effects: list[Effect] = []
         for session in [s for k, s in self._sessions.items() if k[0] == origin]:
-            effects.extend(session.abandon(reason))
+            effects.extend(self._carrier.run(session, session.abandon(reason)))
         prompts = self._ctx.prompts
         for prompt_id, prompt in list(prompts.items()):
             if origin == prompt.key[0] or (
@@ -355,8 +335,9 @@ class Host:
         pending = self._ctx.pending
         for token in [t for t, r in pending.items() if r.origin == origin]:
             del pending[token]
-        for key in [k for k in self._ctx.refreshing if k[0] == origin]:
-            del self._ctx.refreshing[key]
+        for table in (self._ctx.asked, self._ctx.refreshing):
+            for key in [k for k in table if k[0] == origin]:
+                del table[key]
         self._registry.forget_origin(origin)
         self._ctx.approvals.forget_origin(origin)
         self._ctx.cache.forget(origin)
@@ -404,7 +385,7 @@ class Host:
         if isinstance(server, Refused):
             return [server]
         if not server.connected:
-            return [not_connected(server)]
+            return [not_connected(server.label)]
         if server.listing is not None:
             return [
                 Refused(
@@ -496,20 +477,19 @@ class Host:
             ]
         session = self._sessions.get((origin, uri))
         if session is not None:
-            return session.load_again()
+            return self._carrier.run(session, session.load_again())
         entry = self._registry.get(origin, uri)
         if entry is not None:
-            return self._new_session(server, uri).begin(entry)
+            session = self._carrier.open(server, uri)
+            return self._carrier.run(session, session.begin(entry))
         rejected = self._registry.rejection(origin, uri)
         if rejected is not None:
             return [declined_invalid(origin, uri, rejected.error)]
         refused = _refuse_get(server, uri)
         if refused is not None:
             return [refused]
-        return self._new_session(server, uri).fetch_entry()
-
-    def _new_session(self, server: OriginRecord, uri: str) -> LoadSession:
-        return LoadSession(self._ctx, server, uri, self._track)
+        session = self._carrier.open(server, uri)
+        return self._carrier.run(session, session.fetch_entry())
 
     def approve(
         self, prompt_id: int, *, grant_fields: Iterable[str] = (), allow_exec: bool = False
@@ -528,7 +508,7 @@ class Host:
         session = self._prompted(prompt_id, prompt)
         if session is None:
             return [_unknown_prompt(prompt_id)]
-        return session.approve(grant_fields, allow_exec)
+        return self._carrier.run(session, session.approve(grant_fields, allow_exec))
 
     def deny(self, prompt_id: int) -> list[Effect]:
         """Answer a prompt with no: the load is declined, or the changed skill's window closes."""
@@ -546,19 +526,23 @@ class Host:
         session = self._prompted(prompt_id, prompt)
         if session is None:
             return [_unknown_prompt(prompt_id)]
-        return session.deny()
+        return self._carrier.run(session, session.deny())
 
     def _prompted(self, prompt_id: int, prompt: OpenPrompt | None) -> LoadSession | None:
-        """The session an answered skill prompt belongs to, if the prompt is still its own."""
+        """The session an answered skill prompt belongs to, if the prompt is still its own (and
+        then the prompt is closed: it is no longer the one the session has open)."""
         if not isinstance(prompt, SkillPrompt):
             return None
-        session = self._sessions.get(prompt.key)
+        key = prompt.key
+        session = self._sessions.get(key)
+        asked = self._ctx.asked
         if (
             session is None
-            or session.prompt_id != prompt_id
+            or asked.get(key) != prompt_id
             or session.generation != prompt.generation
         ):
             return None
+        del asked[key]
         return session
 
     def close(self, origin: str, uri: str) -> list[Effect]:
@@ -574,7 +558,7 @@ class Host:
         session = self._sessions.get((origin, uri))
         if session is None or not (session.has_window or session.state is LoadState.ERROR):
             return [not_acting(origin, uri)]
-        return session.close()
+        return self._carrier.run(session, session.close())
 
     # -- the acting window ----------------------------------------------------------------------
 
@@ -604,7 +588,7 @@ class Host:
         session = self._acting(origin, skill_uri)
         if isinstance(session, Refused):
             return [session]
-        return session.read(ref, found_in)
+        return self._carrier.carry_out(session.read(ref, found_in))
 
     def list_dir(self, origin: str, skill_uri: str, ref: str = "") -> list[Effect]:
         """List a directory of the skill being acted on.
@@ -623,7 +607,7 @@ class Host:
         session = self._acting(origin, skill_uri)
         if isinstance(session, Refused):
             return [session]
-        return session.list_dir(ref)
+        return self._carrier.carry_out(session.list_dir(ref))
 
     def read_resource(
         self, origin: str, uri: str, *, acting_on: tuple[str, str] | None = None
@@ -656,9 +640,11 @@ class Host:
         window = self._window_containing(server.label, uri)
         if window is not None:
             refused = window.refusal_for_reads()
-            return [refused] if refused is not None else window.read_uri(uri)
+            if refused is not None:
+                return [refused]
+            return self._carrier.carry_out(window.read_uri(uri))
         if not server.connected:
-            return [not_connected(server, uri)]
+            return [not_connected(server.label, uri)]
         return [self._ctx.send(server, {"uri": uri}, ReadResource(origin=server.label, uri=uri))]
 
     def _window_containing(self, origin: str, uri: str) -> LoadSession | None:
@@ -803,13 +789,13 @@ class Host:
             ]
         if error is ABSENT and result is not ABSENT:
             del pending[token]
-            return _ON_RESULT[type(request)](self, token, request, result)
+            return ON_RESULT[type(request)](self._answers, token, request, result)
         if error is ABSENT or result is not ABSENT:
-            return self._request_failed(
+            return self._answers.failed(
                 token, None, "the response must carry exactly one of result and error"
             )
         code, message = error_fields(error)
-        return self._request_failed(token, code, message)
+        return self._answers.failed(token, code, message)
 
     def on_request_failed(self, origin: str, token: int, message: str) -> list[Effect]:
         """The request could not complete (timeout, transport failure, the server died)."""
@@ -822,177 +808,7 @@ class Host:
                     message=f"no request with token {token} to {origin!r} is waiting; ignored",
                 )
             ]
-        return self._request_failed(token, None, message)
-
-    def _request_failed(self, token: int, code: int | None, message: str) -> list[Effect]:
-        request = self._ctx.pending.pop(token)
-        failed = RequestFailed(
-            origin=request.origin,
-            method=request.method.value,
-            uri=request.uri,
-            code=code,
-            message=message,
-        )
-        return _ON_FAILURE[type(request)](self, token, request, failed, code in _NOT_FOUND_CODES)
-
-    # -- answers: skills/list -------------------------------------------------------------------
-
-    def _on_list_page(self, token: int, request: ListPage, result: object) -> list[Effect]:
-        server = self._ctx.origins[request.origin]  # forgetting an origin drops its requests
-        return self._intake.take_page(server, request, result)
-
-    def _list_failed(
-        self, token: int, request: ListPage, failed: RequestFailed, not_found: bool
-    ) -> list[Effect]:
-        server = self._ctx.origins[request.origin]
-        return [failed, self._intake.list_failed(server, request, failed.message)]
-
-    # -- answers: skills/get --------------------------------------------------------------------
-
-    def _on_get_for_load(self, token: int, request: GetForLoad, result: object) -> list[Effect]:
-        load = _current(request)
-        effects, entry = self._intake.take_entry(token, request, result, load)
-        if load is None:
-            effects.append(discarded(request))
-        elif entry is not None:
-            effects.extend(load.on_entry(entry))
-        return effects
-
-    def _on_get_refresh(self, token: int, request: GetRefresh, result: object) -> list[Effect]:
-        effects, entry = self._intake.take_entry(token, request, result)
-        session = self._sessions.get((request.origin, request.uri))
-        if entry is not None and session is not None:
-            effects.extend(session.refreshed(request, entry))
-        return effects
-
-    def _on_get_confirm(self, token: int, request: GetConfirm, result: object) -> list[Effect]:
-        effects, entry = self._intake.take_entry(token, request, result)
-        if entry is not None:
-            effects.append(SkillConfirmed(origin=request.origin, uri=request.uri, entry=entry))
-        return effects
-
-    def _on_get_preview(self, token: int, request: GetPreview, result: object) -> list[Effect]:
-        effects, entry = self._intake.take_entry(token, request, result)
-        if entry is not None:
-            server = self._ctx.origins[request.origin]
-            effects.extend(preview_read(self._ctx, server, entry, request.ref))
-        return effects
-
-    def _get_failed(
-        self,
-        token: int,
-        request: GetForLoad | GetRefresh | GetConfirm | GetPreview,
-        failed: RequestFailed,
-        not_found: bool,
-    ) -> list[Effect]:
-        origin, uri = request.origin, request.uri
-        self._intake.refresh_answered(token, (origin, uri))
-        load = _current(request) if isinstance(request, GetForLoad) else None
-        if not not_found:
-            effects: list[Effect] = [failed]
-            if load is not None:
-                effects.extend(load.entry_failed(failed.message))
-            return effects
-        effects = [NotASkill(origin=origin, uri=uri, message=failed.message)]
-        effects.extend(self._intake.not_a_skill(origin, uri))
-        if isinstance(request, GetForLoad):
-            if load is not None:
-                effects.extend(load.entry_refused(None))
-        else:
-            effects.extend(self._intake.unusable(origin, uri, None))
-        return effects
-
-    # -- answers: resources/read and resources/directory/read -----------------------------------
-
-    def _on_skill_md(self, token: int, request: ReadSkillMd, result: object) -> list[Effect]:
-        session = _current(request)
-        if session is None:
-            return [discarded(request)]
-        return session.on_skill_md(request, result)
-
-    def _on_file(self, token: int, request: ReadFile, result: object) -> list[Effect]:
-        # The hot path of reading a skill (one answer per file): _current and the window, inlined.
-        session = cast(LoadSession, request.session)  # the only kind of sender
-        window = session.window
-        if window is None or session.generation != request.generation:
-            return [discarded(request)]
-        return window.on_file(request, result)
-
-    def _on_directory(self, token: int, request: ReadDirectory, result: object) -> list[Effect]:
-        window = _current_window(request)
-        if window is None:
-            return [discarded(request)]
-        return window.on_directory(request, result)
-
-    def _skill_md_failed(
-        self, token: int, request: ReadSkillMd, failed: RequestFailed, not_found: bool
-    ) -> list[Effect]:
-        session = _current(request)
-        if session is None:
-            return [discarded(request)]
-        return session.skill_md_request_failed(request, failed, not_found)
-
-    def _file_failed(
-        self, token: int, request: ReadFile, failed: RequestFailed, not_found: bool
-    ) -> list[Effect]:
-        window = _current_window(request)
-        if window is None:
-            return [discarded(request)]
-        return window.file_request_failed(request, failed, not_found)
-
-    def _on_preview(self, token: int, request: ReadPreview, result: object) -> list[Effect]:
-        return take_preview(self._ctx, request, result)
-
-    def _on_resource(self, token: int, request: ReadResource, result: object) -> list[Effect]:
-        return take_resource(self._ctx, request, result)
-
-    def _only_failed(
-        self, token: int, request: PendingRequest, failed: RequestFailed, not_found: bool
-    ) -> list[Effect]:
-        return [failed]
-
-
-#: The handler of a result, by the kind of request it answers.
-_ON_RESULT: Final[dict[type[PendingRequest], Callable[[Host, int, Any, object], list[Effect]]]] = {
-    ReadFile: Host._on_file,
-    ListPage: Host._on_list_page,
-    GetForLoad: Host._on_get_for_load,
-    GetRefresh: Host._on_get_refresh,
-    GetConfirm: Host._on_get_confirm,
-    GetPreview: Host._on_get_preview,
-    ReadSkillMd: Host._on_skill_md,
-    ReadPreview: Host._on_preview,
-    ReadResource: Host._on_resource,
-    ReadDirectory: Host._on_directory,
-}
-
-#: The handler of a failure (error response, transport failure), by the kind of request.
-_ON_FAILURE: Final[
-    dict[type[PendingRequest], Callable[[Host, int, Any, RequestFailed, bool], list[Effect]]]
-] = {
-    ReadFile: Host._file_failed,
-    ListPage: Host._list_failed,
-    GetForLoad: Host._get_failed,
-    GetRefresh: Host._get_failed,
-    GetConfirm: Host._get_failed,
-    GetPreview: Host._get_failed,
-    ReadSkillMd: Host._skill_md_failed,
-    ReadPreview: Host._only_failed,
-    ReadResource: Host._only_failed,
-    ReadDirectory: Host._only_failed,
-}
-
-
-def _current(request: SessionRequest) -> LoadSession | None:
-    """The session that made ``request``, if it has not moved since (else the answer is stale)."""
-    session = cast(LoadSession, request.session)  # the only kind of sender
-    return session if session.generation == request.generation else None
-
-
-def _current_window(request: ReadFile | ReadDirectory) -> ActingWindow | None:
-    """The window that sent ``request``, if its session has not moved since."""
-    session = _current(request)
-    return session.window if session is not None else None
+        return self._answers.failed(token, None, message)
 
 
 def _unknown_origin(origin: str) -> Refused:
@@ -1021,5 +837,5 @@ def _refuse_get(server: OriginRecord, uri: str) -> Refused | None:
             uri=uri if isinstance(uri, str) else None,
         )
     if not server.connected:
-        return not_connected(server, uri)
+        return not_connected(server.label, uri)
     return None

@@ -6,9 +6,19 @@ For each ``(origin label, uri)`` being loaded or acted on, the router
 (:class:`~skills_core.host.router.Host`) keeps one :class:`LoadSession`. The session owns
 everything about that skill's load: its state (a :class:`~skills_core.host.states.LoadStateMachine`,
 moved only by :meth:`LoadSession._move`, through the table in :mod:`skills_core.host.states`), its
-entries, its per-load grants and, through its window, its byte budget. It decides which input
-happened; the table decides where that leads. The router asks, the session answers with effects
-(the h2 split: the connection routes frames, the stream keeps its own state machine).
+generation, its entries, its per-load grants and, through its window, a dynamic skill's byte cap.
+It decides which input happened; the table decides where that leads. The router asks, the session
+answers (the h2 split: the connection routes frames and owns what is connection-wide, the stream
+keeps its own state machine).
+
+**It writes nothing host-wide.** Every method returns a list of steps, in order: effects for the
+caller, and the intents of :mod:`skills_core.host.intents` for what the router owns (send this
+request, open or withdraw an approval prompt, record an approval, charge fetched bytes to the
+origin, keep verified bytes in the cache, drop a stale cached copy); the router carries them out as
+soon as the session returns (:mod:`skills_core.host.carrier`). What it needs of the router's stores
+(the policy, approvals, cached bytes, refreshes in flight, its server's connection and budget) it
+reads through the read-only views it was made with. So a session can be made and driven on its own,
+answer by answer, and what it decided read off what it returns.
 
 **Its entries.** One entry is in use at a time, in one of three roles:
 
@@ -23,7 +33,7 @@ happened; the table decides where that leads. The router asks, the session answe
 bound to the manifest, unless an approval of the exact set exists or policy waives prompts), then
 ``resources/read`` of SKILL.md (or the verified cache) → size, then digest → parse the frontmatter
 and compare it field by field with the entry (VER-10, VER-11) → deliver, tagged with the origin →
-open the window holding the entry. A failure sends exactly one ``skills/get`` (VER-09): a
+open the window holding the entry. A failure asks for exactly one ``skills/get`` (VER-09): a
 different entry starts the load again, the same entry lets the failure stand.
 
 **The acting window** (:class:`~skills_core.host.window.ActingWindow`) holds the loaded entry and
@@ -39,7 +49,7 @@ window does the same for supporting files. ``verified=False`` is only for a dyna
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import NoReturn, final
@@ -69,23 +79,19 @@ from .codes import (
     RefusalCode,
 )
 from .context import (
-    HostContext,
-    OriginRecord,
     cache_failure,
+    check_frontmatter,
     not_acting,
     protocol_failed,
 )
 from .effects import (
     ApprovalGranted,
-    ApprovalWithdrawn,
     DeliverToModel,
-    Effect,
     HeldEntryReplaced,
     LoadDeclined,
     LoadFailed,
     Refused,
     ReloadRequired,
-    RequestApproval,
     RequestFailed,
     SkillChanged,
     SkillLoaded,
@@ -93,12 +99,22 @@ from .effects import (
     WindowClosed,
 )
 from .gates import SkillPermissions, WindowExecState, widening_fields
+from .intents import (
+    AskApproval,
+    Charge,
+    DiscardCached,
+    KeepVerified,
+    OriginView,
+    RecordApproval,
+    Step,
+    StoreView,
+    WithdrawPrompt,
+)
 from .requests import (
     GetForLoad,
     GetRefresh,
     Key,
     ReadSkillMd,
-    SkillPrompt,
 )
 from .states import WINDOW_STATES, LoadInput, LoadState, LoadStateMachine
 from .window import ActingWindow
@@ -167,48 +183,45 @@ class LoadSession:
 
     Attributes:
         key: ``(origin label, skill uri)``.
-        server: The record of the skill's server (its origin).
+        server: The skill's server (its origin), read only.
         generation: Bumped by every move; requests and prompts made in an older one are stale.
         loading: The entry being loaded.
         window: The acting window, holding its entry, while one is open.
         proposed: A newer entry awaiting re-approval or a reload.
-        prompt_id: The approval prompt out for this session, if any.
+        asking: An approval prompt of this session is open (the router knows its id).
         grant: The approval on the load itself, or None when the approval store decides.
     """
 
     __slots__ = (
-        "_ctx",
         "_machine",
-        "_track",
+        "_reads",
+        "asking",
         "generation",
         "grant",
         "key",
         "loading",
-        "prompt_id",
         "proposed",
         "server",
         "window",
     )
 
-    def __init__(
-        self,
-        ctx: HostContext,
-        server: OriginRecord,
-        uri: str,
-        track: Callable[[LoadSession], None],
-    ) -> None:
-        """A new, IDLE session; ``track`` is told after every move (the router keeps sessions
-        that are not IDLE)."""
-        self._ctx = ctx
+    def __init__(self, reads: StoreView, server: OriginView, uri: str) -> None:
+        """A new, IDLE session of the skill ``uri`` of ``server``.
+
+        Args:
+            reads: The router's stores, which the session only reads.
+            server: The skill's server, which the session only reads.
+            uri: The skill's SKILL.md URI.
+        """
+        self._reads = reads
         self._machine = LoadStateMachine()
-        self._track = track
         self.key: Key = (server.label, uri)
         self.server = server
         self.generation = 0
         self.loading: SkillEntry | None = None
         self.window: ActingWindow | None = None
         self.proposed: SkillEntry | None = None
-        self.prompt_id: int | None = None
+        self.asking = False
         self.grant: PerLoadGrant | None = None
 
     # -- state --------------------------------------------------------------------------------------
@@ -245,14 +258,12 @@ class LoadSession:
         try:
             self._machine.process_input(event)
         finally:
-            self.generation = self._ctx.next_generation()
-            self._track(self)
+            self.generation += 1
 
     def _fault(self, problem: str) -> NoReturn:
         """An invariant of this module does not hold (a bug): ERROR, and raise."""
         error = self._machine.fault(problem)
-        self.generation = self._ctx.next_generation()
-        self._track(self)
+        self.generation += 1
         raise error
 
     def _window(self) -> ActingWindow:
@@ -275,28 +286,26 @@ class LoadSession:
             self._fault(f"{self.key[1]}: {problem}")
         return entry
 
-    def _withdraw(self, reason: str) -> list[Effect]:
-        prompt_id = self.prompt_id
-        if prompt_id is None:
+    def _withdraw(self, reason: str) -> list[Step]:
+        if not self.asking:
             return []
-        self.prompt_id = None
-        self._ctx.prompts.pop(prompt_id, None)
-        return [ApprovalWithdrawn(prompt_id=prompt_id, reason=reason)]
+        self.asking = False
+        return [WithdrawPrompt(origin=self.key[0], uri=self.key[1], reason=reason)]
 
     def _approved(self, entry: SkillEntry) -> bool:
         origin, uri = self.key
         return (
             not entry.is_dynamic
-            and self._ctx.approvals.approved(origin, uri, entry.resource_set) is not None
+            and self._reads.approvals.approved(origin, uri, entry.resource_set) is not None
         )
 
     def _needs_prompt(self, entry: SkillEntry) -> bool:
         """A prompt is needed unless policy waives it or an approval of this exact set exists."""
-        return self._ctx.policy.require_approval and not self._approved(entry)
+        return self._reads.policy.require_approval and not self._approved(entry)
 
     # -- loading ----------------------------------------------------------------------------------
 
-    def load_again(self) -> list[Effect]:
+    def load_again(self) -> list[Step]:
         """``Host.load`` of a skill that already has a session: a STALE window reloads."""
         origin, uri = self.key
         state = self.state
@@ -320,17 +329,16 @@ class LoadSession:
             )
         return [Refused(code=code, message=text, origin=origin, uri=uri)]
 
-    def fetch_entry(self) -> list[Effect]:
+    def fetch_entry(self) -> list[Step]:
         """The entry is unknown: ask for it with ``skills/get`` (LIST-06)."""
         self._move(LoadInput.FETCH_ENTRY)
         origin, uri = self.key
-        request = GetForLoad(origin=origin, uri=uri, session=self, generation=self.generation)
-        return [self._ctx.send(self.server, {"uri": uri}, request)]
+        return [GetForLoad(origin=origin, uri=uri, session=self, generation=self.generation)]
 
-    def begin(self, entry: SkillEntry, *, preapproved: bool = False) -> list[Effect]:
+    def begin(self, entry: SkillEntry, *, preapproved: bool = False) -> list[Step]:
         """Checks from the entry alone, then approval or the SKILL.md read."""
         origin, uri = self.key
-        policy = self._ctx.policy
+        policy = self._reads.policy
         if entry.is_dynamic and not policy.allow_dynamic:
             return self._decline(
                 DeclineReason.DYNAMIC,
@@ -360,15 +368,15 @@ class LoadSession:
         self.loading = entry
         return [self._prompt(entry)]
 
-    def _decline(self, reason: DeclineReason, message: str) -> list[Effect]:
+    def _decline(self, reason: DeclineReason, message: str) -> list[Step]:
         self._move(LoadInput.DECLINE)
         origin, uri = self.key
         return [LoadDeclined(origin=origin, uri=uri, reason=reason, message=message)]
 
-    def _prompt(self, entry: SkillEntry) -> RequestApproval:
-        """Show a prompt bound to ``entry``'s manifest (APR-01), naming what changed (APR-02)."""
+    def _prompt(self, entry: SkillEntry) -> AskApproval:
+        """Ask for a prompt bound to ``entry``'s manifest (APR-01), naming what changed (APR-02)."""
         origin, uri = self.key
-        approval = self._ctx.approvals.record(origin, uri)
+        approval = self._reads.approvals.record(origin, uri)
         changes = None
         if entry.is_dynamic:
             reason = ApprovalReason.DYNAMIC
@@ -382,35 +390,28 @@ class LoadSession:
             )
         else:
             reason = ApprovalReason.NEW
-        self.prompt_id = self._ctx.open_prompt(
-            SkillPrompt(key=self.key, generation=self.generation)
-        )
-        frontmatter = thaw_json(entry.frontmatter)
-        return RequestApproval(
-            prompt_id=self.prompt_id,
+        self.asking = True
+        return AskApproval(
             origin=origin,
             uri=uri,
-            name=entry.name,
-            description=entry.description,
-            manifest="dynamic" if isinstance(entry.resources, str) else tuple(entry.resources),
-            total_size=entry.total_size,
+            generation=self.generation,
+            entry=entry,
             reason=reason,
             changes=changes,
-            frontmatter=frontmatter if isinstance(frontmatter, dict) else {},
-            widening_fields=widening_fields(entry.frontmatter, self._ctx.policy.widening_fields),
-            dynamic=entry.is_dynamic,
+            widening_fields=widening_fields(entry.frontmatter, self._reads.policy.widening_fields),
         )
 
-    def _read_skill_md(self, entry: SkillEntry) -> list[Effect]:
+    def _read_skill_md(self, entry: SkillEntry) -> list[Step]:
         """Move to READING_SKILL_MD and read SKILL.md (from the verified cache when possible)."""
         origin, uri = self.key
         self._move(LoadInput.READ_SKILL_MD)
         self.loading = entry
-        effects: list[Effect] = []
+        effects: list[Step] = []
         resource = entry.resource(entry.uri)
         if resource is not None:
-            hit = self._ctx.cache.get(origin, resource)
+            hit = self._reads.cache.lookup(origin, resource)
             if hit.error is not None:
+                effects.append(DiscardCached(origin=origin, resource=resource))
                 effects.append(cache_failure(origin, uri, hit.error))
             if hit.data is not None:
                 effects.extend(self._skill_md_verified(entry, hit.data, from_cache=True))
@@ -421,22 +422,20 @@ class LoadSession:
                 LoadFailed(origin=origin, uri=uri, message=f"{origin!r} is disconnected")
             )
             return effects
-        request = ReadSkillMd(
-            origin=origin, uri=entry.uri, session=self, generation=self.generation, entry=entry
+        effects.append(
+            ReadSkillMd(
+                origin=origin, uri=entry.uri, session=self, generation=self.generation, entry=entry
+            )
         )
-        effects.append(self._ctx.send(self.server, {"uri": entry.uri}, request))
         return effects
 
-    def on_skill_md(self, request: ReadSkillMd, result: object) -> list[Effect]:
+    def on_skill_md(self, request: ReadSkillMd, result: object) -> list[Step]:
         """SKILL.md answered (the router checked the generation): verify, deliver, open."""
         entry = request.entry
         resource = entry.resource(entry.uri)
-        max_size = resource.size if resource is not None else self._ctx.policy.dynamic_total_bytes
+        max_size = resource.size if resource is not None else self._reads.policy.dynamic_total_bytes
         try:
             data = decode_read_result(result, uri=entry.uri, max_size=max_size)
-            self.server.bytes_fetched += len(data)
-            if resource is not None:
-                verify_bytes(data, size=resource.size, digest=resource.digest, uri=resource.uri)
         except VerificationError as exc:
             return self._skill_md_failed(entry, exc, FailureSource.SERVER)
         except RemoteProtocolError as exc:
@@ -444,11 +443,17 @@ class LoadSession:
             origin, uri = self.key
             failed = LoadFailed(origin=origin, uri=uri, message=exc.message, error=exc)
             return [protocol_failed(request, exc), failed]
+        if resource is not None:
+            try:
+                verify_bytes(data, size=resource.size, digest=resource.digest, uri=resource.uri)
+            except VerificationError as exc:
+                charge = Charge(origin=self.key[0], size=len(data))
+                return [charge, *self._skill_md_failed(entry, exc, FailureSource.SERVER)]
         return self._skill_md_verified(entry, data, from_cache=False)
 
     def skill_md_request_failed(
         self, request: ReadSkillMd, failed: RequestFailed, not_found: bool
-    ) -> list[Effect]:
+    ) -> list[Step]:
         """The SKILL.md read failed: a file the entry lists but the server no longer serves is a
         failed verification (refresh once; DIR-17), anything else ends the load."""
         if not_found:
@@ -461,24 +466,34 @@ class LoadSession:
         self._move(LoadInput.FAIL)
         return [failed, LoadFailed(origin=self.key[0], uri=self.key[1], message=failed.message)]
 
-    def _skill_md_verified(
-        self, entry: SkillEntry, data: bytes, *, from_cache: bool
-    ) -> list[Effect]:
-        """SKILL.md passed size and digest (or is dynamic): check frontmatter, deliver, open."""
+    def _skill_md_verified(self, entry: SkillEntry, data: bytes, *, from_cache: bool) -> list[Step]:
+        """SKILL.md passed size and digest (or is dynamic): check frontmatter, deliver, open.
+
+        Fetched bytes (not ``from_cache``) are charged to the origin, and kept in the verified
+        cache when they verified against the entry's row.
+        """
         origin, uri = self.key
+        fetched: list[Step] = []
         try:
-            self._ctx.check_frontmatter(entry, data)
+            check_frontmatter(entry, data, max_bytes=self._reads.policy.max_frontmatter_bytes)
         except VerificationError as exc:
-            source = FailureSource.CACHE if from_cache else FailureSource.SERVER
-            return self._skill_md_failed(entry, exc, source)
-        resource = entry.resource(entry.uri)
-        if resource is not None and not from_cache:
-            self._ctx.cache.put(origin, resource, data)
+            if from_cache:
+                return self._skill_md_failed(entry, exc, FailureSource.CACHE)
+            charge = Charge(origin=origin, size=len(data))
+            return [charge, *self._skill_md_failed(entry, exc, FailureSource.SERVER)]
+        if not from_cache:
+            resource = entry.resource(entry.uri)
+            fetched.append(
+                Charge(origin=origin, size=len(data))
+                if resource is None
+                else KeepVerified(origin=origin, resource=resource, data=data)
+            )
         self._move(LoadInput.OPEN_WINDOW)
-        self.window = ActingWindow(self._ctx, self, entry, delivered=len(data))
+        self.window = ActingWindow(self._reads, self, entry, delivered=len(data))
         self.loading = None
         self.proposed = None
         return [
+            *fetched,
             DeliverToModel(
                 origin=origin,
                 uri=entry.uri,
@@ -494,11 +509,11 @@ class LoadSession:
 
     def _skill_md_failed(
         self, entry: SkillEntry, error: VerificationError, source: FailureSource
-    ) -> list[Effect]:
+    ) -> list[Step]:
         """SKILL.md failed verification: nothing is used; refresh once (VER-08, VER-09)."""
         origin, uri = self.key
         can_refresh = self.server.connected and self.server.features.skills
-        effects: list[Effect] = [
+        effects: list[Step] = [
             VerificationFailed(
                 origin=origin,
                 uri=entry.uri,
@@ -516,7 +531,7 @@ class LoadSession:
         effects.extend(self.fetch_entry())
         return effects
 
-    def on_entry(self, entry: SkillEntry) -> list[Effect]:
+    def on_entry(self, entry: SkillEntry) -> list[Step]:
         """The load's ``skills/get`` answered: go on, or (after a failed SKILL.md) decide."""
         origin, uri = self.key
         failed = self.loading
@@ -542,38 +557,45 @@ class LoadSession:
             )
         ]
 
-    def entry_refused(self, error: InvalidEntryError | None) -> list[Effect]:
+    def entry_refused(self, error: InvalidEntryError | None) -> list[Step]:
         """The load's ``skills/get`` gave an unusable entry, or "not a skill" (None; ERR-07)."""
         self._move(LoadInput.DECLINE)
         return [declined_invalid(self.key[0], self.key[1], error)]
 
-    def entry_failed(self, message: str, error: RemoteProtocolError | None = None) -> list[Effect]:
+    def entry_failed(self, message: str, error: RemoteProtocolError | None = None) -> list[Step]:
         """The load's ``skills/get`` failed (an error, a malformed result, a transport failure)."""
         self._move(LoadInput.FAIL)
         return [LoadFailed(origin=self.key[0], uri=self.key[1], message=message, error=error)]
 
     # -- approval ---------------------------------------------------------------------------------
 
-    def approve(self, grant_fields: Iterable[str], allow_exec: bool) -> list[Effect]:
+    def approve(self, grant_fields: Iterable[str], allow_exec: bool) -> list[Step]:
         """The session's prompt was answered yes (the router checked it is current).
 
-        The approval binds to the entry the prompt showed (APR-01): recorded in the store, or kept
-        on the load for a dynamic skill (APR-04). Only widening fields the prompt listed can be
-        granted (APR-09).
+        The approval binds to the entry the prompt showed (APR-01): recorded in the store (a
+        :class:`~skills_core.host.intents.RecordApproval`), or kept on the load for a dynamic skill
+        (APR-04). Only widening fields the prompt listed can be granted (APR-09).
         """
         entry = self._awaited()
-        self.prompt_id = None
+        self.asking = False
         origin, uri = self.key
-        listed = widening_fields(entry.frontmatter, self._ctx.policy.widening_fields)
+        listed = widening_fields(entry.frontmatter, self._reads.policy.widening_fields)
         grants = frozenset(grant_fields) & frozenset(listed)
+        effects: list[Step] = []
         if entry.is_dynamic:
             self.grant = PerLoadGrant(fields=grants, allow_exec=allow_exec)
         else:
             self.grant = None
-            self._ctx.approvals.grant(
-                origin, uri, entry.resource_set, granted_fields=grants, allow_exec=allow_exec
+            effects.append(
+                RecordApproval(
+                    origin=origin,
+                    uri=uri,
+                    resources=entry.resource_set,
+                    granted_fields=grants,
+                    allow_exec=allow_exec,
+                )
             )
-        effects: list[Effect] = [
+        effects.append(
             ApprovalGranted(
                 origin=origin,
                 uri=uri,
@@ -581,16 +603,16 @@ class LoadSession:
                 granted_fields=tuple(sorted(grants)),
                 allow_exec=allow_exec,
             )
-        ]
+        )
         if self.state is LoadState.AWAITING_APPROVAL:
             effects.extend(self._read_skill_md(entry))
         else:
             effects.extend(self._reapproved(entry))
         return effects
 
-    def deny(self) -> list[Effect]:
+    def deny(self) -> list[Step]:
         """The session's prompt was answered no: the load is declined, or the window closes."""
-        self.prompt_id = None
+        self.asking = False
         origin, uri = self.key
         if self.state is LoadState.AWAITING_APPROVAL:
             return self._decline(
@@ -599,7 +621,7 @@ class LoadSession:
         self._move(LoadInput.CLOSE)
         return [WindowClosed(origin=origin, uri=uri, reason=CloseReason.DENIED)]
 
-    def _reapproved(self, entry: SkillEntry) -> list[Effect]:
+    def _reapproved(self, entry: SkillEntry) -> list[Step]:
         """REAPPROVAL answered yes: continue under the new entry, or mark the window stale."""
         origin, uri = self.key
         window = self._window()
@@ -622,7 +644,7 @@ class LoadSession:
 
     # -- entries observed -------------------------------------------------------------------------
 
-    def observe(self, entry: SkillEntry) -> list[Effect]:
+    def observe(self, entry: SkillEntry) -> list[Step]:
         """A new entry arrived (``skills/list`` or ``skills/get``) for this skill."""
         state = self.state
         if state is LoadState.AWAITING_APPROVAL or state is LoadState.READING_SKILL_MD:
@@ -636,7 +658,7 @@ class LoadSession:
         origin, uri = self.key
         effects = self._withdraw("the skill changed again")
         skill_md_changed, changes = entry_changes(held, entry)
-        if entry.is_dynamic and not self._ctx.policy.allow_dynamic:
+        if entry.is_dynamic and not self._reads.policy.allow_dynamic:
             self._move(LoadInput.CLOSE)
             effects.append(
                 SkillChanged(
@@ -669,7 +691,7 @@ class LoadSession:
         effects.extend(self._reapproved(entry))
         return effects
 
-    def _changed_while_loading(self, entry: SkillEntry) -> list[Effect]:
+    def _changed_while_loading(self, entry: SkillEntry) -> list[Step]:
         loading = self._require(self.loading, "a load in progress without its entry")
         if same_manifest(loading, entry):
             return []
@@ -688,7 +710,7 @@ class LoadSession:
         effects.extend(self.begin(entry))
         return effects
 
-    def unusable(self, error: InvalidEntryError | None) -> list[Effect]:
+    def unusable(self, error: InvalidEntryError | None) -> list[Step]:
         """The skill's latest entry cannot be loaded (invalid, over limits, or gone)."""
         state = self.state
         if state is LoadState.AWAITING_ENTRY or state is LoadState.ERROR:
@@ -703,7 +725,7 @@ class LoadSession:
         effects.append(declined_invalid(origin, uri, error))
         return effects
 
-    def refreshed(self, request: GetRefresh, entry: SkillEntry) -> list[Effect]:
+    def refreshed(self, request: GetRefresh, entry: SkillEntry) -> list[Step]:
         """A refresh answered: while acting, a failure under an unchanged entry stands (VER-16)."""
         if self.state is not LoadState.ACTING:
             return []
@@ -711,7 +733,7 @@ class LoadSession:
 
     # -- closing ----------------------------------------------------------------------------------
 
-    def close(self) -> list[Effect]:
+    def close(self) -> list[Step]:
         """Close the window (the SKILL.md left the model's context), or clear an ERROR."""
         origin, uri = self.key
         effects = self._withdraw("the window was closed")
@@ -721,7 +743,7 @@ class LoadSession:
             effects.append(WindowClosed(origin=origin, uri=uri, reason=CloseReason.CLOSED))
         return effects
 
-    def abandon(self, reason: str) -> list[Effect]:
+    def abandon(self, reason: str) -> list[Step]:
         """The origin was forgotten: withdraw the prompt, close the window, end the session."""
         origin, uri = self.key
         effects = self._withdraw(reason)
@@ -756,15 +778,15 @@ class LoadSession:
             )
         return not_acting(origin, uri)
 
-    def read(self, ref: str, found_in: str | None) -> list[Effect]:
+    def read(self, ref: str, found_in: str | None) -> list[Step]:
         """Read the file ``ref`` names (ACTING only; the router checked)."""
         return self._window().read(ref, found_in)
 
-    def read_uri(self, uri: str) -> list[Effect]:
+    def read_uri(self, uri: str) -> list[Step]:
         """Read ``uri`` under the held entry (ACTING only; the router checked)."""
         return self._window().read_uri(uri)
 
-    def list_dir(self, ref: str) -> list[Effect]:
+    def list_dir(self, ref: str) -> list[Step]:
         """List a directory of the skill (ACTING only; the router checked)."""
         return self._window().list_dir(ref)
 
@@ -784,7 +806,7 @@ class LoadSession:
     def _exec_approved(self, held: SkillEntry) -> bool:
         if self.grant is not None:
             return self.grant.allow_exec
-        approval = self._ctx.approvals.approved(self.key[0], self.key[1], held.resource_set)
+        approval = self._reads.approvals.approved(self.key[0], self.key[1], held.resource_set)
         return approval is not None and approval.allow_exec
 
     def permissions(self) -> SkillPermissions:
@@ -794,11 +816,11 @@ class LoadSession:
         if self.state is not LoadState.ACTING:
             return SkillPermissions(origin=origin, uri=uri)
         held = self._held()
-        present = widening_fields(held.frontmatter, self._ctx.policy.widening_fields)
+        present = widening_fields(held.frontmatter, self._reads.policy.widening_fields)
         if self.grant is not None:
             granted = self.grant.fields
         else:
-            approval = self._ctx.approvals.approved(origin, uri, held.resource_set)
+            approval = self._reads.approvals.approved(origin, uri, held.resource_set)
             granted = approval.granted_fields if approval is not None else frozenset()
         honoured: dict[str, JSONValue] = {
             name: thaw_json(held.frontmatter[name]) for name in present if name in granted

@@ -7,17 +7,23 @@ When a skill's SKILL.md was verified and delivered, its load session
 loaded: an immutable snapshot the window **holds** (HELD-01) until the session closes it or, after
 re-approval of a changed skill whose SKILL.md is unchanged, replaces it (HELD-05). Nothing here
 moves the session's state: reads are served only while the session is ACTING (the session and the
-router check that first), and every request a window sends carries the session's generation, so an
-answer that arrives after the session moved is discarded before it reaches the window.
+router check that first), and every request a window asks for carries the session's generation,
+so an answer that arrives after the session moved is discarded before it reaches the window.
+
+Like its session, the window writes nothing host-wide: it reads the cache, the policy and the
+refreshes in flight through the session's read-only views, and returns **steps**, effects and the
+intents of :mod:`skills_core.host.intents` (the request records to send, a refresh, the bytes to
+charge and to keep, a stale cached copy to drop), which the router carries out.
 
 * **Reads** resolve against the skill root (SIL-21), or a nested skill's root when the reference
   was found in that nested SKILL.md (URI-18), with the foundation's resolver, and only to URIs
   listed in the held entry (HELD-03, URI-25); an unlisted file is a verification failure and no
   request is sent (HELD-04). Bytes are verified, size first, against the held entry's row for the
-  URI, then delivered, tagged with the origin; verified files are kept in the verified cache,
-  which re-verifies every hit (CACHE-02). A read names the row it was sent for, and its answer
-  reaches the window only in the generation it was sent in, when that row is still the held
-  entry's (the held entry changes only with a move of the session).
+  URI, then delivered, tagged with the origin; verified files are kept in the verified cache
+  (:class:`~skills_core.host.intents.KeepVerified`), which re-verifies every hit (CACHE-02). A
+  read names the row it was sent for, and its answer reaches the window only in the generation it
+  was sent in, when that row is still the held entry's (the held entry changes only with a move of
+  the session).
 * **A verification failure** is reported and triggers at most one ``skills/get`` refresh per
   skill at a time; if the refreshed entry is unchanged, the failure stands and that file is not
   refreshed again under this entry (VER-09, VER-16, no loop).
@@ -28,7 +34,7 @@ answer that arrives after the session moved is discarded before it reaches the w
   directory result never extends it, and a disagreement is reported as a probable change (DIR-13,
   DIR-14, DIR-16, DIR-18).
 
-The invariant, by construction: :func:`~skills_core.host.effects._skill_file_delivery` (a verified
+The invariant, by construction: :func:`~skills_core.host.effects.skill_file_delivery` (a verified
 supporting file) is called in exactly two places: in :meth:`ActingWindow.on_file` right after
 ``verify_bytes`` against the held entry's row, and in :meth:`ActingWindow.read_uri` on a cache hit
 that re-verified against it.
@@ -36,12 +42,12 @@ that re-verified against it.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Protocol, final
 
 from ..digest import verify_bytes
 from ..entry import SkillEntry, SkillResource
 from ..errors import RemoteProtocolError, URIError, VerificationError, VerificationKind
-from ..jsonvalue import JSONValue
 from ..messages import DirectoryChild, decode_read_result, parse_directory_result
 from ..uri import (
     SkillURI,
@@ -52,26 +58,32 @@ from ..uri import (
 from .approvals import same_manifest
 from .codes import DeliveryKind, FailureSource, NoticeCode, NoticeLevel, RefusalCode
 from .context import (
-    HostContext,
-    OriginRecord,
     cache_failure,
     not_connected,
+    over_budget,
     protocol_failed,
     reference_error,
 )
 from .effects import (
     DeliverToModel,
     DirectoryListing,
-    Effect,
     Notice,
     Refused,
     RequestFailed,
-    SendRequest,
     VerificationFailed,
-    _skill_file_delivery,
+    skill_file_delivery,
+)
+from .intents import (
+    Charge,
+    DiscardCached,
+    OriginView,
+    Refresh,
+    Step,
+    StoreView,
+    keep_verified,
 )
 from .registry import ListingWalk
-from .requests import DirectoryWalk, GetRefresh, Key, ReadDirectory, ReadFile
+from .requests import DirectoryWalk, GetRefresh, Key, ReadDirectory, ReadFile, read_file
 
 
 class _Owner(Protocol):
@@ -79,8 +91,8 @@ class _Owner(Protocol):
     :class:`~skills_core.host.session.LoadSession`, which imports this module)."""
 
     @property
-    def server(self) -> OriginRecord:
-        """The record of the skill's server."""
+    def server(self) -> OriginView:
+        """The skill's server."""
 
     @property
     def key(self) -> Key:
@@ -105,14 +117,14 @@ class ActingWindow:
         bytes_used: Bytes a dynamic skill delivered in this load (ENTRY-22, HELD-08).
     """
 
-    __slots__ = ("_ctx", "_root", "_server", "_session", "bytes_used", "held", "key", "settled")
+    __slots__ = ("_reads", "_root", "_server", "_session", "bytes_used", "held", "key", "settled")
 
     def __init__(
-        self, ctx: HostContext, session: _Owner, held: SkillEntry, *, delivered: int
+        self, reads: StoreView, session: _Owner, held: SkillEntry, *, delivered: int
     ) -> None:
         """Open ``session``'s window on ``held``, whose SKILL.md (``delivered`` bytes) was just
-        delivered."""
-        self._ctx = ctx
+        delivered; ``reads`` are the router's stores, which the window only reads."""
+        self._reads = reads
         self._session = session
         self._server = session.server
         self.key: Key = session.key
@@ -129,7 +141,7 @@ class ActingWindow:
 
     # -- files ------------------------------------------------------------------------------------
 
-    def read(self, ref: str, found_in: str | None) -> list[Effect]:
+    def read(self, ref: str, found_in: str | None) -> list[Step]:
         """Read the file ``ref`` names (SIL-21; URI-18 when ``found_in`` is a nested SKILL.md)."""
         held = self.held
         base = held.skill
@@ -146,17 +158,17 @@ class ActingWindow:
             return [reference_error(self.key[0], self.key[1], ref, exc)]
         return self.read_uri(uri)
 
-    def read_uri(self, uri: str) -> list[Effect]:
+    def read_uri(self, uri: str) -> list[Step]:
         """Read ``uri``: only a file the held entry lists (HELD-03, HELD-04)."""
         origin, skill_uri = self.key
         held = self.held
-        policy = self._ctx.policy
+        policy = self._reads.policy
         if held.is_dynamic:
             if self.bytes_used >= policy.dynamic_total_bytes:
                 return [self._size_limit(uri)]
             if not self._server.connected:
-                return [not_connected(self._server, uri)]
-            return [self._send_read(uri, None)]
+                return [not_connected(origin, uri)]
+            return [self._read_request(uri, None)]
         resource = held.resource(uri)
         if resource is None:
             error = VerificationError(
@@ -177,36 +189,29 @@ class ActingWindow:
                     uri=uri,
                 )
             ]
-        effects: list[Effect] = []
-        hit = self._ctx.cache.get(origin, resource)
+        steps: list[Step] = []
+        hit = self._reads.cache.lookup(origin, resource)
         if hit.error is not None:
-            effects.append(cache_failure(origin, skill_uri, hit.error))
+            steps.append(DiscardCached(origin=origin, resource=resource))
+            steps.append(cache_failure(origin, skill_uri, hit.error))
         if hit.data is not None:
-            effects.append(
-                _skill_file_delivery(origin, uri, hit.data, skill_uri, self._root, from_cache=True)
+            steps.append(
+                skill_file_delivery(origin, uri, hit.data, skill_uri, self._root, from_cache=True)
             )
         elif not self._server.connected:
-            effects.append(not_connected(self._server, uri))
+            steps.append(not_connected(origin, uri))
         elif not self._server.can_fetch(resource.size, policy):
-            effects.append(self._ctx.over_budget(self._server, uri))
+            steps.append(over_budget(policy, origin, uri))
         else:
-            effects.append(self._send_read(uri, resource))
-        return effects
+            steps.append(self._read_request(uri, resource))
+        return steps
 
-    def _send_read(self, uri: str, resource: SkillResource | None) -> SendRequest:
+    def _read_request(self, uri: str, resource: SkillResource | None) -> ReadFile:
+        """The read of ``uri`` to send (the intent: the router gives it its token)."""
         origin, skill_uri = self.key
-        session = self._session
-        request = ReadFile(
-            origin=origin,
-            uri=uri,
-            session=session,
-            generation=session.generation,
-            skill_uri=skill_uri,
-            resource=resource,
-        )
-        return self._ctx.send(self._server, {"uri": uri}, request)
+        return read_file(origin, uri, self._session, skill_uri, resource)
 
-    def on_file(self, request: ReadFile, result: object) -> list[Effect]:
+    def on_file(self, request: ReadFile, result: object) -> list[Step]:
         """A file read answered, in the generation it was sent in: verify and deliver.
 
         That generation guarantees the row the read was sent for is still the held entry's.
@@ -218,23 +223,26 @@ class ActingWindow:
         size = resource.size
         try:
             data = decode_read_result(result, uri=uri, max_size=size)
-            self._server.bytes_fetched += len(data)
-            verify_bytes(data, size=size, digest=resource.digest, uri=uri)
         except VerificationError as exc:
             return self._verification_failed(uri, exc, FailureSource.SERVER)
         except RemoteProtocolError as exc:
             return [protocol_failed(request, exc)]
         origin = request.origin
-        self._ctx.cache.put(origin, resource, data)
+        try:
+            verify_bytes(data, size=size, digest=resource.digest, uri=uri)
+        except VerificationError as exc:
+            charge = Charge(origin=origin, size=len(data))
+            return [charge, *self._verification_failed(uri, exc, FailureSource.SERVER)]
         return [
-            _skill_file_delivery(origin, uri, data, request.skill_uri, self._root, from_cache=False)
+            keep_verified(origin, resource, data),
+            skill_file_delivery(origin, uri, data, request.skill_uri, self._root, from_cache=False),
         ]
 
-    def _on_dynamic_file(self, request: ReadFile, result: object) -> list[Effect]:
+    def _on_dynamic_file(self, request: ReadFile, result: object) -> list[Step]:
         """A dynamic skill's file: nothing to verify against, but capped (ENTRY-22, HELD-08)."""
         origin, skill_uri = self.key
         uri = request.uri
-        room = self._ctx.policy.dynamic_total_bytes - self.bytes_used
+        room = self._reads.policy.dynamic_total_bytes - self.bytes_used
         try:
             data = decode_read_result(result, uri=uri, max_size=room)
         except VerificationError as exc:
@@ -246,8 +254,8 @@ class ActingWindow:
         if len(data) > room:
             return [self._size_limit(uri)]
         self.bytes_used += len(data)
-        self._server.bytes_fetched += len(data)
         return [
+            Charge(origin=origin, size=len(data)),
             DeliverToModel(
                 origin=origin,
                 uri=uri,
@@ -256,13 +264,13 @@ class ActingWindow:
                 verified=False,
                 skill_uri=skill_uri,
                 skill_root=self.held.root,
-            )
+            ),
         ]
 
     def _size_limit(self, uri: str) -> Refused:
         return Refused(
             code=RefusalCode.SKILL_SIZE_LIMIT,
-            message=f"this dynamic skill already delivered {self._ctx.policy.dynamic_total_bytes} "
+            message=f"this dynamic skill already delivered {self._reads.policy.dynamic_total_bytes} "
             "bytes, the most one skill may (ENTRY-22, HELD-08)",
             origin=self.key[0],
             uri=uri,
@@ -270,7 +278,7 @@ class ActingWindow:
 
     def file_request_failed(
         self, request: ReadFile, failed: RequestFailed, not_found: bool
-    ) -> list[Effect]:
+    ) -> list[Step]:
         """A file read failed; a listed file the server no longer serves means the skill changed,
         so refresh once (DIR-17)."""
         refresh = self._start_refresh(request.uri) if not_found else None
@@ -280,11 +288,11 @@ class ActingWindow:
 
     def _verification_failed(
         self, uri: str, error: VerificationError, source: FailureSource
-    ) -> list[Effect]:
+    ) -> list[Step]:
         """A file failed: it is not used; at most one refresh (VER-09, VER-16)."""
         origin, skill_uri = self.key
         refresh = self._start_refresh(uri)
-        effects: list[Effect] = [
+        effects: list[Step] = [
             VerificationFailed(
                 origin=origin,
                 uri=uri,
@@ -309,22 +317,19 @@ class ActingWindow:
             )
         return effects
 
-    def _start_refresh(self, failure_uri: str) -> SendRequest | None:
+    def _start_refresh(self, failure_uri: str) -> Refresh | None:
+        """The refresh ``failure_uri`` asks for, unless one is in flight or its failure stands."""
         server = self._server
         if (
-            self.key in self._ctx.refreshing
+            self.key in self._reads.refreshing
             or failure_uri in self.settled
             or not server.connected
             or not server.features.skills
         ):
             return None
-        skill_uri = self.key[1]
-        request = GetRefresh(origin=server.label, uri=skill_uri, failure_uri=failure_uri)
-        send = self._ctx.send(server, {"uri": skill_uri}, request)
-        self._ctx.refreshing[self.key] = send.token
-        return send
+        return Refresh(origin=self.key[0], uri=self.key[1], failure_uri=failure_uri)
 
-    def refreshed(self, request: GetRefresh, entry: SkillEntry) -> list[Effect]:
+    def refreshed(self, request: GetRefresh, entry: SkillEntry) -> list[Step]:
         """A refresh answered with ``entry``: if it is the held entry, the failure stands."""
         failure = request.failure_uri
         if failure is None or not same_manifest(self.held, entry):
@@ -343,7 +348,7 @@ class ActingWindow:
 
     # -- directories ------------------------------------------------------------------------------
 
-    def list_dir(self, ref: str) -> list[Effect]:
+    def list_dir(self, ref: str) -> list[Step]:
         """List a directory: from the held entry, or a live read filtered by it (DIR-07..DIR-18)."""
         origin, skill_uri = self.key
         held = self.held
@@ -380,7 +385,7 @@ class ActingWindow:
                     from_manifest=True,
                 )
             ]
-        policy = self._ctx.policy
+        policy = self._reads.policy
         walk = ListingWalk(
             max_pages=policy.max_directory_pages, max_entries=policy.max_directory_entries
         )
@@ -392,9 +397,9 @@ class ActingWindow:
             generation=self._session.generation,
             gathered=DirectoryWalk(walk=walk),
         )
-        return [self._ctx.send(self._server, {"uri": directory}, request)]
+        return [request]
 
-    def on_directory(self, request: ReadDirectory, result: object) -> list[Effect]:
+    def on_directory(self, request: ReadDirectory, result: object) -> list[Step]:
         """A page of a directory read answered: ask for the next, or answer.
 
         Children and dropped ones count alike against the walk's cap, and nothing past it is
@@ -416,11 +421,10 @@ class ActingWindow:
         step = walk.record_page(min(len(children) + len(dropped), room), cursor)
         partial = truncated or step.stop is not None
         if not partial and step.cursor is not None:
-            params: dict[str, JSONValue] = {"uri": request.uri, "cursor": step.cursor}
-            return [self._ctx.send(self._server, params, request)]
+            return [replace(request, cursor=step.cursor)]  # the next page of the same read
         return self._directory_done(request, partial)
 
-    def _directory_done(self, request: ReadDirectory, partial: bool) -> list[Effect]:
+    def _directory_done(self, request: ReadDirectory, partial: bool) -> list[Step]:
         origin, skill_uri = self.key
         held = self.held
         gathered = request.gathered
@@ -451,7 +455,7 @@ class ActingWindow:
             dropped=tuple(gathered.dropped),
             partial=partial,
         )
-        effects: list[Effect] = [listing]
+        effects: list[Step] = [listing]
         if listing.looks_changed and not partial:
             effects.append(
                 Notice(
