@@ -483,7 +483,8 @@ def test_serve_start_up_imports_stay_lean(tmp_path: Path) -> None:
         f"sys.argv = ['skills-core', 'serve', {str(tmp_path)!r}]\n"
         "code = main()\n"
         "heavy = ('urllib.parse', 'ipaddress', 'pathlib', 'shutil', 'asyncio', 'tempfile',\n"
-        "         'skills_core.adapters._client', 'skills_core.host')\n"
+        "         'skills_core.adapters._client', 'skills_core.host.router',\n"
+        "         'skills_core.host.effects')\n"
         "print(sorted(m for m in heavy if m in sys.modules), file=sys.stderr)\n"
     )
     result = subprocess.run(

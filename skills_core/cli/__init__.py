@@ -244,7 +244,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="do not declare or serve resources/directory/read",
     )
     serve.add_argument(
-        "--page-size", type=_positive_int, default=50, help="entries per page (default 50)"
+        "--page-size",
+        type=_positive_int,
+        default=200,  # ServerOptions' default (a test keeps them equal; not imported: start-up)
+        help="entries per page (default 200)",
     )
     serve.add_argument(
         "--ttl-ms",
@@ -416,6 +419,27 @@ def _host_options(parser: argparse.ArgumentParser, *, after_action: bool) -> Non
         type=_seconds,
         default=default(10.0),
         help="seconds per request (default 10)",
+    )
+    parser.add_argument(
+        "--max-entries",
+        type=_positive_int,
+        default=default(None),
+        metavar="N",
+        help="entries read from one server's listing (default 10000)",
+    )
+    parser.add_argument(
+        "--max-listing-bytes",
+        type=_positive_int,
+        default=default(None),
+        metavar="N",
+        help="bytes one server's listed entries may hold (default 33554432)",
+    )
+    parser.add_argument(
+        "--max-listed-resources",
+        type=_positive_int,
+        default=default(None),
+        metavar="N",
+        help="manifest rows one server's listed entries may hold (default 50000)",
     )
     parser.add_argument(
         "--json", action="store_true", default=default(False), help="machine-readable output"

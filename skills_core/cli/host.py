@@ -260,8 +260,13 @@ class _Session:
         self.timeout: float = args.timeout
         self.outcome = _Outcome()
         self.approvals_path = Path(args.approvals) if args.approvals else None
+        caps = {
+            name: value
+            for name in ("max_entries", "max_listing_bytes", "max_listed_resources")
+            if (value := getattr(args, name, None)) is not None
+        }
         self.host = Host(
-            policy=HostPolicy(allow_dynamic=args.allow_dynamic),
+            policy=HostPolicy(allow_dynamic=args.allow_dynamic, **caps),
             client_info=CLIENT_INFO,
             approvals=self._load_approvals(),
             cache=self._open_cache(),
@@ -272,6 +277,8 @@ class _Session:
         self.delivered: list[DeliverToModel] = []
         self.listings: list[DirectoryListing] = []
         self.rejected: list[EntryRejected] = []
+        #: Servers whose listing stopped before its end (a cap or a budget), and why.
+        self.partial: dict[str, ListingPartial] = {}
         self.notices: list[str] = []
         self.warnings: list[str] = []
         #: Servers a connection or protocol failure came from: their stderr is shown at the end.
@@ -451,7 +458,8 @@ class _Session:
                 message = f"server {effect.origin!r}: {effect.message}"
                 self._request_failed(effect.origin, "skills/list", message)
             else:
-                self.warnings.append(f"{effect.origin}: {effect.message}")
+                self.partial[effect.origin] = effect
+                self.warnings.append(_incomplete_listing(effect))
         elif isinstance(effect, RequestApproval):
             return await self._approve(effect)
         elif isinstance(effect, RequestCrossOriginApproval):
@@ -631,6 +639,14 @@ class _Session:
             self.outcome.fail(
                 EXIT_CONNECTION, f"cannot look up {query!r}: the listing of {failed} failed"
             )
+        elif self.partial:
+            cut = ", ".join(repr(label) for label in self.partial)
+            self.outcome.fail(
+                EXIT_USAGE,
+                f"no skill {query!r} among the skills listed, but the listing of {cut} was "
+                "incomplete (see the warning): raise the cap it names, or name the skill as "
+                "LABEL:skill://.../SKILL.md",
+            )
         else:
             self.outcome.fail(EXIT_USAGE, f"no server lists a skill {query!r}")
         return None
@@ -709,6 +725,11 @@ class _Session:
                         for r in self.rejected
                     ],
                     "notices": self.notices,
+                    "complete": not self.partial and not self.unlisted,
+                    "incomplete": [
+                        {"origin": p.origin, "reason": p.reason.value, "message": p.message}
+                        for p in self.partial.values()
+                    ],
                 }
             )
             return
@@ -767,6 +788,29 @@ class _Session:
         if out.isatty():
             text = display(text, lines=True)
         out.write(text if text.endswith("\n") else text + "\n")
+
+
+#: The option of ``skills-core host`` that raises each cap or budget a listing can stop at.
+_RAISED_BY: Final = {
+    StopReason.ENTRY_CAP: "--max-entries",
+    StopReason.BYTE_BUDGET: "--max-listing-bytes",
+    StopReason.RESOURCE_BUDGET: "--max-listed-resources",
+}
+
+
+def _incomplete_listing(partial: ListingPartial) -> str:
+    """The warning for a listing that stopped before its end: why, and how to read it whole."""
+    option = _RAISED_BY.get(partial.reason)
+    fix = (
+        f"raise the cap with {option} N to read it whole"
+        if option is not None
+        else "the server's listing is at fault"
+    )
+    why = partial.message.removesuffix("; the listing may be incomplete")
+    return (
+        f"warning: the listing of {partial.origin!r} is INCOMPLETE: {why}; skills past that "
+        f"point are not shown and cannot be named: {fix}"
+    )
 
 
 def _request_failure(effect: RequestFailed) -> str:

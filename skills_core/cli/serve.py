@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._self import module_name
 from ._common import (
@@ -34,6 +34,9 @@ from ._common import (
     open_source,
     os_message,
 )
+
+if TYPE_CHECKING:
+    from ..server.catalog import Catalog
 
 __all__ = ["run_serve", "parse_bind"]
 
@@ -56,6 +59,7 @@ def run_serve(args: argparse.Namespace) -> int:
     if source.index_note is not None:
         error(f"serve: {source.index_note}")
     _report_omitted(len(server.catalog.omitted))
+    _warn_past_a_default_host(server.catalog)
     # A SkillsServer's results have string keys by construction: skip the endpoint's key walk.
     serve_stdio(server.connection(), results_have_string_keys=True)
     return EXIT_OK
@@ -64,6 +68,30 @@ def run_serve(args: argparse.Namespace) -> int:
 def _report_omitted(omitted: int) -> None:
     if omitted:  # stdout belongs to the protocol; stderr is for the operator (§1.7)
         error(f"serve: {omitted} skill folder(s) left out; `skills-core manifest` says why")
+
+
+def _warn_past_a_default_host(catalog: Catalog) -> None:
+    """Say so when a host with the default policy would not read the whole listing."""
+    import json  # noqa: PLC0415 - only to size the catalog
+
+    from ..host.budgets import listing_overflow  # noqa: PLC0415
+    from ..host.policy import HostPolicy  # noqa: PLC0415
+
+    items = (
+        json.loads(skill.encoded_entry)
+        if skill.encoded_entry is not None
+        else skill.entry.to_json()
+        for skill in catalog.skills
+        if skill.listed
+    )
+    overflow = listing_overflow(items, HostPolicy())
+    if overflow is not None:
+        error(
+            f"serve: warning: the listing holds {overflow}: a host with the default policy "
+            "(skills-core host, and hosts built on this library) reads only part of it, and says "
+            "so; its users can raise the cap (skills-core host --max-entries, "
+            "--max-listed-resources, --max-listing-bytes)"
+        )
 
 
 def parse_bind(text: str) -> tuple[str, int]:
@@ -175,6 +203,7 @@ def _run_http(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         raise CliError(f"serve: {os_message(exc)}") from None
     _report_omitted(len(app.server.catalog.omitted))
+    _warn_past_a_default_host(app.server.catalog)
     os.environ.update(config.to_environ())
     shown = f"[{host}]" if ":" in host else host
     error(
