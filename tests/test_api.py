@@ -37,6 +37,10 @@ IO_MODULES = {
     "skills_core/__main__.py",
     # where this copy of the package lives, to start it again in a child process
     "skills_core/_self.py",
+    # the object-store and git adapters of skills_core.sources, and their threads
+    "skills_core/sources/s3.py",
+    "skills_core/sources/git.py",
+    "skills_core/sources/_background.py",
 }
 IO_PACKAGES = ("skills_core/adapters/",)
 

@@ -157,6 +157,14 @@ class _ReadsSince(Protocol):
     ) -> tuple[bytes | None, object | None] | None: ...
 
 
+@runtime_checkable
+class _ReadsBlock(Protocol):
+    """A source whose reads may wait on a network (``StoreSource``): a caller on an event loop
+    has such reads deferred to a worker thread, whatever the file's size."""
+
+    def read_blocks(self, skill: PublishedSkill, file_path: str) -> bool: ...
+
+
 class _RequestError(Exception):
     """An error answer; raised inside the handler only, never out of it."""
 
@@ -205,6 +213,7 @@ class SkillsServer:
         "_cursors",
         "_live",
         "_options",
+        "_read_blocks",
         "_read_since",
         "_reads",
         "_receipts",
@@ -237,6 +246,7 @@ class SkillsServer:
         self._live = LiveCatalog(source.scan())
         self._reads = _ReadCache()
         self._read_since = source.read_since if isinstance(source, _ReadsSince) else None
+        self._read_blocks = source.read_blocks if isinstance(source, _ReadsBlock) else None
         self._receipts = 0
 
     @classmethod
@@ -530,19 +540,26 @@ class SkillsServer:
         key = (uri, era is Era.MODERN)  # a bool hashes in C; an Enum member in Python
         cached = self._reads.entries.get(key)
         # A cached file was small when last read (at most 256 KiB), so it is not deferred; one
-        # grown since is read here once, and then no longer cached.
-        if cached is None and defer_over is not None:
-            listed = skill.entry.resource(uri)
-            if listed is not None and listed.size > defer_over:
-                return PendingRead(
-                    source=self._source,
-                    skill=skill,
-                    file_path=file_path,
-                    uri=uri,
-                    era=era,
-                    hint=self._cache_hint,
-                    options=self._options,
-                )
+        # grown since is read here once, and then no longer cached. A read that would wait on a
+        # network (a source with read_blocks) is deferred whatever its size.
+        blocks = self._read_blocks
+        if defer_over is not None and (
+            (blocks is not None and blocks(skill, file_path))
+            or (
+                cached is None
+                and (listed := skill.entry.resource(uri)) is not None
+                and listed.size > defer_over
+            )
+        ):
+            return PendingRead(
+                source=self._source,
+                skill=skill,
+                file_path=file_path,
+                uri=uri,
+                era=era,
+                hint=self._cache_hint,
+                options=self._options,
+            )
         if (
             cached is not None
             and received is not None
