@@ -19,7 +19,7 @@ from typing import Final, final
 
 from ..digest import compute_digest
 
-__all__ = ["CACHE_BYTES", "CACHE_FILE_BYTES", "CachingFetcher", "Refresher"]
+__all__ = ["CACHE_BYTES", "CACHE_FILE_BYTES", "CachingFetcher", "Refresher", "refresh_interval"]
 
 #: Bytes of verified file content a replica keeps in memory (a bound, not a tuning).
 CACHE_BYTES: Final = 64 << 20
@@ -121,3 +121,9 @@ class Refresher:
         self._stop.set()
         if self._thread.is_alive() and self._thread is not threading.current_thread():
             self._thread.join()
+
+
+def refresh_interval(ttl_ms: int) -> float:
+    """Seconds between a replica's looks at its store: half of ``ttlMs``, within 0.1-30 s, so
+    a publish shows in listings within ``ttlMs`` of its commit (with a margin for the check)."""
+    return min(30.0, max(0.1, ttl_ms / 2000))

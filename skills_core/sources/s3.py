@@ -63,7 +63,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, cast, final
 from ..digest import compute_digest
 from ..server.model import PublishedSkill
 from ..spec import DIGEST_PREFIX
-from ._background import CachingFetcher, Refresher
+from ._background import CachingFetcher, Refresher, refresh_interval
 from .published import (
     CatalogDocument,
     CatalogError,
@@ -88,7 +88,6 @@ __all__ = [
     "load_s3_state",
     "publish",
     "collect_garbage",
-    "refresh_interval",
 ]
 
 CATALOG: Final = "catalog.json"
@@ -282,12 +281,6 @@ def _credential_provider() -> Any:
 
 def _history_key(generation: int) -> str:
     return f"{HISTORY}{generation:020d}.json"
-
-
-def refresh_interval(ttl_ms: int) -> float:
-    """Seconds between a replica's looks at its store: half of ``ttlMs``, within 0.1-30 s, so
-    a publish shows in listings within ``ttlMs`` of its commit (with a margin for the check)."""
-    return min(30.0, max(0.1, ttl_ms / 2000))
 
 
 # --- serving -------------------------------------------------------------------------------------
