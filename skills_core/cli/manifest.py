@@ -40,7 +40,7 @@ from types import MappingProxyType
 from ..display import display, display_json_text
 from ..server.catalog import Catalog
 from ..validation import Finding
-from ._common import EXIT_OK, error, open_source
+from ._common import EXIT_OK, error, open_source, source_note
 
 __all__ = ["run_manifest", "finding_json"]
 
@@ -64,7 +64,11 @@ def run_manifest(args: argparse.Namespace) -> int:
 
 def _manifest(args: argparse.Namespace) -> int:
     source = open_source(
-        args.roots, include_hidden=args.include_hidden, exclude=args.exclude, index=args.index
+        args.roots,
+        include_hidden=args.include_hidden,
+        exclude=args.exclude,
+        index=args.index,
+        s3_endpoint=args.s3_endpoint,
     )
     progress = sys.stderr.isatty()
     if progress:
@@ -73,8 +77,9 @@ def _manifest(args: argparse.Namespace) -> int:
     catalog = source.scan()
     if progress:
         sys.stderr.write(f"\rskills-core: scanned {len(catalog.skills)} skills.      \n")
-    if source.index_note is not None:
-        error(f"manifest: {source.index_note}")
+    note = source_note(source)
+    if note is not None:
+        error(f"manifest: {note}")
     if args.json:
         _write(_shown(_json_document(catalog)))
     else:

@@ -35,13 +35,19 @@ import os
 import sys
 from pathlib import Path
 
-from ..check import SkillReport, ValidationReport, validate_entries, validate_folder
+from ..check import (
+    SkillReport,
+    SubjectKind,
+    ValidationReport,
+    validate_entries,
+    validate_folder,
+)
 from ..ci import RULES, github_commands, to_sarif
 from ..display import display
 from ..errors import JsonRpcError
 from ..jsonvalue import loads_strict
 from ..validation import Finding
-from ._common import CliError, error, os_message, print_json
+from ._common import CliError, error, open_url_source, os_message, print_json
 
 __all__ = [
     "EXIT_VALID",
@@ -87,7 +93,12 @@ def run_validate(args: argparse.Namespace) -> int:
             empty.append(f"--entries {name}: no skill entry found (its list of entries is empty)")
     for path in args.paths:
         try:
-            report = validate_folder(path, include_hidden=args.include_hidden, exclude=args.exclude)
+            if path.startswith(("s3://", "git:")):
+                report = _source_report(path, args)
+            else:
+                report = validate_folder(
+                    path, include_hidden=args.include_hidden, exclude=args.exclude
+                )
         except OSError as exc:
             raise CliError(os_message(exc), EXIT_TROUBLE) from None
         if not report.skills:
@@ -101,6 +112,44 @@ def run_validate(args: argparse.Namespace) -> int:
     for message in empty:
         error(message)
     return code
+
+
+def _source_report(url: str, args: argparse.Namespace) -> ValidationReport:
+    """What a bucket's catalog or a git commit publishes, checked: each published entry by the
+    host's and the Agent Skills rules, and an error for each skill the source's rules leave out.
+    """
+    from ..validation import Severity  # noqa: PLC0415
+
+    try:
+        source = open_url_source(
+            url,
+            include_hidden=args.include_hidden,
+            exclude=args.exclude,
+            s3_endpoint=args.s3_endpoint,
+        )
+    except CliError as exc:
+        raise CliError(exc.message, EXIT_TROUBLE) from None
+    catalog = source.scan()
+    source.close()
+    report = validate_entries([skill.entry.to_json() for skill in catalog.skills], source=url)
+    left_out = [
+        SkillReport(
+            kind=SubjectKind.ENTRY,
+            path=url,
+            uri=omitted.uri,
+            findings=(
+                Finding(
+                    severity=Severity.ERROR,
+                    field="",
+                    code=str(omitted.code),
+                    message=f"{omitted.path}: {omitted.reason}",
+                    file=url,
+                ),
+            ),
+        )
+        for omitted in catalog.omitted
+    ]
+    return ValidationReport.merge([report, ValidationReport(skills=tuple(left_out))])
 
 
 def read_json_documents(name: str, *, label: str = "") -> list[tuple[str, object]]:

@@ -38,7 +38,8 @@ deleted when no catalog a replica may still serve refers to it and it is older t
 A catalog may still be served while it is current or was replaced less than ``grace`` seconds
 ago (the time its successor's history document was written), so the grace must be longer than
 any replica's refresh interval plus the longest outage a replica should survive. Times are the
-store's own (``Last-Modified``), never this machine's clock. History documents replaced longer
+store's own (``Last-Modified``; "now" is that of an empty ``gc-clock`` object written first),
+never this machine's clock. History documents replaced longer
 ago than the grace are deleted too.
 
 **Credentials and endpoint.** The endpoint is ``--s3-endpoint`` or the standard
@@ -93,6 +94,8 @@ __all__ = [
 CATALOG: Final = "catalog.json"
 HISTORY: Final = "catalogs/"
 BLOBS: Final = "blobs/sha256/"
+#: An empty object written to read the store's clock (garbage collection).
+_CLOCK: Final = "gc-clock"
 #: Uploads made at once by a publish.
 PUBLISH_CONCURRENCY: Final = 16
 #: How long one request may take, and retries of failed reads, before a failure is reported.
@@ -621,7 +624,8 @@ def collect_garbage(
     """
     if grace < 0:
         raise ValueError("the grace must not be negative")
-    now = bucket.modified(CATALOG)
+    bucket.put(_CLOCK, b"")  # now, by the store's clock: when it says this was written
+    now = bucket.modified(_CLOCK)
     horizon = now - timedelta(seconds=grace)
     history = sorted((_generation_of(key), modified) for key, _, modified in bucket.list(HISTORY))
     try:
