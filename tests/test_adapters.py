@@ -15,7 +15,7 @@ import pytest
 import trio
 
 from skills_core.adapters import asyncio_stdio, trio_stdio
-from skills_core.adapters._client import (
+from skills_core.client_stream import (
     ClientStream,
     Failed,
     GiveUp,
@@ -23,10 +23,10 @@ from skills_core.adapters._client import (
     Report,
     Resolved,
 )
-from skills_core.adapters._core import FINISHED, ServerStream
 from skills_core.errors import JsonRpcError, TransportError
 from skills_core.jsonrpc import NEED_DATA, Answer, JSONObject
 from skills_core.jsonvalue import JSONValue
+from skills_core.server_stream import FINISHED, ServerStream
 
 PEER = str(Path(__file__).resolve().parent / "peers" / "echo_server.py")
 FLAVOURS = ["asyncio", "trio"]
@@ -483,7 +483,7 @@ def test_serve_start_up_imports_stay_lean(tmp_path: Path) -> None:
         f"sys.argv = ['skills-core', 'serve', {str(tmp_path)!r}]\n"
         "code = main()\n"
         "heavy = ('urllib.parse', 'ipaddress', 'pathlib', 'shutil', 'asyncio', 'tempfile',\n"
-        "         'skills_core.adapters._client', 'skills_core.host')\n"
+        "         'skills_core.client_stream', 'skills_core.host')\n"
         "print(sorted(m for m in heavy if m in sys.modules), file=sys.stderr)\n"
     )
     result = subprocess.run(

@@ -19,7 +19,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from skills_core.adapters import asyncio_stdio, trio_stdio
-from skills_core.adapters._client import (
+from skills_core.adapters._io import STDERR_LINES_SHOWN, stderr_relay
+from skills_core.client_stream import (
     REPORTS_SHOWN,
     STDERR_LINE_BYTES,
     STDERR_TAIL,
@@ -27,7 +28,6 @@ from skills_core.adapters._client import (
     Report,
     StderrLines,
 )
-from skills_core.adapters._io import STDERR_LINES_SHOWN, stderr_relay
 from skills_core.errors import TransportError
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -12,12 +12,13 @@ imports trio.
 
 For a transport of your own (a socket, a pipe pair), :class:`ServerStream` is the whole server
 side of a byte stream without I/O: bytes received in, what to write out, with back-pressure (see
-``examples/tcp_server.py``).
+``examples/tcp_server.py``). It lives in the core, :mod:`skills_core.server_stream`, and is
+re-exported here with its companions.
 """
 
 from __future__ import annotations
 
-from ._core import (
+from ..server_stream import (
     DEFAULT_DEFER_READS_OVER,
     FINISHED,
     OUTPUT_BATCH,

@@ -1,7 +1,7 @@
 """asyncio stdio adapter: serve a skills server over stdin/stdout, or talk to a server process.
 
 Theory of operation: each function here is a thin loop around the I/O-free cores of
-:mod:`skills_core.adapters._core`. Only this module (and its trio twin) reads pipes, spawns
+:mod:`skills_core.server_stream`. Only this module (and its trio twin) reads pipes, spawns
 processes and waits on clocks; policy that is not I/O lives in the cores.
 
 * :func:`serve_stdio` drives a :class:`~skills_core.adapters.ServerStream`: it writes answers as
@@ -24,10 +24,7 @@ import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import final
 
-from ..errors import SkillsError, TransportError
-from ..jsonrpc import NEED_DATA, RequestId
-from ..jsonvalue import JSONValue
-from ._client import (
+from ..client_stream import (
     ClientOutcome,
     ClientStream,
     Failed,
@@ -37,7 +34,10 @@ from ._client import (
     Resolved,
     StderrLines,
 )
-from ._core import (
+from ..errors import SkillsError, TransportError
+from ..jsonrpc import NEED_DATA, RequestId
+from ..jsonvalue import JSONValue
+from ..server_stream import (
     DEFAULT_DEFER_READS_OVER,
     FINISHED,
     PendingOutput,

@@ -68,8 +68,8 @@ from ..jsonrpc import EncodedResult, ErrorObject
 from ..jsonvalue import JSONValue, loads_strict
 from ..server.handler import PendingRead, SkillsServer
 from ..server.paths import DEFAULT_SCHEME
+from ..server_stream import DEFAULT_DEFER_READS_OVER
 from ..spec import EXTENSION_ID, LEGACY_PROTOCOL_VERSION, SUPPORTED_LEGACY_VERSIONS, Method
-from ._core import DEFAULT_DEFER_READS_OVER
 
 __all__ = ["add_skills"]
 

@@ -21,10 +21,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "skills_core.adapters.trio_stdio needs trio: pip install 'skills-core[trio]'"
     ) from exc
 
-from ..errors import SkillsError, TransportError
-from ..jsonrpc import NEED_DATA, RequestId
-from ..jsonvalue import JSONValue
-from ._client import (
+from ..client_stream import (
     ClientOutcome,
     ClientStream,
     Failed,
@@ -34,7 +31,10 @@ from ._client import (
     Resolved,
     StderrLines,
 )
-from ._core import (
+from ..errors import SkillsError, TransportError
+from ..jsonrpc import NEED_DATA, RequestId
+from ..jsonvalue import JSONValue
+from ..server_stream import (
     DEFAULT_DEFER_READS_OVER,
     FINISHED,
     PendingOutput,

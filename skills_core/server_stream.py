@@ -41,8 +41,8 @@ import enum
 from collections.abc import Callable
 from typing import Final, Protocol, final
 
-from ..errors import LocalProtocolError
-from ..jsonrpc import (
+from .errors import LocalProtocolError
+from .jsonrpc import (
     NEED_DATA,
     Answer,
     ConnectionClosed,
@@ -54,8 +54,8 @@ from ..jsonrpc import (
     RequestId,
     RequestReceived,
 )
-from ..server.handler import PendingRead
-from ..spec import ErrorCode
+from .server.handler import PendingRead
+from .spec import ErrorCode
 
 __all__ = [
     "Responder",
