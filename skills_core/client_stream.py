@@ -2,7 +2,7 @@
 
 Theory of operation: :class:`ClientStream` turns received bytes into :data:`ClientOutcome` values: a
 pending request resolved or failed, a line to report, bytes to write back, or the connection given
-up. The stdio client (:mod:`skills_core.adapters.stdio_client`) reads, writes and waits around it.
+up. The stdio client (:mod:`skills_core.adapters.stdio`) reads, writes and waits around it.
 (The server side, :class:`~skills_core.server_stream.ServerStream`, lives apart, so that a server
 imports none of this.)
 

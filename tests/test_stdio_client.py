@@ -17,9 +17,13 @@ import trio
 from client_helpers import HOSTILE, alive
 from hypothesis import given
 from hypothesis import strategies as st
+from interop_helpers import PEERS, child_env, new_host, serve_argv, write_spec_skill
 
+import skills_core as sc
+from skills_core import spec_examples as ex
 from skills_core.adapters import asyncio_stdio, trio_stdio
 from skills_core.adapters._io import STDERR_LINES_SHOWN, stderr_relay
+from skills_core.adapters.stdio import DEFAULT_TIMEOUT
 from skills_core.client_stream import (
     REPORTS_SHOWN,
     STDERR_LINE_BYTES,
@@ -29,8 +33,10 @@ from skills_core.client_stream import (
     StderrLines,
 )
 from skills_core.errors import TransportError
+from skills_core.host.driver import handshake
 
 ROOT = Path(__file__).resolve().parents[1]
+PEER = str(PEERS / "echo_server.py")
 FLAVOURS = ["asyncio", "trio"]
 META = {
     "_meta": {
@@ -225,7 +231,9 @@ CLIENT_SCRIPT = """
 import sys
 sys.path.insert(0, {root!r})
 from skills_core.adapters import {module} as adapter
+from skills_core.adapters.stdio import DEFAULT_TIMEOUT
 from skills_core.errors import TransportError
+from skills_core.host.driver import handshake
 META = {meta!r}
 
 async def main():
@@ -285,3 +293,34 @@ def test_the_client_does_not_start_servers_in_our_group() -> None:
             assert os.getpgid(client.process.pid) == client.process.pid
 
     asyncio.run(body())
+
+
+# --- the client as the pump's requester ------------------------------------------------------
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_the_client_is_the_pumps_requester_with_the_timeout_it_was_opened_with(
+    flavour: str, tmp_path: Path
+) -> None:
+    """``pump_async(host, effects, {"docs": client})``: awaited as ``client(method, params)``,
+    the client waits up to the ``timeout`` given to ``open_stdio_client`` (10 s by default)."""
+    write_spec_skill(tmp_path)
+
+    async def body() -> None:
+        async with opener(flavour)(
+            serve_argv(str(tmp_path)), label="docs", env=child_env()
+        ) as client:
+            assert client.timeout == DEFAULT_TIMEOUT == 10.0
+            host = new_host()
+            await handshake(host, "docs", client, timeout=10)
+            await sc.pump_async(host, host.list_skills("docs"), {"docs": client})
+            assert host.registry.get("docs", ex.SKILL_MD_URI) is not None
+        async with opener(flavour)(
+            [sys.executable, PEER, "raw"], label="slow", timeout=0.2, on_report=lambda m: None
+        ) as slow:
+            with pytest.raises(TransportError, match=r"within 0\.2 seconds") as info:
+                await slow("sleep", {})
+            assert info.value.kind == "timeout"
+            assert await slow("echo", {"n": 1}) == {"ok": "echo"}  # the connection lives on
+
+    run(flavour, body)
