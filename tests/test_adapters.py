@@ -334,6 +334,30 @@ def test_importing_skills_core_does_not_import_trio() -> None:
     assert result.stdout.strip() == "False"
 
 
+def test_without_trio_the_error_names_the_package_to_install() -> None:
+    """trio hidden: importing the trio adapter says ``pip install trio`` (what a vendored copy
+    needs), then the extra for an installed skills-core; the asyncio adapter still imports."""
+    import subprocess
+
+    code = (
+        "import sys; sys.modules['trio'] = None\n"
+        "import skills_core.adapters.asyncio_stdio\n"
+        "import skills_core.adapters.trio_stdio\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        "ImportError: skills_core.adapters.trio_stdio needs trio: pip install trio "
+        "(or, where skills-core itself is installed, pip install 'skills-core[trio]')"
+    )
+
+
 def serve_over_pipes(wire: bytes, serve: Callable[[int, int], None]) -> list[bytes]:
     """Run ``serve(stdin_fd, stdout_fd)`` with ``wire`` as its whole input; return its lines.
 
