@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
@@ -21,7 +22,7 @@ from interop_helpers import PEERS, child_env, new_host, serve_argv, write_spec_s
 
 import skills_core as sc
 from skills_core import spec_examples as ex
-from skills_core.adapters import asyncio_stdio, trio_stdio
+from skills_core.adapters import asyncio_stdio, stdio, trio_stdio
 from skills_core.adapters._io import STDERR_LINES_SHOWN, stderr_relay
 from skills_core.adapters.stdio import DEFAULT_TIMEOUT
 from skills_core.client_stream import (
@@ -322,5 +323,67 @@ def test_the_client_is_the_pumps_requester_with_the_timeout_it_was_opened_with(
                 await slow("sleep", {})
             assert info.value.kind == "timeout"
             assert await slow("echo", {"n": 1}) == {"ok": "echo"}  # the connection lives on
+
+    run(flavour, body)
+
+
+CLOSES_STDIN = (
+    "import os, sys, time\n"
+    "os.close(0)\n"
+    "sys.stderr.write('stdin closed\\n'); sys.stderr.flush()\n"
+    "time.sleep(60)\n"
+)
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_a_server_that_closed_its_stdin_fails_requests_as_closed(flavour: str) -> None:
+    """Writing to a server whose stdin is closed is a typed failure (kind ``closed``), for a
+    request and a notification alike; the server is still shut down."""
+    said: list[str] = []
+
+    async def body() -> None:
+        sleep = asyncio.sleep if flavour == "asyncio" else trio.sleep
+        async with opener(flavour)(
+            [sys.executable, "-c", CLOSES_STDIN],
+            label="deaf",
+            on_stderr=said.append,
+            shutdown_grace=0.5,
+        ) as client:
+            for _ in range(500):  # up to 10 s for the server to start and close its stdin
+                if said:
+                    break
+                await sleep(0.02)
+            assert said == ["stdin closed"]
+            with pytest.raises(TransportError, match="server 'deaf' closed its input") as info:
+                await client.request("skills/list", META, timeout=10)
+            assert info.value.kind == "closed"
+            with pytest.raises(TransportError, match="closed its input"):
+                await client.notify("notifications/initialized")
+            process = client.process
+        assert process.returncode == -signal.SIGTERM
+
+    run(flavour, body)
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_without_process_groups_the_server_itself_is_terminated_then_killed(
+    flavour: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the platform has no process groups (Windows), shutdown signals the server process
+    itself: SIGTERM (ignored here), then SIGKILL after the grace period."""
+    monkeypatch.setattr(stdio, "NEW_SESSION", False)
+    stubborn = (
+        "import signal, sys, time\n"
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        "sys.stdin.read()\n"
+        "time.sleep(60)\n"
+    )
+
+    async def body() -> None:
+        async with opener(flavour)(
+            [sys.executable, "-c", stubborn], label="stubborn", shutdown_grace=0.3
+        ) as client:
+            process = client.process
+        assert process.returncode == -signal.SIGKILL
 
     run(flavour, body)
