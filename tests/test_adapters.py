@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import trio
 
-from skills_core.adapters import asyncio_stdio, trio_stdio
+from skills_core.adapters import asyncio_stdio, stdio, trio_stdio
 from skills_core.client_stream import (
     ClientStream,
     Failed,
@@ -272,8 +272,16 @@ STUBBORN = (
 )
 
 
+@pytest.mark.parametrize("groups", [True, False], ids=["groups", "no-groups"])
 @pytest.mark.parametrize("flavour", FLAVOURS)
-def test_shutdown_escalates_to_kill(flavour: str) -> None:
+def test_shutdown_escalates_to_kill(
+    flavour: str, groups: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGTERM ignored: SIGKILL after the grace period, to the group; where the platform has no
+    process groups (Windows), to the server process itself."""
+    if not groups:
+        monkeypatch.setattr(stdio, "NEW_SESSION", False)
+
     async def body() -> None:
         async with opener(flavour)(
             [sys.executable, "-c", STUBBORN], label="stubborn", shutdown_grace=0.3

@@ -251,10 +251,13 @@ def test_host_over_stdio_example_declines_without_a_terminal_or_yes(tmp_path: Pa
     result = run_stdio_host(str(spec_skills(tmp_path)))
     assert result.returncode == 1
     assert "not a terminal: pass --yes to approve" in result.stderr
-    assert "not loaded: loading skill://pdf-processing/SKILL.md from 'docs' was not approved" in (
+    assert "note: loading skill://pdf-processing/SKILL.md from 'docs' was not approved" in (
         result.stderr
     )
     assert "# PDF processing" not in result.stdout
+    result = run_stdio_host(str(spec_skills(tmp_path)), "--skill", "nope", "--yes")
+    assert result.returncode == 1
+    assert "no skill matches 'nope'" in result.stderr
 
 
 def test_host_over_stdio_example_reports_a_server_that_cannot_serve(tmp_path: Path) -> None:

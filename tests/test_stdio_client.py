@@ -22,7 +22,7 @@ from interop_helpers import PEERS, child_env, new_host, serve_argv, write_spec_s
 
 import skills_core as sc
 from skills_core import spec_examples as ex
-from skills_core.adapters import asyncio_stdio, stdio, trio_stdio
+from skills_core.adapters import asyncio_stdio, trio_stdio
 from skills_core.adapters._io import STDERR_LINES_SHOWN, stderr_relay
 from skills_core.adapters.stdio import DEFAULT_TIMEOUT
 from skills_core.client_stream import (
@@ -361,29 +361,5 @@ def test_a_server_that_closed_its_stdin_fails_requests_as_closed(flavour: str) -
                 await client.notify("notifications/initialized")
             process = client.process
         assert process.returncode == -signal.SIGTERM
-
-    run(flavour, body)
-
-
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_without_process_groups_the_server_itself_is_terminated_then_killed(
-    flavour: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Where the platform has no process groups (Windows), shutdown signals the server process
-    itself: SIGTERM (ignored here), then SIGKILL after the grace period."""
-    monkeypatch.setattr(stdio, "NEW_SESSION", False)
-    stubborn = (
-        "import signal, sys, time\n"
-        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
-        "sys.stdin.read()\n"
-        "time.sleep(60)\n"
-    )
-
-    async def body() -> None:
-        async with opener(flavour)(
-            [sys.executable, "-c", stubborn], label="stubborn", shutdown_grace=0.3
-        ) as client:
-            process = client.process
-        assert process.returncode == -signal.SIGKILL
 
     run(flavour, body)
