@@ -44,8 +44,8 @@ from interop_helpers import (
 
 from skills_core import spec_examples as ex
 from skills_core.adapters.asyncio_stdio import open_stdio_client
-from skills_core.adapters.host_driver import handshake
 from skills_core.errors import JsonRpcError, VerificationKind
+from skills_core.host.driver import handshake
 from skills_core.host.effects import (
     ApprovalGranted,
     ApprovalRevoked,

@@ -10,7 +10,7 @@ session), asks the server, and sends the answer: ``http.response.start`` with a
 HTTP request needs no per-client connection object. A read of a large file comes back unread and
 is read and encoded in a worker thread, so the event loop keeps serving other requests meanwhile.
 
-**Back-pressure** (the rule the stdio loop follows, see :mod:`skills_core.adapters._core`): an
+**Back-pressure** (the rule the stdio loop follows, see :mod:`skills_core.server_stream`): an
 answer of at most :data:`~skills_core.adapters._http_options.LARGE_ANSWER_BYTES` goes out in one
 body message. A larger one is *large*: it is sent in pieces of that size with ``more_body``, so the
 ASGI server's flow control holds this coroutine while the client does not take them, and the ASGI
@@ -54,8 +54,8 @@ from typing import Any, Final, TypeAlias, TypeVar, final
 
 from ..jsonrpc import Answer
 from ..server.handler import PendingRead, SkillsServer
+from ..server_stream import DEFAULT_DEFER_READS_OVER
 from ..spec import Method
-from ._core import DEFAULT_DEFER_READS_OVER
 from ._http_checks import (
     Call,
     Head,

@@ -1,11 +1,11 @@
 """HTTP client adapter: a host's connection to an MCP server over Streamable HTTP, both eras.
 
 Theory of operation: :class:`HttpClient` is one more requester behind the host's effect pump
-(:func:`~skills_core.adapters.host_driver.carry_out`): ``request(method, params, timeout=...)``
+(:func:`~skills_core.host.driver.carry_out`): ``request(method, params, timeout=...)``
 returns the result or raises :class:`~skills_core.errors.JsonRpcError` /
 :class:`~skills_core.errors.TransportError`, exactly as the stdio clients do, and
 ``negotiate(...)`` settles the era the way HTTP signals it (§5.6), which
-:func:`~skills_core.adapters.host_driver.handshake` asks it to do. Every decision about headers,
+:func:`~skills_core.host.driver.handshake` asks it to do. Every decision about headers,
 statuses, bodies, redirects and eras is made by the pure :mod:`skills_core.http_wire`; this module
 only moves bytes with httpx2 and keeps time with anyio, so it runs under asyncio and trio alike.
 It is the only module that imports httpx2 (the ``http-client`` extra).
@@ -56,7 +56,9 @@ except ImportError as exc:  # pragma: no cover - exercised by a subprocess test
     ) from exc
 
 from .._version import __version__
+from ..client_stream import ReportCounter
 from ..errors import JsonRpcError, SkillsError, TransportError, quote_for_message
+from ..host.driver import CLIENT_INFO
 from ..host.handshake import Negotiated, handshake_request, outcome_of
 from ..http_wire import (
     MAX_ERROR_BODY,
@@ -99,9 +101,7 @@ from ..spec import (
     ErrorCode,
     Method,
 )
-from ._client import ReportCounter
 from ._io import report_to_stderr
-from .host_driver import CLIENT_INFO
 
 __all__ = [
     "HttpClient",
@@ -149,7 +149,7 @@ class HttpClient:
         on_notification: Called with each notification that arrives on a response stream; they
             are dropped when ``None``. Never answered.
         on_report: Called with one line for each thing ignored (a request sent on a stream, ...):
-            of each kind, the first :data:`~skills_core.adapters._client.REPORTS_SHOWN`; then, at
+            of each kind, the first :data:`~skills_core.client_stream.REPORTS_SHOWN`; then, at
             :meth:`aclose`, one line with how many there were in all.
 
     Raises:

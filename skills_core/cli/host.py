@@ -52,7 +52,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final, TextIO
 
 from ..adapters.asyncio_stdio import StdioClient, open_stdio_client
-from ..adapters.host_driver import CLIENT_INFO, Requester, handshake
 from ..digest import compute_digest
 from ..display import display, display_line
 from ..errors import (
@@ -66,6 +65,7 @@ from ..errors import (
 from ..host.approvals import ApprovalsFileError, ApprovalStore
 from ..host.cache import CacheStore
 from ..host.codes import NoticeCode, StopReason
+from ..host.driver import CLIENT_INFO, Requester, handshake
 from ..host.effects import (
     ApprovalGranted,
     ApprovalRevoked,
