@@ -48,9 +48,9 @@ re-checked from its parent folder instead (:meth:`FilesystemSource.recheck`).
 **Entries.** :func:`entries_in` finds the entries of a JSON document; each is checked by
 :meth:`SkillEntry.from_json` with the limits, and its frontmatter, when it is an object, by
 :func:`~skills_core.validation.validate_frontmatter` with the URI's last segment as the directory
-name. The entry problems those rules restate (``missing-name``, ``bad-description``...) are left
-to the Agent Skills rules, whose codes folder mode uses. Names shared by several entries of one
-document draw ``duplicate-name``, as in a catalog.
+name. The entry problems those rules restate (``name-missing``, ``description-not-string``...)
+have the same codes and are given once, with the Agent Skills rules' messages. Names shared by
+several entries of one document draw ``duplicate-name``, as in a catalog.
 
 **Paths.** A finding's ``file`` is a path the caller can open: the folder given, joined with the
 path below it (``skills/pdf/SKILL.md``), or the entries file. Names are kept exactly as the
@@ -117,7 +117,14 @@ _REPORTED_HERE: Final = frozenset({"symlink", "special-file", "unreadable"})
 #: Entry problems that restate an Agent Skills rule on ``name`` or ``description``: the rule's
 #: finding is kept instead (it is the one folder mode gives).
 _RESTATED: Final = frozenset(
-    {"missing-name", "bad-name", "missing-description", "bad-description", "name-mismatch"}
+    {
+        "name-missing",
+        "name-not-string",
+        "name-invalid",
+        "name-mismatch",
+        "description-missing",
+        "description-not-string",
+    }
 )
 #: Omissions whose reason the SKILL.md findings already give.
 _FRONTMATTER_OMISSIONS: Final = frozenset(
@@ -148,7 +155,10 @@ class SkillReport:
         entry: The entry ``serve`` publishes for the folder, or the entry a host accepts (with
             the limits); ``None`` when it would not. Set from the rules alone: ignoring codes
             later (:meth:`ValidationReport.without`) does not change it.
-        findings: Every finding, errors and warnings, in the order found.
+        findings: Every finding, errors, warnings and notes, in the order found.
+        ignored_errors: The codes of the errors :meth:`ValidationReport.without` removed, in
+            order, each once: the skill stays invalid (an ignored error silences its message,
+            never the reason ``serve`` or a host refuses the skill).
     """
 
     kind: SubjectKind
@@ -157,6 +167,7 @@ class SkillReport:
     uri: str | None = None
     entry: SkillEntry | None = None
     findings: tuple[Finding, ...] = ()
+    ignored_errors: tuple[str, ...] = ()
 
     @property
     def errors(self) -> tuple[Finding, ...]:
@@ -169,9 +180,16 @@ class SkillReport:
         return tuple(f for f in self.findings if f.severity is Severity.WARNING)
 
     @property
+    def notes(self) -> tuple[Finding, ...]:
+        """The findings of severity note."""
+        return tuple(f for f in self.findings if f.severity is Severity.NOTE)
+
+    @property
     def valid(self) -> bool:
-        """True when no finding is an error."""
-        return all(f.severity is not Severity.ERROR for f in self.findings)
+        """True when no finding is an error and no error was ignored."""
+        return not self.ignored_errors and all(
+            f.severity is not Severity.ERROR for f in self.findings
+        )
 
     def to_json(self) -> dict[str, JSONValue]:
         """The report as a JSON object, strict UTF-8 (``path_hex`` for a path that is not)."""
@@ -189,6 +207,8 @@ class SkillReport:
             out["files"] = len(entry.resources)
             out["bytes"] = entry.total_size
         out["findings"] = [f.to_json() for f in self.findings]
+        if self.ignored_errors:
+            out["ignored_errors"] = list(self.ignored_errors)
         return out
 
 
@@ -227,24 +247,32 @@ class ValidationReport:
         return sum(f.severity is Severity.WARNING for _, f in self.all_findings())
 
     @property
+    def note_count(self) -> int:
+        """How many findings are notes."""
+        return sum(f.severity is Severity.NOTE for _, f in self.all_findings())
+
+    @property
     def valid(self) -> bool:
-        """True when no finding is an error."""
-        return self.error_count == 0
+        """True when no finding is an error and every skill is valid (none had an error that
+        :meth:`without` removed)."""
+        return self.error_count == 0 and all(s.valid for s in self.skills)
 
     def passes(self, *, strict: bool = False) -> bool:
-        """True when there is no error (and, when ``strict``, no warning either)."""
+        """True when there is no error (and, when ``strict``, no warning either); notes never
+        fail."""
         return self.valid and not (strict and self.warning_count)
 
     def without(self, codes: Collection[str]) -> ValidationReport:
-        """The same report without the findings whose code is in ``codes`` (counted as ignored)."""
+        """The same report without the findings whose code is in ``codes`` (counted as ignored).
+
+        A skill that loses an error this way keeps its verdict: its code is recorded in
+        :attr:`SkillReport.ignored_errors` and the skill stays invalid.
+        """
         if not codes:
             return self
         dropped = sum(f.code in codes for _, f in self.all_findings())
         return ValidationReport(
-            skills=tuple(
-                replace(s, findings=tuple(f for f in s.findings if f.code not in codes))
-                for s in self.skills
-            ),
+            skills=tuple(_without(s, codes) for s in self.skills),
             findings=tuple(f for f in self.findings if f.code not in codes),
             ignored=self.ignored + dropped,
         )
@@ -262,7 +290,8 @@ class ValidationReport:
         return cls(skills=tuple(skills), findings=tuple(findings), ignored=ignored)
 
     def summary(self) -> dict[str, int]:
-        """Counts: ``skills``, ``valid``, ``invalid``, ``errors``, ``warnings``, ``ignored``."""
+        """Counts: ``skills``, ``valid``, ``invalid``, ``errors``, ``warnings``, ``notes``,
+        ``ignored``."""
         valid = sum(s.valid for s in self.skills)
         return {
             "skills": len(self.skills),
@@ -270,6 +299,7 @@ class ValidationReport:
             "invalid": len(self.skills) - valid,
             "errors": self.error_count,
             "warnings": self.warning_count,
+            "notes": self.note_count,
             "ignored": self.ignored,
         }
 
@@ -284,6 +314,18 @@ class ValidationReport:
             "results": [skill.to_json() for skill in self.skills],
             "findings": [f.to_json() for f in self.findings],
         }
+
+
+def _without(skill: SkillReport, codes: Collection[str]) -> SkillReport:
+    """``skill`` less the findings whose code is in ``codes``, remembering ignored errors."""
+    kept: list[Finding] = []
+    ignored = list(skill.ignored_errors)
+    for finding in skill.findings:
+        if finding.code not in codes:
+            kept.append(finding)
+        elif finding.severity is Severity.ERROR and finding.code not in ignored:
+            ignored.append(finding.code)
+    return replace(skill, findings=tuple(kept), ignored_errors=tuple(ignored))
 
 
 # --- folders ----------------------------------------------------------------------------------

@@ -88,6 +88,8 @@ class Severity(enum.StrEnum):
     ERROR = "error"
     #: The skill is valid but fragile: another tool may read it differently.
     WARNING = "warning"
+    #: Information only (a hidden file left out, say): never fails a run, even a strict one.
+    NOTE = "note"
 
 
 @final
@@ -96,7 +98,7 @@ class Finding:
     """One problem found in a skill: its frontmatter, its files, or its entry.
 
     Attributes:
-        severity: :attr:`Severity.ERROR` or :attr:`Severity.WARNING`.
+        severity: :attr:`Severity.ERROR`, :attr:`Severity.WARNING` or :attr:`Severity.NOTE`.
         field: JSON pointer to the field, e.g. ``"/name"`` or ``"/metadata/author"``; ``""`` for
             the document as a whole. In the frontmatter for findings about SKILL.md, in the
             entry for findings about an entry (``"/frontmatter/name"``, ``"/resources/2/size"``).
@@ -265,7 +267,9 @@ def validate_frontmatter(data: object, *, directory_name: str | None = None) -> 
     if type(data) is not dict and not isinstance(data, Mapping):
         return (
             _error(
-                "", "not-a-mapping", f"the frontmatter must be a mapping, not {_type_name(data)}"
+                "",
+                "frontmatter-schema",
+                f"the frontmatter must be a mapping, not {_type_name(data)}",
             ),
         )
     findings: list[Finding] = []
