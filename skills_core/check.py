@@ -31,7 +31,14 @@ that entry. For every skill folder, published or not, the report holds:
 * what the catalog says beyond those: file names that cannot be URIs, a name other skills share
   (ORG-10), path collisions, a folder name that cannot be a URI, a refused ``SKILL.md``;
 * the links, special files and unreadable entries the walk refused below it (each reported once,
-  in the innermost skill that holds it; those outside every skill are the report's own).
+  in the innermost skill that holds it; those outside every skill are the report's own);
+* a note (``hidden-file``) for each hidden file or folder the walk passed over in it, and a
+  warning (``secret-file``) for each file whose name looks like a secret
+  (:func:`~skills_core.server.selection.looks_secret`), published or passed over (hidden or
+  excluded; nothing below a folder passed over is looked at);
+* for a published skill, what :func:`~skills_core.validation.lint_body` finds in its body:
+  links to files the skill does not publish, links a host refuses to resolve, and a SKILL.md
+  over 500 lines.
 
 A skill is valid when it has no error; ``serve`` publishes exactly the valid ones (a differential
 test checks this). Where ``serve`` stops early, so does the report: a skill whose frontmatter
@@ -48,7 +55,8 @@ re-checked from its parent folder instead (:meth:`FilesystemSource.recheck`).
 **Entries.** :func:`entries_in` finds the entries of a JSON document; each is checked by
 :meth:`SkillEntry.from_json` with the limits, and its frontmatter, when it is an object, by
 :func:`~skills_core.validation.validate_frontmatter` with the URI's last segment as the directory
-name. The entry problems those rules restate (``name-missing``, ``description-not-string``...)
+name, and files whose names look like secrets draw ``secret-file``. The entry problems those
+rules restate (``name-missing``, ``description-not-string``...)
 have the same codes and are given once, with the Agent Skills rules' messages. Names shared by
 several entries of one document draw ``duplicate-name``, as in a catalog.
 
@@ -69,7 +77,7 @@ import os
 import stat
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Final, cast, final
+from typing import Final, Protocol, TypeVar, cast, final
 
 from .entry import DEFAULT_LIMITS, Limits, SkillEntry
 from .errors import EntryProblem, InvalidEntryError, JsonRpcError, URIError
@@ -77,12 +85,21 @@ from .frontmatter import ABSENT, DEFAULT_MAX_BYTES, compare_frontmatter
 from .jsonvalue import FrozenJSON, JSONValue, thaw_json
 from .server.catalog import Catalog
 from .server.filesystem import DEFAULT_IGNORED_NAMES, FilesystemSource
-from .server.model import OmitCode, OmittedSkill, PublishedSkill, SourceProblem
+from .server.model import (
+    OmitCode,
+    OmittedSkill,
+    PublishedSkill,
+    SkipCode,
+    SkippedEntry,
+    SourceProblem,
+)
+from .server.selection import looks_secret
 from .spec import SKILL_MD
-from .uri import SkillURI
+from .uri import SkillURI, percent_decode
 from .validation import (
     Finding,
     Severity,
+    lint_body,
     place_in_skill_md,
     raw_bytes,
     strict_utf8,
@@ -130,6 +147,14 @@ _RESTATED: Final = frozenset(
 _FRONTMATTER_OMISSIONS: Final = frozenset(
     {OmitCode.FRONTMATTER, OmitCode.INVALID, OmitCode.NAME_MISMATCH}
 )
+
+
+class _HasPath(Protocol):
+    @property
+    def path(self) -> str: ...
+
+
+_Entry = TypeVar("_Entry", bound=_HasPath)
 
 
 class SubjectKind(enum.StrEnum):
@@ -383,7 +408,8 @@ def validate_folder(
     found.extend((omitted.path, omitted) for omitted in catalog.omitted)
     found.sort(key=lambda item: item[0])
     folders = [folder for folder, _ in found]
-    problems = _problems_by_skill(catalog.problems, folders)
+    problems = _by_skill(catalog.problems, folders)
+    skipped = _by_skill(catalog.skipped, folders)
     skills = [
         _folder_report(
             _Place(root, mount),
@@ -392,6 +418,7 @@ def validate_folder(
             verdict=verdict,
             catalog=catalog,
             problems=problems.get(folder, ()),
+            skipped=skipped.get(folder, ()),
             limits=limits,
         )
         for folder, verdict in found
@@ -449,11 +476,10 @@ def _placed_message(finding: Finding) -> str:
     return f"{finding.place}: {finding.message}" if finding.place else finding.message
 
 
-def _problems_by_skill(
-    problems: Iterable[SourceProblem], folders: Sequence[str]
-) -> dict[str | None, list[SourceProblem]]:
-    """Each refused entry under the innermost skill folder that holds it (``None``: no skill)."""
-    by_skill: dict[str | None, list[SourceProblem]] = {}
+def _by_skill(problems: Iterable[_Entry], folders: Sequence[str]) -> dict[str | None, list[_Entry]]:
+    """Each refused or skipped entry under the innermost skill folder that holds it (``None``:
+    no skill)."""
+    by_skill: dict[str | None, list[_Entry]] = {}
     inside = sorted(folders, key=len, reverse=True)
     for problem in problems:
         owner = next(
@@ -492,6 +518,57 @@ def _problem_finding(place: _Place, problem: SourceProblem) -> Finding:
     )
 
 
+def _skipped_findings(place: _Place, skipped: Iterable[SkippedEntry]) -> list[Finding]:
+    """A note for each hidden entry passed over, a warning for each that looks like a secret."""
+    findings: list[Finding] = []
+    for entry in skipped:
+        name = entry.path.rpartition("/")[2]
+        file = place.path(entry.path)
+        if looks_secret(name):
+            findings.append(
+                Finding(
+                    severity=Severity.WARNING,
+                    field="",
+                    code="secret-file",
+                    message=f"{name!r} looks like a secret; it is not published now "
+                    f"({entry.code}), but it sits in the skill folder, where --include-hidden, "
+                    "another --exclude or a copy of the folder would publish it: move it out",
+                    file=file,
+                )
+            )
+        elif entry.code is SkipCode.HIDDEN:
+            findings.append(
+                Finding(
+                    severity=Severity.NOTE,
+                    field="",
+                    code="hidden-file",
+                    message=f"not published: {entry.reason}; --include-hidden publishes it",
+                    file=file,
+                )
+            )
+    return findings
+
+
+def _published_findings(path: str, skill: PublishedSkill, skill_md: bytes | None) -> list[Finding]:
+    """What a published skill's own files and body say: secrets published, links, length."""
+    findings = [
+        Finding(
+            severity=Severity.WARNING,
+            field="",
+            code="secret-file",
+            message=f"{relative.rpartition('/')[2]!r} looks like a secret and is published with "
+            "the skill: move it out of the skill folder",
+            file=os.path.join(path, *relative.split("/")),
+        )
+        for relative in skill.files.values()
+        if looks_secret(relative.rpartition("/")[2])
+    ]
+    if skill_md is not None:
+        body = lint_body(skill_md, frozenset(skill.files.values()), skill_uri=skill.uri)
+        findings += _in_file(body, path)
+    return findings
+
+
 def _folder_report(
     place: _Place,
     folder: str,
@@ -500,6 +577,7 @@ def _folder_report(
     verdict: PublishedSkill | OmittedSkill,
     catalog: Catalog,
     problems: Sequence[SourceProblem],
+    skipped: Sequence[SkippedEntry],
     limits: Limits,
 ) -> SkillReport:
     path = place.path(folder)
@@ -528,6 +606,7 @@ def _folder_report(
         if skill_md is not None:
             extra = list(place_in_skill_md(extra, skill_md))
         findings += _in_file(extra, path)
+        findings += _published_findings(path, verdict, skill_md)
     else:
         findings += _omission_findings(verdict, findings, skill_md_path, path)
     refused_skill_md = f"{folder}/{SKILL_MD}" if folder else SKILL_MD
@@ -536,6 +615,7 @@ def _folder_report(
         for p in problems
         if not (isinstance(verdict, OmittedSkill) and p.path == refused_skill_md)
     ]
+    findings += _skipped_findings(place, skipped)
     valid = all(f.severity is not Severity.ERROR for f in findings)
     # In file and document order; a finding without a place first in its file.
     findings.sort(key=lambda f: (f.file or "", f.line or 0, f.column or 0))
@@ -652,6 +732,8 @@ def validate_entries(
     skills: list[SkillReport] = []
     for index, item in enumerate(items):
         findings, entry = _entry_rules(item, limits)
+        if entry is not None:
+            findings += _published_secrets(entry)
         frontmatter = item.get("frontmatter") if isinstance(item, dict) else None
         uri = item.get("uri") if isinstance(item, dict) else None
         if isinstance(frontmatter, dict):
@@ -674,6 +756,25 @@ def validate_entries(
             )
         )
     return ValidationReport(skills=tuple(skills))
+
+
+def _published_secrets(entry: SkillEntry) -> list[Finding]:
+    """``secret-file`` for each file of the entry whose name looks like a secret."""
+    if isinstance(entry.resources, str):
+        return []
+    findings: list[Finding] = []
+    for index, resource in enumerate(entry.resources):
+        name = percent_decode(resource.uri.rpartition("/")[2])
+        if looks_secret(name):
+            findings.append(
+                Finding(
+                    severity=Severity.WARNING,
+                    field=f"/resources/{index}/uri",
+                    code="secret-file",
+                    message=f"{name!r} looks like a secret and is published with the skill",
+                )
+            )
+    return findings
 
 
 def _uri_name(uri: object) -> str | None:

@@ -89,6 +89,18 @@ def minimal_log() -> dict[str, Any]:
         (lambda log: log["runs"][0].pop("tool"), "'tool' is required"),
         (lambda log: log["runs"][0]["invocations"][0].pop("executionSuccessful"), "required"),
         (lambda log: log["runs"][0]["results"][0].__setitem__("ruleIndex", True), "expected"),
+        (
+            lambda log: log["runs"][0]["invocations"][0].__setitem__(
+                "toolExecutionNotifications", [{"level": "fatal", "message": {"text": "x"}}]
+            ),
+            "is not one of",
+        ),
+        (
+            lambda log: log["runs"][0]["invocations"][0].__setitem__(
+                "toolExecutionNotifications", [{"level": "error"}]
+            ),
+            "'message' is required",
+        ),
     ],
 )
 def test_the_structural_check_catches_broken_logs(damage: Any, complaint: str) -> None:

@@ -161,7 +161,9 @@ def skill_targets(paths: list[str], *, changed: bool = False) -> tuple[list[str]
             target = _containing_skill(path)
         elif os.path.isdir(path) and not _holds_skill(path):
             target = _containing_skill(path) or path
-        elif not os.path.isdir(path) and os.path.basename(path) != SKILL_MD:
+        elif os.path.basename(path) == SKILL_MD and not os.path.isdir(path):
+            target = os.path.dirname(path) or os.curdir
+        elif not os.path.isdir(path):
             target = _containing_skill(path)
         if target is None:
             outside.append(
@@ -203,7 +205,9 @@ def _explain(code: str, rules_url: str) -> int:
         raise CliError(
             f"validate: --explain {code!r} is not a finding code{_near(code)}", EXIT_TROUBLE
         )
-    sys.stdout.write(display(explain(rule, page=rules_url)))
+    sys.stdout.write(
+        explain(rule, page=rules_url)
+    )  # our own text, the URL given on our command line
     return EXIT_VALID
 
 
