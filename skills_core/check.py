@@ -79,6 +79,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Final, Protocol, TypeVar, cast, final
 
+from ._file_findings import published_findings, published_secrets, skipped_findings
 from .entry import DEFAULT_LIMITS, Limits, SkillEntry
 from .errors import EntryProblem, InvalidEntryError, JsonRpcError, URIError
 from .frontmatter import ABSENT, DEFAULT_MAX_BYTES, compare_frontmatter
@@ -89,17 +90,14 @@ from .server.model import (
     OmitCode,
     OmittedSkill,
     PublishedSkill,
-    SkipCode,
     SkippedEntry,
     SourceProblem,
 )
-from .server.selection import looks_secret
 from .spec import SKILL_MD
-from .uri import SkillURI, percent_decode
+from .uri import SkillURI
 from .validation import (
     Finding,
     Severity,
-    lint_body,
     place_in_skill_md,
     raw_bytes,
     strict_utf8,
@@ -518,57 +516,6 @@ def _problem_finding(place: _Place, problem: SourceProblem) -> Finding:
     )
 
 
-def _skipped_findings(place: _Place, skipped: Iterable[SkippedEntry]) -> list[Finding]:
-    """A note for each hidden entry passed over, a warning for each that looks like a secret."""
-    findings: list[Finding] = []
-    for entry in skipped:
-        name = entry.path.rpartition("/")[2]
-        file = place.path(entry.path)
-        if looks_secret(name):
-            findings.append(
-                Finding(
-                    severity=Severity.WARNING,
-                    field="",
-                    code="secret-file",
-                    message=f"{name!r} looks like a secret; it is not published now "
-                    f"({entry.code}), but it sits in the skill folder, where --include-hidden, "
-                    "another --exclude or a copy of the folder would publish it: move it out",
-                    file=file,
-                )
-            )
-        elif entry.code is SkipCode.HIDDEN:
-            findings.append(
-                Finding(
-                    severity=Severity.NOTE,
-                    field="",
-                    code="hidden-file",
-                    message=f"not published: {entry.reason}; --include-hidden publishes it",
-                    file=file,
-                )
-            )
-    return findings
-
-
-def _published_findings(path: str, skill: PublishedSkill, skill_md: bytes | None) -> list[Finding]:
-    """What a published skill's own files and body say: secrets published, links, length."""
-    findings = [
-        Finding(
-            severity=Severity.WARNING,
-            field="",
-            code="secret-file",
-            message=f"{relative.rpartition('/')[2]!r} looks like a secret and is published with "
-            "the skill: move it out of the skill folder",
-            file=os.path.join(path, *relative.split("/")),
-        )
-        for relative in skill.files.values()
-        if looks_secret(relative.rpartition("/")[2])
-    ]
-    if skill_md is not None:
-        body = lint_body(skill_md, frozenset(skill.files.values()), skill_uri=skill.uri)
-        findings += _in_file(body, path)
-    return findings
-
-
 def _folder_report(
     place: _Place,
     folder: str,
@@ -606,7 +553,9 @@ def _folder_report(
         if skill_md is not None:
             extra = list(place_in_skill_md(extra, skill_md))
         findings += _in_file(extra, path)
-        findings += _published_findings(path, verdict, skill_md)
+        findings += published_findings(
+            lambda relative: os.path.join(path, *relative.split("/")), verdict, skill_md
+        )
     else:
         findings += _omission_findings(verdict, findings, skill_md_path, path)
     refused_skill_md = f"{folder}/{SKILL_MD}" if folder else SKILL_MD
@@ -615,7 +564,7 @@ def _folder_report(
         for p in problems
         if not (isinstance(verdict, OmittedSkill) and p.path == refused_skill_md)
     ]
-    findings += _skipped_findings(place, skipped)
+    findings += skipped_findings(place.path, skipped)
     valid = all(f.severity is not Severity.ERROR for f in findings)
     # In file and document order; a finding without a place first in its file.
     findings.sort(key=lambda f: (f.file or "", f.line or 0, f.column or 0))
@@ -733,7 +682,7 @@ def validate_entries(
     for index, item in enumerate(items):
         findings, entry = _entry_rules(item, limits)
         if entry is not None:
-            findings += _published_secrets(entry)
+            findings += published_secrets(entry)
         frontmatter = item.get("frontmatter") if isinstance(item, dict) else None
         uri = item.get("uri") if isinstance(item, dict) else None
         if isinstance(frontmatter, dict):
@@ -756,25 +705,6 @@ def validate_entries(
             )
         )
     return ValidationReport(skills=tuple(skills))
-
-
-def _published_secrets(entry: SkillEntry) -> list[Finding]:
-    """``secret-file`` for each file of the entry whose name looks like a secret."""
-    if isinstance(entry.resources, str):
-        return []
-    findings: list[Finding] = []
-    for index, resource in enumerate(entry.resources):
-        name = percent_decode(resource.uri.rpartition("/")[2])
-        if looks_secret(name):
-            findings.append(
-                Finding(
-                    severity=Severity.WARNING,
-                    field=f"/resources/{index}/uri",
-                    code="secret-file",
-                    message=f"{name!r} looks like a secret and is published with the skill",
-                )
-            )
-    return findings
 
 
 def _uri_name(uri: object) -> str | None:

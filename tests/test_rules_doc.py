@@ -29,6 +29,7 @@ PAGE = ROOT / "docs" / "rules.md"
 SOURCES = [
     "skills_core/validation.py",
     "skills_core/check.py",
+    "skills_core/_file_findings.py",
     "skills_core/entry.py",
     "skills_core/server/catalog.py",
     "skills_core/server/_rules.py",

@@ -1,8 +1,17 @@
 """``skills-core validate``: skill folders as ``serve`` reads them, or skill entries, for people and CI.
 
 Theory of operation: the checks are :mod:`skills_core.check` (:func:`validate_folder` for each
-PATH, :func:`validate_entries` for each ``--entries`` file); this module reads the input, drops the
-``--ignore``d codes, prints the report in one of four forms, and picks the exit code:
+folder, :func:`validate_entries` for each ``--entries`` file); this module reads the input, drops
+the ``--ignore``d codes (an ignored error leaves its skill invalid), prints the report in one of
+four forms, and picks the exit code.
+
+**Paths.** :func:`skill_targets` turns the PATHs into folders to scan: a root of skills, a skill
+folder or its ``SKILL.md`` as given; any other file, and a folder with no ``SKILL.md`` at or below
+it, stands for the nearest folder above it that holds one (the skill that contains it), each
+scanned once. With ``--changed`` (the pre-commit hook) the paths are changed files: one in no
+skill is passed over, and one that no longer exists still selects the skill that held it.
+
+**Forms.**
 
 * ``text``: one status line per skill (``ok`` or ``INVALID``), each finding under it as
   ``file:line:column: severity[code] field: message``, then a summary with counts. Every line
@@ -12,18 +21,24 @@ PATH, :func:`validate_entries` for each ``--entries`` file); this module reads t
 * ``json``: :meth:`ValidationReport.to_json`, strict UTF-8 (``*_hex`` fields carry the bytes of
   names that are not UTF-8);
 * ``sarif``: :func:`skills_core.ci.to_sarif`, paths relative to the working directory; the summary
-  goes to stderr;
+  goes to stderr. A SARIF log is written whenever one is asked (``--format sarif``, or
+  ``--sarif FILE`` beside another form), also when the run fails with exit 2: then its
+  invocation is unsuccessful and says why, so that an upload step never meets an empty file;
 * ``github``: :func:`skills_core.ci.github_commands` (written as they are: commands on purpose,
   each made of shown text with its message and properties escaped), then the summary.
+
+``--explain CODE`` prints the rule behind a code (:func:`skills_core.rules.explain`: the entry
+of docs/rules.md) and exits; ``--rules-url`` names the published page the rules link to.
 
 Every form is safe in a CI log: no name or message can form a workflow command the runner would
 obey (:mod:`skills_core.display`); JSON and SARIF go through
 :func:`skills_core.display.display_json`, exact and strict UTF-8.
 
 Exit codes, as diff(1) has them: 0 when no finding is an error (and none is a warning, under
-``--strict``), 1 when one is, 2 for a usage or I/O error (a path that does not exist or holds no
-skill, an unreadable or malformed ``--entries`` file or one that holds no entry, a JSON-RPC error
-response, an unknown ``--ignore`` code). An input that gives nothing to validate is an error
+``--strict``; notes never count), 1 when one is, or when a skill had an error ``--ignore``d, 2
+for a usage or I/O error (a path that does not exist or is in no skill, an unreadable or
+malformed ``--entries`` file or one that holds no entry, a JSON-RPC error response, an unknown
+``--ignore`` code). An input that gives nothing to validate is an error
 whatever it is: the report of the rest is printed, then one line for each such input.
 """
 
