@@ -280,7 +280,11 @@ def build_parser() -> argparse.ArgumentParser:
         usage_exit=2,
     )
     validate.add_argument(
-        "paths", nargs="*", metavar="PATH", help="a skill folder, its SKILL.md, or a root of skills"
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="a root of skills, a skill folder, or any file or folder inside a skill (which "
+        "selects that skill)",
     )
     validate.add_argument(
         "--entries",
@@ -306,6 +310,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="drop findings with this code (repeatable), e.g. --ignore portability-date",
     )
     validate.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
+    validate.add_argument(
+        "--changed",
+        action="store_true",
+        help="the PATHs are changed files (as pre-commit passes them): validate the skills "
+        "that contain them, pass over files in no skill, and exit 0 when none is in a skill",
+    )
+    validate.add_argument(
+        "--sarif", metavar="FILE", help="also write the SARIF log to FILE (even on exit 2)"
+    )
+    validate.add_argument(
+        "--explain", metavar="CODE", help="print what a finding code means, and exit"
+    )
+    validate.add_argument(
+        "--rules-url",
+        metavar="URL",
+        help="where docs/rules.md is published: the page the rules' helpUri (SARIF) and "
+        "--explain point to",
+    )
     _source_options(validate, index=False)
 
     diff = commands.add_parser(
