@@ -18,10 +18,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skills_core import spec_examples as ex
-from skills_core.adapters import _http_checks
-from skills_core.adapters._http_checks import Head, HttpChecks, Reply
-from skills_core.adapters._http_session import SessionCodec
 from skills_core.adapters.asgi import HttpOptions, SkillsApp
+from skills_core.http import server as _http_checks
+from skills_core.http.server import Head, HttpChecks, Reply
+from skills_core.http.session import SessionCodec
 from skills_core.server import server_from_roots
 from skills_core.server.handler import SkillsServer
 

@@ -33,9 +33,9 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from skills_core import spec_examples as ex
-from skills_core.adapters._http_checks import _accepts_json_and_sse, _accepts_sse, _media_ranges
-from skills_core.adapters._http_options import parse_authority, parse_origin
 from skills_core.adapters.asgi import HttpOptions, SkillsApp
+from skills_core.http.options import parse_authority, parse_origin
+from skills_core.http.server import _accepts_json_and_sse, _accepts_sse, _media_ranges
 from skills_core.server.handler import SkillsServer
 
 FILES: Final = {f"pdf-processing/{path}": data for path, data in ex.FILES.items()}

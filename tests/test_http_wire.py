@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from skills_core.errors import JsonRpcError, LocalProtocolError, RemoteProtocolError, TransportError
-from skills_core.http_wire import (
+from skills_core.http.client import (
     ACCEPT,
     MAX_REDIRECTS,
     Answered,

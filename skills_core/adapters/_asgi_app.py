@@ -52,11 +52,8 @@ from collections import deque
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any, Final, TypeAlias, TypeVar, final
 
-from ..jsonrpc import Answer
-from ..server.handler import PendingRead, SkillsServer
-from ..spec import Method
-from ._core import DEFAULT_DEFER_READS_OVER
-from ._http_checks import (
+from ..http.options import LARGE_ANSWER_BYTES, HttpOptions, Scope
+from ..http.server import (
     Call,
     Head,
     HttpChecks,
@@ -64,8 +61,11 @@ from ._http_checks import (
     encode_answer,
     text_reply,
 )
-from ._http_options import LARGE_ANSWER_BYTES, HttpOptions, Scope
-from ._http_session import SessionCodec
+from ..http.session import SessionCodec
+from ..jsonrpc import Answer
+from ..server.handler import PendingRead, SkillsServer
+from ..spec import Method
+from ._core import DEFAULT_DEFER_READS_OVER
 
 __all__ = ["Message", "Receive", "Send", "SkillsApp"]
 

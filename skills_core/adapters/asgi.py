@@ -62,17 +62,7 @@ variables; hypercorn also takes ``'skills_core.adapters.asgi:app_from_env()'``.
 
 from __future__ import annotations
 
-from ._asgi_app import Receive, Send, SkillsApp
-from ._asgi_config import (
-    MIN_SECRET_BYTES,
-    AppConfig,
-    app_from_env,
-    create_key_file,
-    derive_key,
-    read_key_file,
-)
-from ._http_checks import HANDSHAKE_VERSIONS
-from ._http_options import (
+from ..http.options import (
     DEFAULT_BODY_TIMEOUT,
     DEFAULT_HEAD_TIMEOUT,
     DEFAULT_IDLE_TIMEOUT,
@@ -87,6 +77,16 @@ from ._http_options import (
     LOOPBACK_ORIGINS,
     HttpOptions,
     Scope,
+)
+from ..http.server import HANDSHAKE_VERSIONS
+from ._asgi_app import Receive, Send, SkillsApp
+from ._asgi_config import (
+    MIN_SECRET_BYTES,
+    AppConfig,
+    app_from_env,
+    create_key_file,
+    derive_key,
+    read_key_file,
 )
 
 __all__ = [

@@ -58,7 +58,7 @@ except ImportError as exc:  # pragma: no cover - exercised by a subprocess test
 from .._version import __version__
 from ..errors import JsonRpcError, SkillsError, TransportError, quote_for_message
 from ..host.handshake import Negotiated, handshake_request, outcome_of
-from ..http_wire import (
+from ..http.client import (
     MAX_ERROR_BODY,
     Answered,
     BodyKind,

@@ -51,8 +51,8 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "skills_core.adapters.uvicorn_http needs uvicorn: pip install 'skills-core[http]'"
     ) from exc
 
+from ..http.options import HttpOptions
 from ._asgi_app import SkillsApp
-from ._http_options import HttpOptions
 
 __all__ = ["BoundedH11Protocol", "BoundedProtocol", "abort"]
 

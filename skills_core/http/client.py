@@ -55,7 +55,7 @@ from dataclasses import dataclass
 from typing import Final, TypeAlias, final
 from urllib.parse import urljoin, urlsplit
 
-from .errors import (
+from ..errors import (
     JsonRpcError,
     LocalProtocolError,
     RemoteProtocolError,
@@ -63,7 +63,7 @@ from .errors import (
     TransportError,
     quote_for_message,
 )
-from .jsonrpc import (
+from ..jsonrpc import (
     NEED_DATA,
     ErrorResponseReceived,
     InvalidMessage,
@@ -76,9 +76,9 @@ from .jsonrpc import (
     ResponseReceived,
     UnmatchedResponse,
 )
-from .jsonvalue import JSONValue
-from .messages import Era
-from .spec import (
+from ..jsonvalue import JSONValue
+from ..messages import Era
+from ..spec import (
     META_PROTOCOL_VERSION,
     SUPPORTED_LEGACY_VERSIONS,
     SUPPORTED_MODERN_VERSIONS,

@@ -67,7 +67,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Final, TypeVar, final
 
 from ..errors import LocalProtocolError
-from ..http_wire import decode_header_value
 from ..jsonrpc import (
     Answer,
     CancelRequested,
@@ -89,8 +88,9 @@ from ..spec import (
     ErrorCode,
     Method,
 )
-from ._http_options import HttpOptions, Scope
-from ._http_session import SessionCodec
+from .client import decode_header_value
+from .options import HttpOptions, Scope
+from .session import SessionCodec
 
 __all__ = [
     "HANDSHAKE_VERSIONS",

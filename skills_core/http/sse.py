@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, final
 
-from .errors import RemoteProtocolError
-from .jsonrpc import DEFAULT_MAX_MESSAGE_SIZE
+from ..errors import RemoteProtocolError
+from ..jsonrpc import DEFAULT_MAX_MESSAGE_SIZE
 
 __all__ = ["SseEvent", "SseParser"]
 
