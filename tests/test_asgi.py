@@ -34,7 +34,7 @@ from server_helpers import CountingSource
 from skills_core import spec_examples as ex
 from skills_core.adapters.asgi import AppConfig, HttpOptions, SkillsApp, derive_key
 from skills_core.errors import LocalProtocolError
-from skills_core.http.client import decode_header_value, encode_header_value
+from skills_core.http.headers import decode_header_value, encode_header_value
 from skills_core.http.session import SessionCodec
 from skills_core.server import ServerOptions
 from skills_core.server.handler import SkillsServer
@@ -870,10 +870,10 @@ def test_unknown_scope_types_are_ignored() -> None:
 
 
 def test_a_result_too_large_to_write_is_an_internal_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    from skills_core.http import server as _http_checks
+    from skills_core.http import server as http_server
     from skills_core.jsonrpc import JsonRpcConnection
 
-    monkeypatch.setattr(_http_checks, "_WRITER", JsonRpcConnection(max_message_size=1024))
+    monkeypatch.setattr(http_server, "_WRITER", JsonRpcConnection(max_message_size=1024))
     server = SkillsServer.from_files(
         {**FILES, "pdf-processing/big.md": b"x" * 4000}, cursor_key=b"c" * 32
     )

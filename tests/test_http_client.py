@@ -37,7 +37,7 @@ from skills_core.adapters.host_driver import handshake
 from skills_core.adapters.http_client import HttpClient, open_http_client
 from skills_core.errors import JsonRpcError, LocalProtocolError, TransportError
 from skills_core.host.effects import DeliverToModel, RequestApproval
-from skills_core.http.client import EraCache
+from skills_core.http.eras import EraCache
 from skills_core.jsonrpc import NotificationReceived
 from skills_core.messages import Era
 
@@ -635,9 +635,10 @@ def test_without_the_extra_the_error_names_it(tmp_path: Path) -> None:
     assert "pip install 'skills-core[http-client]'" in done.stderr
 
 
-def test_importing_skills_core_and_http_wire_needs_no_extra() -> None:
+def test_importing_skills_core_and_its_http_package_needs_no_extra() -> None:
     code = (
-        "import sys, skills_core, skills_core.http.client, skills_core.adapters.host_driver;"
+        "import sys, skills_core, skills_core.adapters.host_driver, skills_core.http as h;"
+        "[getattr(h, name) for name in h.__all__];"
         "print(sorted(m for m in ('httpx2', 'anyio', 'httpcore2') if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

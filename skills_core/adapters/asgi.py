@@ -62,6 +62,7 @@ variables; hypercorn also takes ``'skills_core.adapters.asgi:app_from_env()'``.
 
 from __future__ import annotations
 
+from ..http.headers import HANDSHAKE_VERSIONS
 from ..http.options import (
     DEFAULT_BODY_TIMEOUT,
     DEFAULT_HEAD_TIMEOUT,
@@ -78,7 +79,6 @@ from ..http.options import (
     HttpOptions,
     Scope,
 )
-from ..http.server import HANDSHAKE_VERSIONS
 from ._asgi_app import Receive, Send, SkillsApp
 from ._asgi_config import (
     MIN_SECRET_BYTES,

@@ -63,26 +63,27 @@ from ..http.client import (
     Answered,
     BodyKind,
     Disposition,
-    EraCache,
     Failed,
     LegacySession,
     Noted,
-    ProbeVerdict,
     ReaderEvent,
     ResponseReader,
     bad_answer,
-    check_custom_header,
     check_session_id,
-    check_url,
-    classify_probe,
     message_headers,
-    redirect_target,
     response_disposition,
     session_headers,
     status_error,
+)
+from ..http.eras import (
+    EraCache,
+    ProbeVerdict,
+    classify_probe,
     supported_version,
     with_protocol_version,
 )
+from ..http.headers import check_custom_header
+from ..http.urls import check_url, redirect_target
 from ..jsonrpc import (
     DEFAULT_MAX_MESSAGE_SIZE,
     JSONObject,

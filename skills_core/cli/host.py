@@ -114,7 +114,7 @@ from ._common import (
 from ._screen import fit
 
 if TYPE_CHECKING:
-    from ..http.client import EraCache
+    from ..http.eras import EraCache
 
 __all__ = ["run_host", "MAX_APPROVALS_BYTES"]
 
@@ -178,7 +178,7 @@ def _parse_servers(specs: list[str]) -> dict[str, _ServerSpec]:
 
 
 def _checked_url(label: str, url: str) -> str:
-    from ..http.client import check_url  # noqa: PLC0415 - only for URL servers
+    from ..http.urls import check_url  # noqa: PLC0415 - only for URL servers
 
     try:
         return check_url(url)
@@ -190,7 +190,7 @@ def _parse_headers(
     specs: list[str], servers: dict[str, _ServerSpec]
 ) -> dict[str, list[tuple[str, str]]]:
     """``--header LABEL=NAME:VALUE`` values per label; a message never shows a VALUE."""
-    from ..http.client import check_custom_header  # noqa: PLC0415
+    from ..http.headers import check_custom_header  # noqa: PLC0415
 
     headers: dict[str, list[tuple[str, str]]] = {}
     for spec in specs:
@@ -342,7 +342,7 @@ class _Session:
             return client
         try:
             from ..adapters.http_client import open_http_client  # noqa: PLC0415
-            from ..http.client import EraCache  # noqa: PLC0415
+            from ..http.eras import EraCache  # noqa: PLC0415
         except ImportError as exc:  # the message names the extra to install
             raise CliError(str(exc), EXIT_USAGE) from None
         if self.era_cache is None:

@@ -1,65 +1,48 @@
-"""The client side of MCP's Streamable HTTP transport, without I/O (http-transport.md §5).
+"""The client half of Streamable HTTP, without I/O: what a POST carries, what its answer means.
 
 Theory of operation
 -------------------
 An HTTP client transport for MCP is mostly decisions about bytes and headers: which headers a POST
-carries, what a response's status and ``Content-Type`` mean, how a ``text/event-stream`` body
-splits into events, which message of a body answers the request, whether a redirect may be
-followed, and what a failed ``server/discover`` probe says about the server's era. Every such
-decision lives here as a pure function or a small state machine (bytes and strings in, values
-out), so that it is tested without a network, fed whole and byte by byte, and reusable by anyone
-who drives MCP over an HTTP library of their own. :mod:`skills_core.adapters.http_client` is the
-thin httpx2 loop around it.
+carries, what a response's status and ``Content-Type`` mean, which message of a body answers the
+request. Every such decision lives here as a pure function or a small state machine (bytes and
+strings in, values out), so that it is tested without a network, fed whole and byte by byte, and
+reusable by anyone who drives MCP over an HTTP library of their own.
+:mod:`skills_core.adapters.http_client` is the thin httpx2 loop around it; the rest of the client
+half is :mod:`skills_core.http.urls` (the endpoint's URL and redirects) and
+:mod:`skills_core.http.eras` (finding the server's era).
 
-* **Headers** (§5.1, §5.2; HTTP-30, HTTP-31, HTTP-37, HTTP-40). :func:`message_headers` derives a
+* **Request headers** (§5.1, §5.2; HTTP-30, HTTP-31, HTTP-37). :func:`message_headers` derives a
   POST's headers from the message itself: a request whose ``params._meta`` names a protocol
   version is modern and gets ``MCP-Protocol-Version`` (that same version, so header and body never
   disagree), ``Mcp-Method`` and, for ``resources/read``, ``tools/call`` and ``prompts/get``,
   ``Mcp-Name``; anything else is legacy and gets the negotiated version and the session id of its
   :class:`LegacySession`, if any. Values that are not plain visible ASCII travel as
-  ``=?base64?...?=`` (:func:`encode_header_value`). Caller-supplied headers are checked by
-  :func:`check_custom_header`: none of the reserved names, no line breaks or controls.
+  ``=?base64?...?=`` (:func:`~skills_core.http.headers.encode_header_value`).
 * **Responses** (§5.3, §5.4; HTTP-33, HTTP-34). :func:`response_disposition` maps a status and a
   ``Content-Type`` to what must happen next; :class:`ResponseReader` turns a JSON or SSE body into
   the answer to one request, plus the notifications that came with it, through the JSON-RPC
-  endpoint's own envelope checks (:class:`~skills_core.jsonrpc.JsonRpcConnection`);
+  endpoint's own envelope checks (:class:`~skills_core.jsonrpc.JsonRpcConnection`); event streams
+  are parsed by :class:`~skills_core.http.sse.SseParser` (WHATWG HTML §9.2.6, bounded);
   :func:`status_error` turns a non-2xx answer into a typed error, re-keying an id-null JSON-RPC
   error to the request (HTTP-34).
-* **SSE**: event streams are parsed by :class:`~skills_core.sse.SseParser` (WHATWG HTML §9.2.6,
-  bounded; re-exported here), and :class:`ResponseReader` picks the answer out of its events.
-* **Redirects** (§5.10; HTTP-41). :func:`redirect_target` follows 307 and 308 only (method and
-  body kept), to the same origin only, at most :data:`MAX_REDIRECTS` times; 301/302/303 would turn
-  the POST into a GET and are refused. Since no redirect leaves the origin, no header (the
-  caller's ``Authorization`` included) is ever sent anywhere else.
-* **Eras** (§5.5, §5.6; HTTP-35, HTTP-36). :func:`supported_version` picks the version to retry
-  with after -32022; :func:`classify_probe` reads the outcome of the ``server/discover`` probe:
-  a result naming a version we speak, or -32022 with one, is modern; a JSON-RPC error or an
-  empty/unrecognised 400, 404 or 405 is legacy; 401, 403, 5xx and other statuses are errors,
-  never era signals (network failures and timeouts never reach it). :class:`EraCache` remembers
-  the verdict per origin.
 
 Errors are values or typed exceptions of :mod:`skills_core.errors`: a broken server yields
-:class:`~skills_core.errors.TransportError` (kinds ``protocol``, ``closed``, ``http-status``,
-``redirect``) or :class:`~skills_core.errors.JsonRpcError`, exactly as over stdio; its text is
-quoted and cut (``quote_for_message``), never copied whole into a message.
+:class:`~skills_core.errors.TransportError` (kinds ``protocol``, ``closed``, ``http-status``)
+or :class:`~skills_core.errors.JsonRpcError`, exactly as over stdio; its text is quoted and cut
+(``quote_for_message``), never copied whole into a message.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import enum
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final, TypeAlias, final
-from urllib.parse import urljoin, urlsplit
 
 from ..errors import (
     JsonRpcError,
-    LocalProtocolError,
     RemoteProtocolError,
-    SkillsError,
     TransportError,
     quote_for_message,
 )
@@ -77,34 +60,22 @@ from ..jsonrpc import (
     UnmatchedResponse,
 )
 from ..jsonvalue import JSONValue
-from ..messages import Era
-from ..spec import (
-    META_PROTOCOL_VERSION,
-    SUPPORTED_LEGACY_VERSIONS,
-    SUPPORTED_MODERN_VERSIONS,
-    ErrorCode,
-    Method,
+from ..spec import META_PROTOCOL_VERSION, Method
+from .headers import (
+    ACCEPT,
+    HEADER_METHOD,
+    HEADER_NAME,
+    HEADER_PROTOCOL_VERSION,
+    HEADER_SESSION_ID,
+    JSON_MEDIA_TYPE,
+    SSE_MEDIA_TYPE,
+    encode_header_value,
 )
-from .sse import SseEvent, SseParser
+from .sse import SseParser
 
 __all__ = [
-    # constants
-    "ACCEPT",
-    "JSON_MEDIA_TYPE",
-    "SSE_MEDIA_TYPE",
-    "HEADER_PROTOCOL_VERSION",
-    "HEADER_METHOD",
-    "HEADER_NAME",
-    "HEADER_SESSION_ID",
-    "RESERVED_HEADERS",
-    "MAX_REDIRECTS",
     "MAX_ERROR_BODY",
-    "MAX_URL_LENGTH",
-    "HANDSHAKE_VERSIONS",
-    # headers
-    "encode_header_value",
-    "decode_header_value",
-    "check_custom_header",
+    # request headers
     "LegacySession",
     "message_headers",
     "session_headers",
@@ -114,8 +85,6 @@ __all__ = [
     "Disposition",
     "response_disposition",
     "bad_answer",
-    "SseEvent",
-    "SseParser",
     "Answered",
     "Failed",
     "Noted",
@@ -124,202 +93,19 @@ __all__ = [
     "ResponseReader",
     "status_error",
     "HttpStatusError",
-    # redirects and origins
-    "redirect_target",
-    "origin_of",
-    "check_url",
-    # eras
-    "supported_version",
-    "with_protocol_version",
-    "ProbeVerdict",
-    "classify_probe",
-    "EraCache",
 ]
-
-# --- constants ---------------------------------------------------------------------------------
-
-#: The one JSON media type MCP answers with (§2.2).
-JSON_MEDIA_TYPE: Final = "application/json"
-#: The SSE media type (§2.2).
-SSE_MEDIA_TYPE: Final = "text/event-stream"
-#: ``Accept`` of every POST: both answer types, as the transport requires (HTTP-30).
-ACCEPT: Final = f"{JSON_MEDIA_TYPE}, {SSE_MEDIA_TYPE}"
-
-#: Header names, as written on the wire (HTTP field names are case-insensitive).
-HEADER_PROTOCOL_VERSION: Final = "MCP-Protocol-Version"
-HEADER_METHOD: Final = "Mcp-Method"
-HEADER_NAME: Final = "Mcp-Name"
-HEADER_SESSION_ID: Final = "Mcp-Session-Id"
-
-#: Header names a caller may not set (lower case): the transport's own (HTTP-40: "reserved headers
-#: not overridable", as the TypeScript SDK does), and the ones that frame the message itself, which
-#: a caller setting them could use to smuggle a second request into the connection.
-RESERVED_HEADERS: Final = frozenset(
-    {
-        "accept",
-        "accept-encoding",
-        "connection",
-        "content-encoding",
-        "content-length",
-        "content-type",
-        "expect",
-        "host",
-        "keep-alive",
-        "last-event-id",
-        "mcp-method",
-        "mcp-name",
-        "mcp-protocol-version",
-        "mcp-session-id",
-        "proxy-connection",
-        "te",
-        "trailer",
-        "transfer-encoding",
-        "upgrade",
-    }
-)
-
-#: Redirect hops followed for one message. Only same-origin 307/308 are followed at all, so a
-#: chain longer than a load balancer's one or two hops is a loop or a trap. (Precedents: browsers
-#: and httpx stop at 20; curl at 50 when told to follow; none of them keep to one origin.)
-MAX_REDIRECTS: Final = 5
-
-#: The longest URL accepted, the server's or a redirect's (httpx's own limit).
-MAX_URL_LENGTH: Final = 65536
 
 #: Bytes of a non-2xx body read to find a JSON-RPC error in it. Error bodies are a few hundred
 #: bytes; a larger one is not read further and counts as unrecognised.
 MAX_ERROR_BODY: Final = 64 * 1024
 
-#: Revisions that use the ``initialize`` handshake (everything older than the stateless one).
-HANDSHAKE_VERSIONS: Final = frozenset({*SUPPORTED_LEGACY_VERSIONS, "2024-11-05"})
 
 #: Longest session id accepted: ids are opaque tokens (a UUID is 36 characters; a signed stateless
 #: id a few hundred); this bounds what is echoed on every request.
 _MAX_SESSION_ID: Final = 1024
 
-# --- header values (T26 "Value encoding") -------------------------------------------------------
 
-_SENTINEL_PREFIX: Final = "=?base64?"
-_SENTINEL_SUFFIX: Final = "?="
-#: HTTP's optional whitespace around a field value (RFC 9110 §5.6.3: SP and HTAB).
-_OWS: Final = " \t"
-_TOKEN_CHARACTERS: Final = frozenset(
-    "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-)
-
-
-def _is_plain(value: str) -> bool:
-    """True when ``value`` can travel as a header value unchanged and be read back the same."""
-    if not value or value != value.strip(_OWS):
-        return False  # empty vanishes; edge whitespace is stripped by every HTTP parser
-    if value.startswith(_SENTINEL_PREFIX) and value.endswith(_SENTINEL_SUFFIX):
-        return False  # would read back as an encoded value
-    return all(" " <= c <= "~" for c in value)
-
-
-def encode_header_value(value: str) -> str:
-    """Return ``value`` as an HTTP header value, base64-wrapped when it is not plain ASCII.
-
-    T26: values with non-ASCII or control characters (a tab included), leading or trailing
-    spaces, or that look like the sentinel, and the empty value, are sent as
-    ``=?base64?<base64 of UTF-8>?=``; others (visible ASCII and inner spaces) as they are.
-
-    Args:
-        value: The text to send (a URI, a method name).
-
-    Returns:
-        The header value; :func:`decode_header_value` gives ``value`` back.
-
-    Raises:
-        LocalProtocolError: ``value`` holds a lone surrogate (it has no UTF-8 form).
-
-    Example:
-        >>> encode_header_value("skill://caf\u00e9/SKILL.md")
-        '=?base64?c2tpbGw6Ly9jYWbDqS9TS0lMTC5tZA==?='
-    """
-    if _is_plain(value):
-        return value
-    try:
-        raw = value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise LocalProtocolError(
-            f"cannot send {quote_for_message(value)} in a header: it is not valid Unicode",
-            kind="bad-header",
-        ) from None
-    return f"{_SENTINEL_PREFIX}{base64.b64encode(raw).decode('ascii')}{_SENTINEL_SUFFIX}"
-
-
-def decode_header_value(raw: bytes | str) -> str | None:
-    """Return the text a received header value carries, or None when it cannot be read.
-
-    Both ends use this one decoder: the server app compares the result with the body (HTTP-10..12),
-    the client's tests check what it sends. Surrounding optional whitespace is removed first
-    (RFC 9110 §5.6.3). A value wearing both markers must wrap canonical, padded base64 of UTF-8;
-    any other value must be visible ASCII. None never equals a body value, so a caller's
-    comparison fails, as the spec asks.
-
-    Args:
-        raw: The field value as received (ASGI gives bytes; MCP's header values are ASCII).
-
-    Example:
-        >>> decode_header_value(b" =?base64?c2tpbGw6Ly9jYWbDqS9TS0lMTC5tZA==?= ")
-        'skill://café/SKILL.md'
-        >>> decode_header_value(b"=?base64?not base64?=") is None
-        True
-    """
-    try:
-        text = (raw.decode("ascii") if isinstance(raw, bytes) else raw).strip(_OWS)
-    except UnicodeDecodeError:
-        return None
-    if not (text.startswith(_SENTINEL_PREFIX) and text.endswith(_SENTINEL_SUFFIX)):
-        return text if all(" " <= c <= "~" for c in text) else None
-    if len(text) < len(_SENTINEL_PREFIX) + len(_SENTINEL_SUFFIX):  # "=?base64?=": markers overlap
-        return None
-    payload = text[len(_SENTINEL_PREFIX) : -len(_SENTINEL_SUFFIX)]
-    try:
-        data = base64.b64decode(payload, validate=True)
-        if base64.b64encode(data).decode("ascii") != payload:
-            return None  # not canonical: two spellings of one value would both match
-        return data.decode("utf-8")
-    except (binascii.Error, ValueError):  # UnicodeDecodeError is a ValueError
-        return None
-
-
-def check_custom_header(name: str, value: str) -> tuple[str, str]:
-    """Check a header the caller wants sent on every request (``--header``); never quotes the value.
-
-    HTTP-40: credentials go in headers (``Authorization``), never in the URL, and the transport's
-    own headers cannot be overridden.
-
-    Args:
-        name: The field name (an RFC 9110 token).
-        value: The field value; surrounding spaces and tabs are removed.
-
-    Returns:
-        ``(name, value)`` as they will be sent.
-
-    Raises:
-        LocalProtocolError: kind ``bad-header``: an empty or malformed name, a reserved name, or
-            a value with a line break, a control character or a non-ASCII character. The message
-            names the header, never its value (it is often a secret).
-    """
-    if not name or not set(name) <= _TOKEN_CHARACTERS:
-        raise LocalProtocolError(
-            f"header name {quote_for_message(name)} is not a valid HTTP field name",
-            kind="bad-header",
-        )
-    if name.lower() in RESERVED_HEADERS:
-        raise LocalProtocolError(
-            f"header {name} is set by the transport itself and cannot be given",
-            kind="bad-header",
-        )
-    stripped = value.strip(" \t")
-    if not all(c == "\t" or " " <= c <= "~" for c in stripped):
-        raise LocalProtocolError(
-            f"the value of header {name} holds a line break, a control or a non-ASCII character",
-            kind="bad-header",
-        )
-    return name, stripped
+# --- request headers ---------------------------------------------------------------------------
 
 
 @final
@@ -792,232 +578,3 @@ def status_error(
     return HttpStatusError(
         f"server {label!r} answered {method} with HTTP {status}{phrase}{detail}", status=status
     )
-
-
-# --- redirects and origins ---------------------------------------------------------------------
-
-_DEFAULT_PORTS: Final = {"http": 80, "https": 443}
-
-
-def origin_of(url: str) -> str:
-    """Return ``scheme://host:port`` of an http(s) URL, lower-cased, with the port made explicit.
-
-    Raises:
-        ValueError: Not an absolute ``http`` or ``https`` URL with a host.
-    """
-    parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    if scheme not in _DEFAULT_PORTS or not parts.hostname:
-        raise ValueError("not an absolute http:// or https:// URL")
-    port = parts.port  # raises ValueError for a bad port
-    if port is None:
-        port = _DEFAULT_PORTS[scheme]
-    host = parts.hostname.lower()
-    if ":" in host:
-        host = f"[{host}]"
-    return f"{scheme}://{host}:{port}"
-
-
-def _has_control(text: str) -> bool:
-    """True when ``text`` holds an ASCII control character (no URL may: HTTP clients refuse them)."""
-    return any(c < " " or c == "\x7f" for c in text)
-
-
-def check_url(url: str) -> str:
-    """Return ``url`` if it can name an MCP endpoint: absolute http(s), no credentials (HTTP-40).
-
-    Raises:
-        ValueError: saying which; the URL itself is not repeated (it may carry a secret).
-    """
-    if _has_control(url):
-        raise ValueError("the URL holds a control character")
-    if len(url) > MAX_URL_LENGTH:
-        raise ValueError(f"the URL is longer than {MAX_URL_LENGTH:,} characters")
-    origin_of(url)
-    if "@" in urlsplit(url).netloc:
-        raise ValueError("credentials in the URL are refused; send them in a header instead")
-    return url
-
-
-def _join(url: str, location: str) -> str | None:
-    """``location`` resolved against ``url``, or ``None`` when it is not a usable URL."""
-    if _has_control(location) or len(location) > MAX_URL_LENGTH:
-        return None
-    try:
-        target = urljoin(url, location)  # ValueError: "Invalid IPv6 URL"
-        if urlsplit(target).scheme.lower() in _DEFAULT_PORTS:
-            origin_of(target)  # ValueError: a port that is not a number, or out of range
-    except ValueError:
-        return None
-    return target if len(target) <= MAX_URL_LENGTH else None
-
-
-def redirect_target(url: str, status: int, location: str | None, *, hops: int, label: str) -> str:
-    """Return the URL to send the same POST to after a 3xx, or refuse (§5.10; HTTP-41).
-
-    Args:
-        url: The URL that answered with the redirect.
-        status: Its status.
-        location: Its ``Location`` header.
-        hops: Redirects already followed for this message.
-        label: The server's label (for messages).
-
-    Returns:
-        The absolute target URL: same origin, without credentials, 307 or 308, within
-        :data:`MAX_REDIRECTS`.
-
-    Raises:
-        TransportError: kind ``redirect``, naming the status and, for another origin, that origin
-            (never the path or query, which may carry tokens); also for a ``Location`` that is not
-            a URL (a control character in it, a broken IPv6 literal, a bad port).
-    """
-    if status not in (307, 308):
-        why = (
-            "which would turn the POST into a GET"
-            if status in (301, 302, 303)
-            else "which this client does not follow"
-        )
-        raise TransportError(
-            f"server {label!r} answered with a {status} redirect, {why}", kind="redirect"
-        )
-    if hops >= MAX_REDIRECTS:
-        raise TransportError(
-            f"server {label!r} redirected more than {MAX_REDIRECTS} times", kind="redirect"
-        )
-    if not location:
-        raise TransportError(
-            f"server {label!r} answered with a {status} redirect without a Location",
-            kind="redirect",
-        )
-    location = location.strip(_OWS)
-    target = _join(url, location)
-    if target is None:
-        raise TransportError(
-            f"server {label!r} answered with a {status} redirect whose Location is not a URL "
-            "(a control character, or a malformed host or port)",
-            kind="redirect",
-        )
-    try:
-        there: str | None = origin_of(target)
-    except ValueError:  # another scheme (a malformed URL of ours was refused by _join)
-        there = None
-    if there != origin_of(url):
-        where = there if there is not None else "a URL that is not http(s)"
-        raise TransportError(
-            f"server {label!r} redirected to another origin ({quote_for_message(where, 80)}); "
-            "redirects are followed only within the server's own origin",
-            kind="redirect",
-        )
-    if "@" in urlsplit(target).netloc:
-        raise TransportError(
-            f"server {label!r} answered with a {status} redirect to a URL with credentials in it; "
-            "credentials never travel in a URL",
-            kind="redirect",
-        )
-    return target
-
-
-# --- eras --------------------------------------------------------------------------------------
-
-
-def supported_version(data: object, ours: Sequence[str] = SUPPORTED_MODERN_VERSIONS) -> str | None:
-    """The version to retry with after -32022: ours, in our order, that ``data.supported`` lists.
-
-    HTTP-35: "pick a version from data.supported, retry once". ``None`` when the error data has no
-    valid ``supported`` list or it shares no version with ``ours``.
-    """
-    supported = _supported(data)
-    return next((v for v in ours if v in supported), None) if supported else None
-
-
-def _supported(data: object) -> list[str]:
-    listed = data.get("supported") if isinstance(data, dict) else None
-    if isinstance(listed, list) and all(isinstance(v, str) for v in listed):
-        return [v for v in listed if isinstance(v, str)]
-    return []
-
-
-def with_protocol_version(params: Mapping[str, object], version: str) -> dict[str, object]:
-    """``params`` with ``_meta``'s protocol version replaced (the -32022 retry; HTTP-35)."""
-    meta = params.get("_meta")
-    new_meta = dict(meta) if isinstance(meta, Mapping) else {}
-    new_meta[META_PROTOCOL_VERSION] = version
-    return {**params, "_meta": new_meta}
-
-
-class ProbeVerdict(enum.Enum):
-    """What the ``server/discover`` probe says about a server (§5.6; HTTP-36)."""
-
-    #: It speaks a modern version we speak.
-    MODERN = "modern"
-    #: It does not understand the probe: use ``initialize``.
-    LEGACY = "legacy"
-    #: The probe failed for a reason that says nothing about the era: report it.
-    ERROR = "error"
-
-
-def classify_probe(
-    status: int,
-    *,
-    result: Mapping[str, object] | None = None,
-    error: SkillsError | None = None,
-    ours: Sequence[str] = SUPPORTED_MODERN_VERSIONS,
-) -> ProbeVerdict:
-    """Classify the HTTP answer to a ``server/discover`` probe (§5.6; HTTP-36; TS probeClassifier).
-
-    Network failures and timeouts never get here: they are errors, not era signals.
-
-    Args:
-        status: The HTTP status of the final answer (after any -32022 retry).
-        result: The discover result, when there was one.
-        error: The error otherwise: a :class:`~skills_core.errors.JsonRpcError` from the body, or
-            the :class:`HttpStatusError` of a body without one, or another ``TransportError``.
-        ours: The modern versions this client speaks.
-
-    Returns:
-        :attr:`ProbeVerdict.MODERN` for a result that lists one of ``ours``;
-        :attr:`ProbeVerdict.LEGACY` for any other result, a JSON-RPC error (except a -32022 that
-        lists modern versions only, and except under 401, 403 or 5xx), or a 400/404/405 without
-        one; :attr:`ProbeVerdict.ERROR` otherwise.
-    """
-    if result is not None:
-        versions = result.get("supportedVersions")
-        if isinstance(versions, list) and any(v in versions for v in ours):
-            return ProbeVerdict.MODERN
-        return ProbeVerdict.LEGACY  # a discover result we cannot use: initialize may still work
-    if status in (401, 403) or status >= 500:
-        return ProbeVerdict.ERROR  # the auth layer's or the infrastructure's answer, not the era
-    if isinstance(error, JsonRpcError):
-        if error.rpc_code == ErrorCode.UNSUPPORTED_PROTOCOL_VERSION:
-            supported = _supported(error.data)
-            if any(v in supported for v in ours):
-                return ProbeVerdict.ERROR  # the retry with that version was refused too
-            if any(v not in HANDSHAKE_VERSIONS for v in supported):
-                return ProbeVerdict.ERROR  # modern, but none we speak: initialize will not help
-        return ProbeVerdict.LEGACY
-    if isinstance(error, HttpStatusError) and status in (400, 404, 405):
-        return ProbeVerdict.LEGACY
-    return ProbeVerdict.ERROR
-
-
-@final
-class EraCache:
-    """The era each origin was found to speak, so a second connection skips the probe (HTTP-36).
-
-    A plain mapping owned by whoever opens connections (one per command run, say); nothing global.
-    """
-
-    __slots__ = ("_eras",)
-
-    def __init__(self, eras: Iterable[tuple[str, Era]] = ()) -> None:
-        self._eras: dict[str, Era] = {}
-        for url, era in eras:
-            self.put(url, era)
-
-    def get(self, url: str) -> Era | None:
-        """The era recorded for ``url``'s origin, or ``None``."""
-        return self._eras.get(origin_of(url))
-
-    def put(self, url: str, era: Era) -> None:
-        """Record that ``url``'s origin speaks ``era``."""
-        self._eras[origin_of(url)] = era

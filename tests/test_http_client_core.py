@@ -1,4 +1,4 @@
-"""skills_core.http_wire: the pure half of the HTTP client transport (http-transport.md §5).
+"""The client half of skills_core.http: headers, answers, URLs, eras, SSE (http-transport.md §5).
 
 Every wire fixture is fed whole and one byte at a time; parsers and classifiers get hypothesis.
 """
@@ -16,38 +16,38 @@ from hypothesis import strategies as st
 
 from skills_core.errors import JsonRpcError, LocalProtocolError, RemoteProtocolError, TransportError
 from skills_core.http.client import (
-    ACCEPT,
-    MAX_REDIRECTS,
     Answered,
     BodyKind,
     Disposition,
-    EraCache,
     Failed,
     HttpStatusError,
     LegacySession,
     Noted,
     NoteKind,
-    ProbeVerdict,
     ReaderEvent,
     ResponseReader,
-    SseEvent,
-    SseParser,
     bad_answer,
-    check_custom_header,
     check_session_id,
-    check_url,
-    classify_probe,
-    decode_header_value,
-    encode_header_value,
     message_headers,
-    origin_of,
-    redirect_target,
     response_disposition,
     session_headers,
     status_error,
+)
+from skills_core.http.eras import (
+    EraCache,
+    ProbeVerdict,
+    classify_probe,
     supported_version,
     with_protocol_version,
 )
+from skills_core.http.headers import (
+    ACCEPT,
+    check_custom_header,
+    decode_header_value,
+    encode_header_value,
+)
+from skills_core.http.sse import SseEvent, SseParser
+from skills_core.http.urls import MAX_REDIRECTS, check_url, origin_of, redirect_target
 from skills_core.jsonrpc import JsonRpcConnection, NotificationReceived
 from skills_core.messages import Era, Implementation, request_meta
 
