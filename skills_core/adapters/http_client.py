@@ -92,9 +92,8 @@ from ..jsonrpc import (
     RequestId,
 )
 from ..jsonvalue import JSONValue
-from ..messages import Era, Implementation
+from ..messages import Era, Implementation, request_era
 from ..spec import (
-    META_PROTOCOL_VERSION,
     SUPPORTED_LEGACY_VERSIONS,
     SUPPORTED_MODERN_VERSIONS,
     ErrorCode,
@@ -333,7 +332,7 @@ class HttpClient:
                 and error.rpc_code == ErrorCode.UNSUPPORTED_PROTOCOL_VERSION
                 and not version_retried
                 and attempt is not None
-                and _is_modern(attempt)
+                and request_era(attempt) is Era.MODERN
             ):
                 version = supported_version(error.data)
                 if version is not None:
@@ -378,9 +377,9 @@ class HttpClient:
 
     async def _send(self, method: str, params: Mapping[str, object] | None) -> _Exchange:
         """One request, one POST (and its redirects); abandoned requests are cancelled."""
-        request_id, data = self._rpc.send_request(method, params)
         session = self._session
         headers = message_headers(method, params, session=session) + self._extra
+        request_id, data = self._rpc.send_request(method, params)
         try:
             exchange = await self._post(data[:-1], headers, method=method, request_id=request_id)
         except BaseException as exc:
@@ -390,7 +389,11 @@ class HttpClient:
             raise
         await self._forget(request_id, tell=False)
         sent = session is not None and session.session_id is not None
-        return replace(exchange, session_sent=True) if sent and not _is_modern(params) else exchange
+        return (
+            replace(exchange, session_sent=True)
+            if sent and request_era(params) is Era.LEGACY
+            else exchange
+        )
 
     async def _forget(self, request_id: RequestId, *, tell: bool) -> None:
         """Stop waiting for a request; legacy: tell the server (HTTP-38)."""
@@ -516,11 +519,6 @@ class HttpClient:
 
     def _broken(self, message: str) -> TransportError:
         return TransportError(f"server {self.label!r} {message}", kind="protocol")
-
-
-def _is_modern(params: Mapping[str, object] | None) -> bool:
-    meta = params.get("_meta") if params is not None else None
-    return isinstance(meta, Mapping) and isinstance(meta.get(META_PROTOCOL_VERSION), str)
 
 
 def _over(declared: str, limit: int) -> bool:

@@ -12,10 +12,11 @@ half is :mod:`skills_core.http.urls` (the endpoint's URL and redirects) and
 :mod:`skills_core.http.eras` (finding the server's era).
 
 * **Request headers** (§5.1, §5.2; HTTP-30, HTTP-31, HTTP-37). :func:`message_headers` derives a
-  POST's headers from the message itself: a request whose ``params._meta`` names a protocol
-  version is modern and gets ``MCP-Protocol-Version`` (that same version, so header and body never
-  disagree), ``Mcp-Method`` and, for ``resources/read``, ``tools/call`` and ``prompts/get``,
-  ``Mcp-Name``; anything else is legacy and gets the negotiated version and the session id of its
+  POST's headers from the message itself: a request whose ``params._meta`` holds a protocol
+  version is modern (:func:`~skills_core.messages.request_era`, the rule the server follows too)
+  and gets ``MCP-Protocol-Version`` (that same version, so header and body never disagree),
+  ``Mcp-Method`` and, for ``resources/read``, ``tools/call`` and ``prompts/get``, ``Mcp-Name``;
+  anything else is legacy and gets the negotiated version and the session id of its
   :class:`LegacySession`, if any. Values that are not plain visible ASCII travel as
   ``=?base64?...?=`` (:func:`~skills_core.http.headers.encode_header_value`).
 * **Responses** (§5.3, §5.4; HTTP-33, HTTP-34). :func:`response_disposition` maps a status and a
@@ -42,6 +43,7 @@ from typing import Final, TypeAlias, final
 
 from ..errors import (
     JsonRpcError,
+    LocalProtocolError,
     RemoteProtocolError,
     TransportError,
     quote_for_message,
@@ -60,6 +62,7 @@ from ..jsonrpc import (
     UnmatchedResponse,
 )
 from ..jsonvalue import JSONValue
+from ..messages import Era, request_era
 from ..spec import META_PROTOCOL_VERSION, Method
 from .headers import (
     ACCEPT,
@@ -139,18 +142,30 @@ def message_headers(
 
     Args:
         method: The message's method.
-        params: Its ``params``. When ``params._meta`` names a protocol version the message is
-            modern (the host adds ``_meta`` to every modern request, never to a legacy one).
+        params: Its ``params``. The message is modern when
+            :func:`~skills_core.messages.request_era` says so (the host adds ``_meta`` to every
+            modern request, never to a legacy one).
         session: The legacy session, once ``initialize`` has been answered; ignored for modern
             messages (a modern client never sends ``Mcp-Session-Id``).
 
     Returns:
         ``(name, value)`` pairs: ``Content-Type``, ``Accept``, then the era's headers.
+
+    Raises:
+        LocalProtocolError: kind ``bad-header``: a modern message whose protocol version is not a
+            string, or a value that is not valid Unicode.
     """
     headers = [("Content-Type", JSON_MEDIA_TYPE), ("Accept", ACCEPT)]
-    meta = params.get("_meta") if params is not None else None
-    version = meta.get(META_PROTOCOL_VERSION) if isinstance(meta, Mapping) else None
-    if isinstance(version, str) and params is not None:
+    if params is not None and request_era(params) is Era.MODERN:
+        meta = params["_meta"]
+        assert isinstance(meta, Mapping)  # request_era: an object holding the version's key
+        version = meta[META_PROTOCOL_VERSION]
+        if not isinstance(version, str):
+            raise LocalProtocolError(
+                f"cannot send {_shown(method)}: the protocol version in its _meta is not a "
+                "string, so no MCP-Protocol-Version header can carry it",
+                kind="bad-header",
+            )
         headers.append((HEADER_PROTOCOL_VERSION, encode_header_value(version)))
         headers.append((HEADER_METHOD, encode_header_value(method)))
         name = _name_of(method, params)

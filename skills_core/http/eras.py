@@ -10,6 +10,9 @@ signals (network failures and timeouts never reach it; HTTP-36). A modern reques
 ``data.supported`` (:func:`with_protocol_version` rewrites its ``_meta``; HTTP-35).
 :class:`EraCache` remembers the verdict per origin, so a second connection skips the probe.
 
+Which era one *request* belongs to is :func:`skills_core.messages.request_era`'s to say, for every
+side and transport; this module is about finding the *server's*.
+
 Pure functions and one small mapping; nothing here does I/O.
 """
 

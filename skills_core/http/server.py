@@ -33,8 +33,10 @@ What the headers say is read by :mod:`skills_core.http.headers`, the settings ar
    400/-32600, with id null (HTTP-07); a notification is 202 with an empty body (HTTP-08, HTTP-29).
 
 Then the era (§3.3, HTTP-22): a ``MCP-Protocol-Version`` header naming a handshake version
-(2024-11-05 .. 2025-11-25) is legacy, any other value modern; without the header, a body whose
-``params._meta`` names a protocol version is modern, anything else legacy.
+(2024-11-05 .. 2025-11-25) is legacy, any other value modern; without the header, the request's
+params decide, by the rule every transport follows (:func:`~skills_core.messages.request_era`:
+a ``params._meta`` holding the protocol version's key is modern, whatever its value; anything
+else legacy). A notification without the header is legacy.
 
 *Modern* (2026-07-28, stateless; rows 11-19): ``_meta`` must hold ``protocolVersion`` and
 ``clientCapabilities`` (400/-32602, HTTP-09); the ``MCP-Protocol-Version`` header must equal it
@@ -83,6 +85,7 @@ from ..jsonrpc import (
     parse_message,
 )
 from ..jsonvalue import JSONValue
+from ..messages import Era, request_era
 from ..spec import (
     META_CLIENT_CAPABILITIES,
     META_PROTOCOL_VERSION,
@@ -169,6 +172,8 @@ _NAMED_BY: Final[Mapping[str, str]] = {
 }
 #: Every version we serve, for -32022's ``data.supported``.
 _SERVED_VERSIONS: Final[list[JSONValue]] = [*SUPPORTED_MODERN_VERSIONS, *SUPPORTED_LEGACY_VERSIONS]
+
+_MODERN: Final = Era.MODERN
 
 #: Entries a table of remembered verdicts holds before it starts over.
 MEMO_LIMIT: Final = 256
@@ -453,7 +458,7 @@ class HttpChecks:
         if header_version is not None:
             modern = self._text_of(header_version) not in HANDSHAKE_VERSIONS
         else:
-            modern = type(event) is RequestReceived and _meta_version(event.params) is not None
+            modern = type(event) is RequestReceived and request_era(event.params) is _MODERN
         if type(event) is InvalidMessage:
             reply = event.reply
             if reply is None:  # a notification with array params: refused, without an id
