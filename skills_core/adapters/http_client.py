@@ -6,7 +6,7 @@ returns the result or raises :class:`~skills_core.errors.JsonRpcError` /
 :class:`~skills_core.errors.TransportError`, exactly as the stdio clients do, and
 ``negotiate(...)`` settles the era the way HTTP signals it (§5.6), which
 :func:`~skills_core.adapters.host_driver.handshake` asks it to do. Every decision about headers,
-statuses, bodies, redirects and eras is made by the pure :mod:`skills_core.http_wire`; this module
+statuses, bodies, redirects and eras is made by the pure :mod:`skills_core.http`; this module
 only moves bytes with httpx2 and keeps time with anyio, so it runs under asyncio and trio alike.
 It is the only module that imports httpx2 (the ``http-client`` extra).
 
@@ -23,8 +23,8 @@ cancelled by closing its stream (HTTP-38). Legacy (2025-11-25): ``initialize`` (
 version on every request; a 404 to a request carrying the session id means the session is gone:
 initialize again and retry once (HTTP-37); a timed-out request gets ``notifications/cancelled``
 (HTTP-38); closing sends DELETE (any answer, 405 included, is fine). Negotiation (unpinned): probe
-with ``server/discover``; :func:`~skills_core.http_wire.classify_probe` decides; the verdict is kept
-per origin in an :class:`~skills_core.http_wire.EraCache` when one is given (HTTP-36).
+with ``server/discover``; :func:`~skills_core.http.eras.classify_probe` decides; the verdict is kept
+per origin in an :class:`~skills_core.http.eras.EraCache` when one is given (HTTP-36).
 
 Guarantees: TLS certificates and host names are verified (the system's trust store, or
 ``SSL_CERT_FILE``; a custom ``ssl.SSLContext`` may replace it, never switch it off);
@@ -554,7 +554,7 @@ def _transport_errors(label: str, method: str) -> Iterator[None]:
 
     Messages name the label, never the URL; the library's own text, which may quote the server's
     bytes (a status line, a header), is cut. What the server sends is checked by
-    :mod:`~skills_core.http_wire` before httpx2 sees it (a redirect's target) or after (bodies),
+    :mod:`skills_core.http` before httpx2 sees it (a redirect's target) or after (bodies),
     so the last clause is a net under those checks: any ``ValueError``, ``RecursionError`` or
     ``InvalidURL`` that a server's answer still makes a parser raise is the server's fault too.
     """
