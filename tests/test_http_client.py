@@ -32,11 +32,13 @@ from http_peers import (
 )
 from interop_helpers import REPO_ROOT, child_env, new_host, pump
 
+import skills_core as sc
 from skills_core import spec_examples as ex
 from skills_core.adapters.host_driver import handshake
-from skills_core.adapters.http_client import HttpClient, open_http_client
+from skills_core.adapters.http_client import REQUEST_TIMEOUT, HttpClient, open_http_client
 from skills_core.errors import JsonRpcError, LocalProtocolError, TransportError
 from skills_core.host.effects import DeliverToModel, RequestApproval
+from skills_core.host.pump import Pumped
 from skills_core.http.eras import EraCache
 from skills_core.jsonrpc import NotificationReceived
 from skills_core.messages import Era
@@ -266,6 +268,63 @@ def test_a_lost_legacy_session_is_initialized_again() -> None:
             "notifications/initialized",
             "resources/read",
         ]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_client_is_the_pumps_send(backend: str) -> None:
+    """``pump_async(host, effects, {label: client})``: the client answers the pump itself, each
+    request bounded by the timeout it was opened with (a request past it is a transport failure
+    of kind timeout, and the host is told it failed)."""
+    peer = McpPeer()
+
+    def handler(seen: Seen) -> Iterator[Action]:
+        uri = (seen.message.get("params") or {}).get("uri", "") if seen.message else ""
+        if uri.endswith("invoice.md"):
+            yield 30.0  # never answers in time
+        yield from peer(seen)
+
+    async def main() -> tuple[list[Pumped], list[Pumped]]:
+        host = new_host()
+        async with open_http_client(server.url, label="s", timeout=0.5) as client:
+            assert client.timeout == 0.5
+            await handshake(host, "s", client, timeout=5)
+            await sc.pump_async(host, host.list_skills("s"), {"s": client})
+            loaded = await sc.pump_async(
+                host,
+                host.load("s", SKILL),
+                {"s": client},
+                on_effect=lambda e: (
+                    host.approve(e.prompt_id) if isinstance(e, RequestApproval) else None
+                ),
+            )
+            late = await sc.pump_async(
+                host, host.read("s", SKILL, "templates/invoice.md"), {"s": client}
+            )
+            return loaded, late
+
+    with ScriptedServer(handler) as server:
+        loaded, late = run(backend, main)
+    delivered = [e for e in loaded if isinstance(e, DeliverToModel)]
+    assert [d.uri for d in delivered] == [SKILL]
+    assert delivered[0].verified
+    assert delivered[0].content == ex.FILES["SKILL.md"]
+    failures = [e for e in late if isinstance(e, sc.TransportFailure)]
+    assert len(failures) == 1, late
+    assert failures[0].error.kind == "timeout"
+    assert "within 0.5 seconds" in failures[0].error.message
+
+
+def test_the_default_request_timeout_is_set_at_construction() -> None:
+    async def main() -> tuple[float | None, float | None]:
+        url = "http://127.0.0.1:9/mcp"  # nothing is sent
+        async with (
+            open_http_client(url, label="s") as default,
+            open_http_client(url, label="s", timeout=None) as none,
+        ):
+            return default.timeout, none.timeout
+
+    assert run("asyncio", main) == (REQUEST_TIMEOUT, None)
+    assert REQUEST_TIMEOUT == 10.0
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

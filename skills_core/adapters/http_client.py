@@ -1,9 +1,12 @@
 """HTTP client adapter: a host's connection to an MCP server over Streamable HTTP, both eras.
 
-Theory of operation: :class:`HttpClient` is one more requester behind the host's effect pump
-(:func:`~skills_core.adapters.host_driver.carry_out`): ``request(method, params, timeout=...)``
-returns the result or raises :class:`~skills_core.errors.JsonRpcError` /
-:class:`~skills_core.errors.TransportError`, exactly as the stdio clients do, and
+Theory of operation: :class:`HttpClient` is one more requester behind the host's effect pump.
+Called as ``client(method, params)`` it is the pump's ``send`` itself
+(``sc.pump_async(host, effects, {"docs": client})``), each request bounded by the ``timeout`` it
+was made with; ``request(method, params, timeout=...)`` takes its own bound (what
+:func:`~skills_core.adapters.host_driver.carry_out` uses). Either returns the result or raises
+:class:`~skills_core.errors.JsonRpcError` / :class:`~skills_core.errors.TransportError`, exactly
+as the stdio clients do, and
 ``negotiate(...)`` settles the era the way HTTP signals it (§5.6), which
 :func:`~skills_core.adapters.host_driver.handshake` asks it to do. Every decision about headers,
 statuses, bodies, redirects and eras is made by the pure :mod:`skills_core.http`; this module
@@ -106,6 +109,7 @@ from .host_driver import CLIENT_INFO
 __all__ = [
     "HttpClient",
     "open_http_client",
+    "REQUEST_TIMEOUT",
     "CONNECT_TIMEOUT",
     "READ_TIMEOUT",
     "CLOSE_TIMEOUT",
@@ -113,6 +117,8 @@ __all__ = [
 
 _T = TypeVar("_T")
 
+#: Seconds a request waits for its answer when the client is called as the pump's ``send``.
+REQUEST_TIMEOUT: Final = 10.0
 #: Seconds to establish a connection (TCP and TLS).
 CONNECT_TIMEOUT: Final = 10.0
 #: Seconds without a byte while sending or receiving before the connection is given up (the python
@@ -151,6 +157,11 @@ class HttpClient:
         on_report: Called with one line for each thing ignored (a request sent on a stream, ...):
             of each kind, the first :data:`~skills_core.adapters._client.REPORTS_SHOWN`; then, at
             :meth:`aclose`, one line with how many there were in all.
+        timeout: Seconds each request waits for its answer when the client is called as the
+            pump's ``send`` (``None``: forever); :meth:`request` takes its own.
+
+    Attributes:
+        timeout: As given; change it to change the next calls' bound.
 
     Raises:
         ValueError: ``url`` is not an absolute http(s) URL, or it carries credentials.
@@ -168,6 +179,7 @@ class HttpClient:
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         on_notification: Callable[[NotificationReceived], None] | None = None,
         on_report: Callable[[str], None] = report_to_stderr,
+        timeout: float | None = REQUEST_TIMEOUT,
     ) -> None:
         check_url(url)
         try:
@@ -188,6 +200,7 @@ class HttpClient:
         self._session: LegacySession | None = None
         self._era: Era | None = None
         self._init_params: dict[str, JSONValue] | None = None
+        self.timeout = timeout
 
     @property
     def url(self) -> str:
@@ -205,6 +218,16 @@ class HttpClient:
         return self._session
 
     # -- the requester ----------------------------------------------------------------------
+
+    async def __call__(self, method: str, params: dict[str, JSONValue]) -> dict[str, JSONValue]:
+        """Send a request and wait for its result, at most :attr:`timeout` seconds: the pump's
+        ``send`` (``pump_async(host, effects, {label: client})``).
+
+        Raises:
+            JsonRpcError: as for :meth:`request`.
+            TransportError: as for :meth:`request`.
+        """
+        return await self.request(method, params, timeout=self.timeout)
 
     async def request(
         self, method: str, params: Mapping[str, object] | None = None, *, timeout: float | None
@@ -615,6 +638,7 @@ async def open_http_client(
     ssl_context: ssl.SSLContext | None = None,
     on_notification: Callable[[NotificationReceived], None] | None = None,
     on_report: Callable[[str], None] = report_to_stderr,
+    timeout: float | None = REQUEST_TIMEOUT,
 ) -> AsyncIterator[HttpClient]:
     """Yield an :class:`HttpClient` for ``url``; on exit, end its session and close its connections.
 
@@ -629,6 +653,8 @@ async def open_http_client(
         ssl_context: Certificates to trust instead of the system's (verification stays on).
         on_notification: See :class:`HttpClient`.
         on_report: See :class:`HttpClient`.
+        timeout: Seconds each request waits when the client is called as the pump's ``send``
+            (see :class:`HttpClient`).
 
     Raises:
         ValueError: ``url`` is not an absolute http(s) URL, or it carries credentials.
@@ -653,6 +679,7 @@ async def open_http_client(
             max_message_size=max_message_size,
             on_notification=on_notification,
             on_report=on_report,
+            timeout=timeout,
         )
         try:
             yield connection
