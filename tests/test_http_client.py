@@ -692,6 +692,42 @@ def test_without_the_extra_the_error_names_it(tmp_path: Path) -> None:
     )
     assert done.returncode == 1
     assert "pip install 'skills-core[http-client]'" in done.stderr
+    assert "pip install httpx2 anyio" in done.stderr
+
+
+@pytest.mark.parametrize("hidden", ["httpx2", "anyio"])
+def test_without_httpx2_or_anyio_the_error_names_the_packages_to_install(hidden: str) -> None:
+    """A vendored copy has no extra to install: the message names the packages themselves (the
+    extra comes second, for an installed skills-core), through the adapter and the command line."""
+    hide = f"import sys; sys.modules[{hidden!r}] = None; "
+    imported = subprocess.run(
+        [sys.executable, "-c", hide + "import skills_core.adapters.http_client"],
+        capture_output=True,
+        text=True,
+        env=child_env(),
+        check=False,
+    )
+    assert imported.returncode == 1
+    last = imported.stderr.strip().splitlines()[-1]
+    assert last == (
+        "ImportError: the HTTP client transport needs httpx2 and anyio: pip install httpx2 anyio "
+        "(or, for an installed skills-core, pip install 'skills-core[http-client]')"
+    )
+    argv = ["host", "--server", "s=http://127.0.0.1:9/mcp", "list"]
+    cli = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            hide + f"from skills_core.cli import main; sys.exit(main({argv!r}))",
+        ],
+        capture_output=True,
+        text=True,
+        env=child_env(),
+        check=False,
+    )
+    assert cli.returncode == 1, cli.stderr
+    assert "pip install httpx2 anyio" in cli.stderr
+    assert "Traceback" not in cli.stderr
 
 
 def test_importing_skills_core_and_its_http_package_needs_no_extra() -> None:

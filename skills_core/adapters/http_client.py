@@ -54,8 +54,8 @@ try:
     import httpx2
 except ImportError as exc:  # pragma: no cover - exercised by a subprocess test
     raise ImportError(
-        "the HTTP client transport needs the 'http-client' extra: "
-        "pip install 'skills-core[http-client]'"
+        "the HTTP client transport needs httpx2 and anyio: pip install httpx2 anyio "
+        "(or, for an installed skills-core, pip install 'skills-core[http-client]')"
     ) from exc
 
 from .._version import __version__
