@@ -96,6 +96,12 @@ class Era(enum.Enum):
     LEGACY = "legacy"
 
 
+#: The members, looked up once: reading ``Era.MODERN`` goes through the enum class on every call,
+#: and :func:`request_era` is on every request's path.
+_MODERN: Final = Era.MODERN
+_LEGACY: Final = Era.LEGACY
+
+
 class CacheScope(enum.StrEnum):
     """``cacheScope`` values of a CacheableResult (base-protocol.md §1.5)."""
 
@@ -201,11 +207,12 @@ def request_era(params: Mapping[str, object] | None) -> Era:
         <Era.LEGACY: 'legacy'>
     """
     if params is None:
-        return Era.LEGACY
+        return _LEGACY
     meta = params.get("_meta")
-    if type(meta) is dict or isinstance(meta, Mapping):  # a dict first: the JSON case, fast
-        return Era.MODERN if META_PROTOCOL_VERSION in meta else Era.LEGACY
-    return Era.LEGACY
+    # A dict first (the JSON case), and None before the slow check against the ABC.
+    if type(meta) is dict or (meta is not None and isinstance(meta, Mapping)):
+        return _MODERN if META_PROTOCOL_VERSION in meta else _LEGACY
+    return _LEGACY
 
 
 # --- server-side results ----------------------------------------------------------------------

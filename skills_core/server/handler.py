@@ -146,6 +146,9 @@ __all__ = ["SkillsServer", "ServerConnection", "PendingRead"]
 _MAX_QUOTED: Final = 300
 #: What any failure inside the handler answers: no exception text, no path (ERR-04).
 _INTERNAL_ERROR: Final = ErrorObject(code=ErrorCode.INTERNAL_ERROR, message="Internal error")
+#: The eras, looked up once (``Era.MODERN`` goes through the enum class each time it is read).
+_MODERN: Final = Era.MODERN
+_LEGACY: Final = Era.LEGACY
 
 _Params = dict[str, JSONValue]
 
@@ -757,7 +760,7 @@ class PendingRead:
 
 def _era(params: _Params, legacy_version: str | None) -> Era:
     meta = params.get("_meta")
-    if request_era(params) is Era.MODERN:
+    if request_era(params) is _MODERN:
         assert isinstance(meta, dict)  # request_era: an object holding the version's key
         version = meta[META_PROTOCOL_VERSION]
         if not isinstance(version, str):
@@ -772,9 +775,9 @@ def _era(params: _Params, legacy_version: str | None) -> Era:
             raise _invalid_params(
                 f"Missing required request _meta: {META_CLIENT_CAPABILITIES} must be an object"
             )
-        return Era.MODERN
+        return _MODERN
     if legacy_version is not None:
-        return Era.LEGACY
+        return _LEGACY
     missing = [META_PROTOCOL_VERSION]
     if not isinstance(meta, dict) or not isinstance(meta.get(META_CLIENT_CAPABILITIES), dict):
         missing.append(META_CLIENT_CAPABILITIES)
