@@ -8,6 +8,8 @@ from __future__ import annotations
 import base64
 import json
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -685,3 +687,24 @@ def test_base64_payload_is_standard_base64() -> None:
     value = "ä" * 50
     encoded = encode_header_value(value)
     assert base64.b64decode(encoded[9:-2]).decode() == value
+
+
+@pytest.mark.parametrize(
+    ("adapter", "loaded"),
+    [
+        ("skills_core.adapters.asgi", ["headers", "options", "server", "session"]),
+        ("skills_core.adapters.http_client", ["client", "eras", "headers", "sse", "urls"]),
+    ],
+)
+def test_each_half_of_the_http_package_loads_without_the_other(
+    adapter: str, loaded: list[str]
+) -> None:
+    """skills_core.http exports every name lazily: the server app loads no client module, the
+    client no server module (headers are shared)."""
+    code = (
+        f"import json, sys, {adapter}; "
+        "print(json.dumps(sorted(m.rpartition('.')[2] for m in sys.modules "
+        "if m.startswith('skills_core.http.'))))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(done.stdout) == loaded
