@@ -181,7 +181,7 @@ def with_meta(
 
 
 def request_era(params: Mapping[str, object] | None) -> Era:
-    """The era a request belongs to, read from its params: the one rule every side and transport uses.
+    """The era a request belongs to, from its params: the one rule every side and transport uses.
 
     A request is modern when ``params._meta`` is an object that holds
     ``io.modelcontextprotocol/protocolVersion``, whatever that key's value is (base-protocol.md

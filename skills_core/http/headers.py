@@ -220,7 +220,7 @@ def check_custom_header(name: str, value: str) -> tuple[str, str]:
     return name, stripped
 
 
-# --- Accept (RFC 9110 §12.4.2, §12.5.1) -----------------------------------------------------------
+# --- Accept (RFC 9110 §12.4.2, §12.5.1) ---------------------------------------------------------
 
 #: A token (RFC 9110 §5.6.2), lowercase: a media type's type or subtype.
 _TOKEN: Final = re.compile(r"[!#$%&'*+\-.^_`|~0-9a-z]+")
