@@ -237,6 +237,27 @@ _mh, _mb = modern_request(
     "server/discover", request_id=7, meta=_meta_without("io.modelcontextprotocol/clientInfo")
 )
 _row("11-client-info-optional", _mh, _mb, 200, None, 7)
+_row(
+    "11-params-missing",
+    _h,
+    json.dumps({"jsonrpc": "2.0", "id": 7, "method": "server/discover"}).encode(),
+    400,
+    -32602,
+    7,
+)
+# Without the version header, a _meta holding the version's key is modern whatever the value
+# (messages.request_era): refused as modern, not sent to the legacy rungs (no session: -32600).
+_mh, _mb = modern_request(
+    "server/discover", request_id=7, meta={**META, "io.modelcontextprotocol/protocolVersion": 5}
+)
+_row(
+    "11-meta-version-not-a-string",
+    replace_header(_mh, "mcp-protocol-version", None),
+    _mb,
+    400,
+    -32602,
+    7,
+)
 # row 12: version header (HTTP-10); checked before the version itself (CF)
 _row(
     "12-version-header-missing",
