@@ -759,8 +759,8 @@ class PendingRead:
 
 
 def _era(params: _Params, legacy_version: str | None) -> Era:
-    meta = params.get("_meta")
     if request_era(params) is _MODERN:
+        meta = params["_meta"]
         assert isinstance(meta, dict)  # request_era: an object holding the version's key
         version = meta[META_PROTOCOL_VERSION]
         if not isinstance(version, str):
@@ -778,6 +778,7 @@ def _era(params: _Params, legacy_version: str | None) -> Era:
         return _MODERN
     if legacy_version is not None:
         return _LEGACY
+    meta = params.get("_meta")
     missing = [META_PROTOCOL_VERSION]
     if not isinstance(meta, dict) or not isinstance(meta.get(META_CLIENT_CAPABILITIES), dict):
         missing.append(META_CLIENT_CAPABILITIES)
