@@ -267,3 +267,64 @@ def test_host_over_stdio_example_reports_a_server_that_cannot_serve(tmp_path: Pa
     assert result.returncode == 2
     assert "error: server 'docs'" in result.stderr
     assert "skills-core: [docs] " in result.stderr
+
+
+def run_http_host(*args: str, answer: str | None = None) -> subprocess.CompletedProcess[str]:
+    """``examples/host_over_http.py ARGS``, with ``answer`` typed at its prompt (None: no stdin)."""
+    return subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "host_over_http.py"), *args],
+        input=answer,
+        stdin=subprocess.DEVNULL if answer is None else None,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=False,
+        timeout=120,
+    )
+
+
+def assert_printed_skill_md(stdout: str) -> None:
+    """The verified SKILL.md, line by line, inside the origin-tagged frame."""
+    assert "integrity: matches the skill's approved manifest" in stdout
+    assert "\n".join(ex.FILES["SKILL.md"].decode().splitlines()) in stdout
+
+
+def test_host_over_http_example_asks_and_loads_from_skills_core_serve_http(tmp_path: Path) -> None:
+    """examples/host_over_http.py against a real ``skills-core serve --http`` process: it starts
+    nothing, connects to the URL, lists, asks for approval (answered y), prints the SKILL.md."""
+    from http_helpers import serving
+
+    with serving(spec_skills(tmp_path)) as served:
+        result = run_http_host(served.url, answer="y\n")
+    assert result.returncode == 0, result.stderr
+    assert "serving" not in result.stdout  # nothing started in-process
+    assert "connected: 2026-07-28 (modern)" in result.stdout
+    assert "skill: docs:pdf-processing: Extract, fill, and assemble PDF documents" in result.stdout
+    assert "load skill pdf-processing from 'docs'? (215 bytes)" in result.stdout
+    assert "skill://pdf-processing/templates/invoice.md" in result.stdout  # the manifest shown
+    assert "approve? [y/N]" in result.stdout
+    assert_printed_skill_md(result.stdout)
+
+
+def test_host_over_http_example_serves_the_spec_skill_itself_without_a_url() -> None:
+    result = run_http_host("--yes")
+    assert result.returncode == 0, result.stderr
+    assert "serving the spec's example skill at http://127.0.0.1:" in result.stdout
+    assert "approved (--yes)" in result.stdout
+    assert_printed_skill_md(result.stdout)
+
+
+@pytest.mark.parametrize("answer", ["n\n", None], ids=["no", "nobody-to-ask"])
+def test_host_over_http_example_loads_nothing_unless_approved(answer: str | None) -> None:
+    result = run_http_host(answer=answer)
+    assert result.returncode == 1
+    assert "was not approved" in result.stderr
+    assert "# PDF processing" not in result.stdout
+
+
+def test_host_over_http_example_reports_an_unreachable_server() -> None:
+    from http_helpers import free_port
+
+    result = run_http_host(f"http://127.0.0.1:{free_port()}/mcp", "--yes")
+    assert result.returncode == 2
+    assert "error: cannot connect to server 'docs'" in result.stderr

@@ -1,4 +1,4 @@
-"""host_driver.handshake with a pinned era over stdio (``host --protocol-era``): nothing of the other."""
+"""host.driver.handshake with a pinned era over stdio (``host --protocol-era``): nothing of the other."""
 
 from __future__ import annotations
 

@@ -17,8 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, final
 
-from ._asgi_app import SkillsApp
-from ._http_options import (
+from ..http.options import (
     DEFAULT_BODY_TIMEOUT,
     DEFAULT_HEAD_TIMEOUT,
     DEFAULT_IDLE_TIMEOUT,
@@ -31,6 +30,7 @@ from ._http_options import (
     LOOPBACK_ORIGINS,
     HttpOptions,
 )
+from ._asgi_app import SkillsApp
 
 __all__ = [
     "MIN_SECRET_BYTES",
