@@ -89,7 +89,9 @@ def test_every_exported_name_exists_and_is_documented() -> None:
             assert obj.__doc__, f"{name} has no docstring"
 
 
-@pytest.mark.parametrize("package", ["skills_core", "skills_core.server", "skills_core.host"])
+@pytest.mark.parametrize(
+    "package", ["skills_core", "skills_core.server", "skills_core.host", "skills_core.http"]
+)
 def test_exports_lazy_names_and_type_checking_imports_agree(package: str) -> None:
     """``__all__`` is exactly the eager imports plus ``_LAZY``; each lazy name is also imported
     under ``TYPE_CHECKING`` from the module ``_LAZY`` names, relative to the package (so type

@@ -18,11 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, final
 
-from ._asgi_app import SkillsApp
-
-if TYPE_CHECKING:
-    from ..server.source import SkillSource
-from ._http_options import (
+from ..http.options import (
     DEFAULT_BODY_TIMEOUT,
     DEFAULT_HEAD_TIMEOUT,
     DEFAULT_IDLE_TIMEOUT,
@@ -35,6 +31,10 @@ from ._http_options import (
     LOOPBACK_ORIGINS,
     HttpOptions,
 )
+from ._asgi_app import SkillsApp
+
+if TYPE_CHECKING:
+    from ..server.source import SkillSource
 
 __all__ = [
     "MIN_SECRET_BYTES",

@@ -336,8 +336,8 @@ def build_parser() -> argparse.ArgumentParser:
         "paths",
         nargs="*",
         metavar="PATH",
-        help="a skill folder, its SKILL.md, or a root of skills; or s3://BUCKET/PREFIX, "
-        "git:PATH[@REF]",
+        help="a root of skills, a skill folder, or any file or folder inside a skill (which "
+        "selects that skill); or s3://BUCKET/PREFIX, git:PATH[@REF]",
     )
     validate.add_argument(
         "--entries",
@@ -363,6 +363,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="drop findings with this code (repeatable), e.g. --ignore portability-date",
     )
     validate.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
+    validate.add_argument(
+        "--changed",
+        action="store_true",
+        help="the PATHs are changed files (as pre-commit passes them): validate the skills "
+        "that contain them, pass over files in no skill, and exit 0 when none is in a skill",
+    )
+    validate.add_argument(
+        "--sarif", metavar="FILE", help="also write the SARIF log to FILE (even on exit 2)"
+    )
+    validate.add_argument(
+        "--explain", metavar="CODE", help="print what a finding code means, and exit"
+    )
+    validate.add_argument(
+        "--rules-url",
+        metavar="URL",
+        help="where docs/rules.md is published: the page the rules' helpUri (SARIF) and "
+        "--explain point to",
+    )
     _source_options(validate, index=False)
     _s3_endpoint(validate)
 

@@ -2,7 +2,7 @@
 
 Theory of operation: one run of the command is one short-lived host. It spawns every ``--server``
 command (asyncio adapter, each in a process group of its own) or connects to every ``--server``
-URL (Streamable HTTP, the ``http-client`` extra; ``--header`` adds headers for one server),
+URL (Streamable HTTP, with httpx2 and anyio; ``--header`` adds headers for one server),
 handshakes with each (``server/discover``, falling back to ``initialize``, unless
 ``--protocol-era`` pins one), lists their skills to resolve the SKILL argument, then performs the
 action through a :class:`~skills_core.host.Host`, carrying out its effects with
@@ -52,7 +52,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final, TextIO
 
 from ..adapters.asyncio_stdio import StdioClient, open_stdio_client
-from ..adapters.host_driver import CLIENT_INFO, Requester, handshake
 from ..digest import compute_digest
 from ..display import display, display_line
 from ..errors import (
@@ -66,6 +65,7 @@ from ..errors import (
 from ..host.approvals import ApprovalsFileError, ApprovalStore
 from ..host.cache import CacheStore
 from ..host.codes import NoticeCode, StopReason
+from ..host.driver import CLIENT_INFO, Requester, handshake
 from ..host.effects import (
     ApprovalGranted,
     ApprovalRevoked,
@@ -114,7 +114,7 @@ from ._common import (
 from ._screen import fit
 
 if TYPE_CHECKING:
-    from ..http_wire import EraCache
+    from ..http.eras import EraCache
 
 __all__ = ["run_host", "MAX_APPROVALS_BYTES"]
 
@@ -178,7 +178,7 @@ def _parse_servers(specs: list[str]) -> dict[str, _ServerSpec]:
 
 
 def _checked_url(label: str, url: str) -> str:
-    from ..http_wire import check_url  # noqa: PLC0415 - only for URL servers
+    from ..http.urls import check_url  # noqa: PLC0415 - only for URL servers
 
     try:
         return check_url(url)
@@ -190,7 +190,7 @@ def _parse_headers(
     specs: list[str], servers: dict[str, _ServerSpec]
 ) -> dict[str, list[tuple[str, str]]]:
     """``--header LABEL=NAME:VALUE`` values per label; a message never shows a VALUE."""
-    from ..http_wire import check_custom_header  # noqa: PLC0415
+    from ..http.headers import check_custom_header  # noqa: PLC0415
 
     headers: dict[str, list[tuple[str, str]]] = {}
     for spec in specs:
@@ -334,7 +334,7 @@ class _Session:
         """Open the connection to one ``--server`` (the one place that knows how).
 
         A command is spawned (its stderr kept, not shown: see :meth:`_show_stderr`); a URL is a
-        Streamable HTTP endpoint, reached with the ``http-client`` extra.
+        Streamable HTTP endpoint, reached with httpx2 and anyio (the ``http-client`` extra).
         """
         if not isinstance(spec, str):
             client = await stack.enter_async_context(
@@ -349,8 +349,8 @@ class _Session:
             return client
         try:
             from ..adapters.http_client import open_http_client  # noqa: PLC0415
-            from ..http_wire import EraCache  # noqa: PLC0415
-        except ImportError as exc:  # the message names the extra to install
+            from ..http.eras import EraCache  # noqa: PLC0415
+        except ImportError as exc:  # the message names the packages to install
             raise CliError(str(exc), EXIT_USAGE) from None
         if self.era_cache is None:
             self.era_cache = EraCache()  # one verdict per origin for the run (HTTP-36)

@@ -7,13 +7,14 @@ wrapped in a :class:`~skills_core.server.handler.SkillsServer`.
 * stdio (the default): served by the blocking stdio loop (:mod:`skills_core.adapters.blocking_stdio`)
   until the client closes stdin. Stdout belongs to the protocol; what the operator should know goes
   to stderr.
-* ``--http [HOST:]PORT``: the ASGI app (:mod:`skills_core.adapters.asgi`) under uvicorn, the
-  optional ``http`` extra. The parent checks everything first (the roots, the key, the options: a
-  mistake exits 1 before any worker starts), settles the secret every worker signs cursors and
-  sessions with (read from ``--cursor-key-file``, created there when absent, else taken from
-  ``SKILLS_CORE_CURSOR_KEY`` or generated), and hands the whole configuration to uvicorn's workers
-  through the environment (:class:`~skills_core.adapters.asgi.AppConfig`), which build the app
-  with :func:`~skills_core.adapters.asgi.app_from_env`: the same path for one worker or many.
+* ``--http [HOST:]PORT``: the ASGI app (:mod:`skills_core.adapters.asgi`) under uvicorn
+  (``pip install uvicorn``, or the ``http`` extra). The parent checks everything first (the
+  roots, the key, the options: a mistake exits 1 before any worker starts), settles the secret
+  every worker signs cursors and sessions with (read from ``--cursor-key-file``, created there
+  when absent, else taken from ``SKILLS_CORE_CURSOR_KEY`` or generated), and hands the whole
+  configuration to uvicorn's workers through the environment
+  (:class:`~skills_core.adapters.asgi.AppConfig`), which build the app with
+  :func:`~skills_core.adapters.asgi.app_from_env`: the same path for one worker or many.
   uvicorn runs :mod:`skills_core.adapters.uvicorn_http`'s protocol, which holds clients to the
   head, idle and send deadlines given (``--head-timeout``, ``--idle-timeout``, ``--send-timeout``).
 """
@@ -196,8 +197,8 @@ def _run_http(args: argparse.Namespace) -> int:
         import uvicorn  # noqa: PLC0415 - the optional extra, only for --http
     except ImportError:
         raise CliError(
-            "serve --http needs uvicorn, which comes with the http extra: "
-            "pip install 'skills-core[http]'",
+            "serve --http needs uvicorn: pip install uvicorn "
+            "(or, for an installed skills-core, pip install 'skills-core[http]')",
             EXIT_USAGE,
         ) from None
     from ..adapters.asgi import (  # noqa: PLC0415

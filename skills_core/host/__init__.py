@@ -40,6 +40,7 @@ job per module:
 * :mod:`~skills_core.host.cache`: cache keys and paths, the store interface, re-verification;
 * :mod:`~skills_core.host.cache_store`: the disk store, the host's only I/O module;
 * :mod:`~skills_core.host.framing`: the model-facing, origin-tagged text;
+* :mod:`~skills_core.host.driver`: the stdio handshake, and the pump over live connections;
 * :mod:`~skills_core.host.policy`: every knob, failing closed by default.
 
 The disk store is not imported here, so importing the host does no I/O set-up; import

@@ -34,7 +34,8 @@ encoders, never the server's state, so other requests may be answered meanwhile;
 this library can be read from another thread, and a custom source must allow it to be deferred.
 
 **Eras** (base-protocol.md, DESIGN.md decision 2). A request whose ``params._meta`` carries
-``io.modelcontextprotocol/protocolVersion`` is *modern*: the version must be one we serve (else
+``io.modelcontextprotocol/protocolVersion`` is *modern* (:func:`~skills_core.messages.request_era`
+decides, the one rule every transport follows): the version must be one we serve (else
 ``-32022`` with ``data: {supported, requested}``), ``io.modelcontextprotocol/clientCapabilities``
 must be an object (else ``-32602``), and it is answered statelessly in the modern shape whatever
 the connection did before. Other requests are *legacy* when a legacy version was negotiated
@@ -116,6 +117,7 @@ from ..messages import (
     Era,
     complete_result,
     encode_resource_contents,
+    request_era,
     server_capabilities,
 )
 from ..spec import (
@@ -144,6 +146,9 @@ __all__ = ["SkillsServer", "ServerConnection", "PendingRead"]
 _MAX_QUOTED: Final = 300
 #: What any failure inside the handler answers: no exception text, no path (ERR-04).
 _INTERNAL_ERROR: Final = ErrorObject(code=ErrorCode.INTERNAL_ERROR, message="Internal error")
+#: The eras, looked up once (``Era.MODERN`` goes through the enum class each time it is read).
+_MODERN: Final = Era.MODERN
+_LEGACY: Final = Era.LEGACY
 
 _Params = dict[str, JSONValue]
 
@@ -771,8 +776,9 @@ class PendingRead:
 
 
 def _era(params: _Params, legacy_version: str | None) -> Era:
-    meta = params.get("_meta")
-    if isinstance(meta, dict) and META_PROTOCOL_VERSION in meta:
+    if request_era(params) is _MODERN:
+        meta = params["_meta"]
+        assert isinstance(meta, dict)  # request_era: an object holding the version's key
         version = meta[META_PROTOCOL_VERSION]
         if not isinstance(version, str):
             raise _invalid_params(f"_meta[{META_PROTOCOL_VERSION!r}] must be a string")
@@ -786,9 +792,10 @@ def _era(params: _Params, legacy_version: str | None) -> Era:
             raise _invalid_params(
                 f"Missing required request _meta: {META_CLIENT_CAPABILITIES} must be an object"
             )
-        return Era.MODERN
+        return _MODERN
     if legacy_version is not None:
-        return Era.LEGACY
+        return _LEGACY
+    meta = params.get("_meta")
     missing = [META_PROTOCOL_VERSION]
     if not isinstance(meta, dict) or not isinstance(meta.get(META_CLIENT_CAPABILITIES), dict):
         missing.append(META_CLIENT_CAPABILITIES)
