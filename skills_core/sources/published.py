@@ -40,8 +40,9 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, final
+from typing import Any, Final, cast, final
 
+from ..jsonvalue import loads_strict
 from ..server.catalog import Catalog
 from ..spec import DIGEST_PREFIX
 
@@ -67,9 +68,9 @@ MAX_DOCUMENT_BYTES: Final = 256 << 20
 _PREFIX: Final = b'{"catalog":'
 _SUFFIX_RE: Final = re.compile(rb',"checksum":"sha256:([0-9a-f]{64})"\}\Z')
 _SUFFIX_BYTES: Final = len(b',"checksum":"sha256:') + 64 + len(b'"}')
-#: A ``\\uD800``-``\\uDFFF`` escape after an even run of backslashes: a canonical body never
-#: holds one (it writes every character as itself), and one alone would be a lone surrogate.
-_SURROGATE_ESCAPE_RE: Final = re.compile(rb"(?<!\\)(?:\\\\)*\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+#: What a ``\\uD800``-``\\uDFFF`` escape looks like; it is one when an even run of backslashes
+#: stands before it (:func:`_has_surrogate_escape`).
+_SURROGATE_ESCAPE_RE: Final = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
 class CatalogError(ValueError):
@@ -116,7 +117,9 @@ class CatalogDocument:
 
 
 def _canonical(value: object) -> bytes:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode()
+    return json.dumps(
+        value, ensure_ascii=False, allow_nan=False, sort_keys=True, separators=(",", ":")
+    ).encode()
 
 
 def encode_document(document: CatalogDocument) -> bytes:
@@ -144,12 +147,13 @@ def decode_document(data: bytes) -> CatalogDocument:
     body = data[len(_PREFIX) : match.start()]
     if hashlib.sha256(body).hexdigest() != match.group(1).decode():
         raise CatalogError("the catalog does not match its checksum (damaged or cut short)")
-    if _SURROGATE_ESCAPE_RE.search(body) is not None:
+    if _has_surrogate_escape(body):
         raise CatalogError("the catalog is not in the canonical encoding (a surrogate escape)")
     try:
-        decoded = json.loads(body)
-    except (ValueError, RecursionError):
-        raise CatalogError("the catalog's body is not JSON") from None
+        # Strict: a duplicate key, NaN or Infinity (which no answer could carry) is refused.
+        decoded = loads_strict(body)
+    except ValueError as exc:
+        raise CatalogError(f"the catalog's body is not strict JSON ({exc!s:.200})") from None
     if not isinstance(decoded, dict):
         raise CatalogError("the catalog's body is not an object")
     if decoded.get("format") != CATALOG_FORMAT:
@@ -173,8 +177,28 @@ def decode_document(data: bytes) -> CatalogDocument:
     ):
         raise CatalogError("a record of the catalog is not an object")
     return CatalogDocument(
-        generation=generation, scheme=scheme, skills=skills, omitted=omitted, _body=body
+        generation=generation,
+        scheme=scheme,
+        skills=cast("list[dict[str, Any]]", skills),  # objects, as just checked
+        omitted=cast("list[dict[str, Any]]", omitted),
+        _body=body,
     )
+
+
+def _has_surrogate_escape(body: bytes) -> bool:
+    """Whether ``body`` holds a ``\\uD800``-``\\uDFFF`` escape: a canonical body never does (it
+    writes every character as itself), and one alone would be a lone surrogate.
+
+    The pattern has a literal start, so the search skips along the body; each candidate is an
+    escape when the backslashes before it are an even run (each run is counted once).
+    """
+    for match in _SURROGATE_ESCAPE_RE.finditer(body):
+        start = position = match.start()
+        while position > 0 and body[position - 1] == 0x5C:  # "\\"
+            position -= 1
+        if (start - position) % 2 == 0:
+            return True
+    return False
 
 
 def same_content(old: CatalogDocument, new: CatalogDocument) -> bool:

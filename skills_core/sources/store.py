@@ -42,11 +42,13 @@ loop.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final, Protocol, final
 
 from ..digest import compute_digest, is_valid_digest
+from ..server._rules import ParsedSkillMd
 from ..server.catalog import Catalog, CatalogBuilder
 from ..server.model import OmitCode, OmittedSkill, PublishedSkill, RootSnapshot, SnapshotFile
 from ..server.paths import decode_segment, encode_segment, split_uri
@@ -317,12 +319,13 @@ class CatalogChecker:
         builder: The builder to check with (its scheme and limits); a new one by default.
     """
 
-    __slots__ = ("_builder", "_unpublished")
+    __slots__ = ("_builder", "_learned")
 
     def __init__(self, builder: CatalogBuilder | None = None) -> None:
         self._builder = builder if builder is not None else CatalogBuilder()
-        # SKILL.md digests judged "not published" by the last check (see state()).
-        self._unpublished: set[str] = set()
+        # What the last check taught the builder: {SKILL.md digest: frontmatter, or the reason
+        # it is not published} (see state()).
+        self._learned: dict[str, ParsedSkillMd] = {}
 
     @property
     def builder(self) -> CatalogBuilder:
@@ -341,23 +344,21 @@ class CatalogChecker:
                 f"the catalog publishes {document.scheme}:// URIs; this replica serves "
                 f"{builder.scheme}://"
             )
-        records, files, frontmatters, dirs = _read_records(document)
-        # A SKILL.md below a published skill that has no record of its own (a nested skill the
-        # publisher left out) is judged "not published", never by bytes nobody has seen.
-        unpublished = {
-            digest
-            for path, (_, digest) in files.items()
-            if path.endswith(_SKILL_MD_SUFFIX) and digest not in frontmatters
-        }
-        if self._unpublished - unpublished:  # a verdict kept from then would be wrong now
+        records, files, learned, dirs = _read_records(document)
+        # The builder keeps its verdicts by SKILL.md digest between checks: one made from what
+        # an earlier document said about a digest is not kept when this one says otherwise. So
+        # every published entry's frontmatter is the one its record states (frozen), and only
+        # the files remain to be compared below.
+        old = self._learned
+        if old and any(old.get(digest, parsed) != parsed for digest, parsed in learned.items()):
             builder = self._builder = CatalogBuilder(scheme=builder.scheme, limits=builder.limits)
-        self._unpublished = unpublished
-        builder.learn({**frontmatters, **dict.fromkeys(unpublished, _UNPUBLISHED)})
+        self._learned = learned
+        builder.learn(learned)
         snapshot = RootSnapshot(
-            files=[SnapshotFile(path, size, digest) for path, (size, digest) in files.items()]
+            files=[SnapshotFile(path, size, digest) for path, (size, digest) in files]
         )
         built = builder.build([snapshot])
-        builder.parsed_for(frontmatters.keys() | unpublished)  # keep what is still used
+        builder.parsed_for(learned)  # keep what is still used
         published: list[PublishedSkill] = []
         omitted = [o for o in built.omitted if o.reason != _UNPUBLISHED]
         said = {item.get("uri") for item in document.omitted}  # the publisher's own reasons
@@ -367,10 +368,10 @@ class CatalogChecker:
             if o.reason == _UNPUBLISHED and o.uri not in said
         ]
         for skill in built.skills:
-            entry = records.get(skill.uri)
-            if entry is None:  # cannot happen: a SKILL.md without a record is not published
+            record = records.get(skill.uri)
+            if record is None:  # cannot happen: a SKILL.md without a record is not published
                 continue
-            if skill.entry.to_json() != entry:
+            if not _same_files(skill, record):
                 omitted.append(
                     OmittedSkill(
                         root=skill.root,
@@ -401,22 +402,67 @@ class CatalogChecker:
 
 #: What a nested SKILL.md without a record of its own is judged to be.
 _UNPUBLISHED: Final = "SKILL.md is not published in the catalog (the publisher left it out)"
+#: The members of an entry and of a resource as the builder makes them (no ``extra``).
+_ENTRY_KEYS: Final = frozenset(("uri", "frontmatter", "resources"))
+_RESOURCE_KEYS: Final = frozenset(("uri", "digest", "size"))
+#: A resource URI's path below its skill whose every segment is its own encoding (no ``%``,
+#: only characters a segment carries raw; ``.`` and ``..`` segments are looked at separately).
+_PLAIN_PATH_RE: Final = re.compile(
+    r"[A-Za-z0-9\-._~!$&'()*+,;=:@]+(?:/[A-Za-z0-9\-._~!$&'()*+,;=:@]+)*"
+)
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class _Record:
+    """One record as read: its resources in order (``(uri, digest, size)`` each), and whether
+    its entry and resources have exactly the members the builder makes."""
+
+    resources: tuple[tuple[str, str, int], ...]
+    plain: bool
+
+
+def _same_files(skill: PublishedSkill, record: _Record) -> bool:
+    """Whether the entry the builder made for ``skill`` is the record's.
+
+    The URI is the record's (the builder found the skill by it) and so is the frontmatter (see
+    :meth:`CatalogChecker.state`); this compares the rest: the members, and every resource in
+    order.
+    """
+    if not record.plain:
+        return False
+    resources = skill.entry.resources
+    stated = record.resources
+    if isinstance(resources, str) or len(resources) != len(stated):
+        return False
+    for resource, (uri, digest, size) in zip(resources, stated, strict=True):
+        if resource.uri != uri or resource.digest != digest or resource.size != size:
+            return False
+    return True
 
 
 def _read_records(
     document: CatalogDocument,
 ) -> tuple[
-    dict[str, Mapping[str, Any]],
-    dict[str, tuple[int, str]],
-    dict[str, Any],
+    dict[str, _Record],
+    list[tuple[str, tuple[int, str]]],
+    dict[str, ParsedSkillMd],
     dict[str, tuple[str, ...]],
 ]:
-    """``(entries by URI, (size, digest) by path, frontmatter by SKILL.md digest, empty folders
-    by URI)`` of a document's records, or CatalogError."""
+    """Read a document's records, or raise CatalogError.
+
+    Returns:
+        ``(records by SKILL.md URI, (path, (size, digest)) of every file, what the builder is to
+        learn by SKILL.md digest, empty folders by URI)``. The builder learns each record's
+        frontmatter, and "not published" for a SKILL.md below a published skill that has no
+        record of its own (a nested skill the publisher left out): never a verdict from bytes
+        nobody has seen.
+    """
     files: dict[str, tuple[int, str]] = {}
-    frontmatters: dict[str, Any] = {}
-    records: dict[str, Mapping[str, Any]] = {}
+    learned: dict[str, ParsedSkillMd] = {}
+    records: dict[str, _Record] = {}
     dirs: dict[str, tuple[str, ...]] = {}
+    nested: list[str] = []  # digests of every SKILL.md among the files
     prefix = document.scheme + "://"
     for record in document.skills:
         entry = record.get("entry")
@@ -425,29 +471,39 @@ def _read_records(
         uri, folder = _skill_folder(entry.get("uri"), prefix)
         if uri in records:
             raise CatalogError(f"two records of the catalog are for {uri}")
-        records[uri] = entry
         root = uri[: -len(_SKILL_MD_SUFFIX)] + "/"
         resources = entry.get("resources")
         if not isinstance(resources, list):
             raise CatalogError(f"the entry of {uri} has no list of resources")
+        skill_md_path = folder + _SKILL_MD_SUFFIX
         skill_md: str | None = None
+        plain = entry.keys() == _ENTRY_KEYS
+        stated: list[tuple[str, str, int]] = []
         for resource in resources:
             path, size, digest = _resource(resource, root, folder, uri)
-            if files.setdefault(path, (size, digest)) != (size, digest):
+            stated.append((resource["uri"], digest, size))
+            plain = plain and resource.keys() == _RESOURCE_KEYS
+            known = files.setdefault(path, (size, digest))
+            if known[0] != size or known[1] != digest:
                 raise CatalogError(f"two records of the catalog disagree about {path}")
-            if path == folder + _SKILL_MD_SUFFIX:
-                skill_md = digest
+            if path.endswith(_SKILL_MD_SUFFIX):
+                nested.append(digest)
+                if path == skill_md_path:
+                    skill_md = digest
         frontmatter = entry.get("frontmatter")
         if skill_md is None or not isinstance(frontmatter, dict):
             raise CatalogError(f"the entry of {uri} has no SKILL.md or no frontmatter object")
-        if frontmatters.setdefault(skill_md, frontmatter) != frontmatter:
+        if learned.setdefault(skill_md, frontmatter) != frontmatter:
             raise CatalogError(f"two records give one SKILL.md two frontmatters ({uri})")
+        records[uri] = _Record(tuple(stated), plain)
         extra = record.get("dirs", [])
         if not isinstance(extra, list) or not all(_clean(d) for d in extra):
             raise CatalogError(f"the folders listed for {uri} are not clean relative paths")
         if extra:
             dirs[uri] = tuple(extra)
-    return records, files, frontmatters, dirs
+    for digest in nested:
+        learned.setdefault(digest, _UNPUBLISHED)
+    return records, list(files.items()), learned, dirs
 
 
 def _skill_folder(uri: object, prefix: str) -> tuple[str, str]:
@@ -478,8 +534,16 @@ def _resource(resource: object, root: str, folder: str, uri: str) -> tuple[str, 
     ):
         raise CatalogError(f"a resource of {uri} is not a URI inside it with a size and a digest")
     assert isinstance(digest, str)
+    below = file_uri[len(root) :]
+    # The common case: every segment is its own encoding, as decode_segment() would find.
+    if (
+        _PLAIN_PATH_RE.fullmatch(below) is not None
+        and not below.startswith(".")
+        and "/." not in below
+    ):
+        return f"{folder}/{below}", size, digest
     names = []
-    for segment in file_uri[len(root) :].split("/"):
+    for segment in below.split("/"):
         name = decode_segment(segment)
         if name is None:
             raise CatalogError(f"a resource URI of {uri} is not canonical: {file_uri!r:.200}")
