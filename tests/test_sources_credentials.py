@@ -113,21 +113,22 @@ def test_no_printed_line_holds_a_credential(weed: Seaweed, tmp_path: Path) -> No
     assert run_cli("manifest", target, env=good).returncode == 0
     assert run_cli("validate", target, env=good).returncode == 0
     # refused by the store: every command fails, saying why, with no credential in the reason
-    for args in (
+    commands: list[tuple[str, ...]] = [
         ("publish", str(root), target),
         ("manifest", target),
         ("validate", target),
         ("serve", target),
-    ):
+    ]
+    for args in commands:
         done = run_cli(*args, env=wrong)
         assert done.returncode != 0
         assert done.stderr.strip()
     # an endpoint with credentials in it is refused before anything is sent
-    for args in (
+    for args in [
         ("publish", str(root), target, "--s3-endpoint", in_url),
         ("manifest", target, "--s3-endpoint", in_url),
         ("serve", target, "--s3-endpoint", in_url),
-    ):
+    ]:
         done = run_cli(*args, env=bare)
         assert done.returncode != 0
         assert "without credentials" in done.stderr
