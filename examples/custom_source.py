@@ -4,7 +4,9 @@ The server reads skills through :class:`skills_core.server.SkillSource`. The sim
 write one is :class:`skills_core.server.TreeSource`: implement six primitives over your storage
 (here, a table of ``(path, bytes)`` rows) and the catalog builder applies every rule a folder
 gets (names, limits, the Agent Skills rules, file names, collisions), so the source cannot
-publish anything ``skills-core validate`` would refuse. Run it::
+publish anything ``skills-core validate`` would refuse. ``_read_file`` and ``_list_dir`` may be
+called from worker threads (a server on an event loop reads large files there), so the
+connection is opened for any thread and used behind a lock. Run it::
 
     python examples/custom_source.py        # prints the catalog and one file, as a server reads it
 """
@@ -12,7 +14,9 @@ publish anything ``skills-core validate`` would refuse. Run it::
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Sequence
+from typing import Any
 
 from skills_core.jsonvalue import JSONValue
 from skills_core.server import RootSnapshot, SkillsServer, SnapshotFile, TreeSource
@@ -23,14 +27,21 @@ class SqliteSource(TreeSource):
 
     def __init__(self, database: sqlite3.Connection) -> None:
         super().__init__()
-        self.db = database
+        self.db = database  # opened with check_same_thread=False
+        self.lock = threading.Lock()
         self.version = self._version()
 
+    def _query(self, sql: str, *args: object) -> list[tuple[Any, ...]]:
+        with self.lock:
+            return self.db.execute(sql, args).fetchall()
+
     def _version(self) -> int:
-        return int(self.db.execute("PRAGMA data_version").fetchone()[0]) + self.db.total_changes
+        with self.lock:
+            version = int(self.db.execute("PRAGMA data_version").fetchone()[0])
+            return version + self.db.total_changes
 
     def _paths(self) -> list[str]:
-        return [row[0] for row in self.db.execute("SELECT path FROM files ORDER BY path")]
+        return [str(row[0]) for row in self._query("SELECT path FROM files ORDER BY path")]
 
     # -- the six primitives ----------------------------------------------------------------------
 
@@ -38,15 +49,15 @@ class SqliteSource(TreeSource):
         return 1
 
     def _snapshot(self, root: int, folder: str) -> RootSnapshot:
-        rows = self.db.execute("SELECT path, data FROM files WHERE path LIKE ?", (f"{folder}%",))
+        rows = self._query("SELECT path, data FROM files WHERE path LIKE ?", f"{folder}%")
         return RootSnapshot(files=[SnapshotFile.of(path, bytes(data)) for path, data in rows])
 
     def _is_skill_folder(self, root: int, folder: str) -> bool:
         return self._read_file(root, f"{folder}/SKILL.md") is not None
 
     def _read_file(self, root: int, path: str) -> bytes | None:
-        row = self.db.execute("SELECT data FROM files WHERE path = ?", (path,)).fetchone()
-        return None if row is None else bytes(row[0])
+        rows = self._query("SELECT data FROM files WHERE path = ?", path)
+        return bytes(rows[0][0]) if rows else None
 
     def _list_dir(self, root: int, path: str) -> Sequence[tuple[str, bool]] | None:
         prefix = f"{path}/" if path else ""
@@ -62,9 +73,15 @@ class SqliteSource(TreeSource):
         return changed
 
 
+def open_database(path: str = ":memory:") -> sqlite3.Connection:
+    """The database, usable from the server's worker threads, with its table of files."""
+    db = sqlite3.connect(path, check_same_thread=False)
+    db.execute("CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, data BLOB)")
+    return db
+
+
 def main() -> None:
-    db = sqlite3.connect(":memory:")
-    db.execute("CREATE TABLE files (path TEXT PRIMARY KEY, data BLOB)")
+    db = open_database()
     db.executemany(
         "INSERT INTO files VALUES (?, ?)",
         [

@@ -8,13 +8,15 @@ import os
 import sqlite3
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import ModuleType
 
 from server_helpers import skill_md
 
+from skills_core.jsonrpc import EncodedResult
 from skills_core.jsonvalue import JSONValue
-from skills_core.server import SkillsServer
+from skills_core.server import PendingRead, SkillsServer
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -66,3 +68,40 @@ def test_the_folder_rules_apply_and_changes_show_in_listings() -> None:
         "skill://a/SKILL.md",
         "skill://c/SKILL.md",
     ]
+
+
+def test_reads_deferred_to_worker_threads_are_served_while_the_server_lists() -> None:
+    # A server on an event loop reads large files in worker threads (PendingRead): the source's
+    # read and list_directory then run there, at the same time as each other and as listings.
+    example = load_example()
+    db = example.open_database()
+    files = {f"s{n}/SKILL.md": skill_md(f"s{n}", "S") for n in range(8)}
+    files.update({f"s{n}/data/big.txt": f"{n}\n".encode() * 5_000 for n in range(8)})
+    db.executemany("INSERT INTO files VALUES (?, ?)", list(files.items()))
+    server = SkillsServer(example.SqliteSource(db), cursor_key=b"k" * 32)
+    meta: dict[str, JSONValue] = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    pending: list[PendingRead] = []
+    for _ in range(25):
+        for n in range(8):
+            read = server.answer(
+                "resources/read",
+                {"uri": f"skill://s{n}/data/big.txt", "_meta": meta},
+                defer_reads_over=0,
+            )
+            assert isinstance(read, PendingRead)
+            pending.append(read)
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        results = pool.map(PendingRead.complete, pending)
+        for n in range(50):  # listings and folder reads on this thread meanwhile
+            assert isinstance(server.answer("skills/list", {"_meta": meta}), dict)
+            folder: dict[str, JSONValue] = {"uri": f"skill://s{n % 8}/data", "_meta": meta}
+            listed = server.answer("resources/directory/read", folder)
+            assert isinstance(listed, dict), listed
+        answers = list(results)
+    for read, answer in zip(pending, answers, strict=True):
+        assert isinstance(answer, EncodedResult), (read.uri, answer)
+        number = read.uri.split("/")[2][1:]
+        assert f'"text":"{number}\\n{number}\\n'.encode() in answer.json
