@@ -25,7 +25,10 @@ of frontmatter and two small files, published once with ``publish``):
   and how much of *check* the cyclic garbage collector took (``gc.callbacks``);
 * the *floor* of any check that applies the frontmatter rules to every skill: the checksum,
   ``json.loads`` of the body, and the Agent Skills rules on each record's frontmatter
-  (:func:`skills_core.server._rules.judge_parsed`), with no catalog, no files and no objects.
+  (:func:`skills_core.server._rules.judge_parsed`), with no catalog, no files and no objects;
+  and the same floor with the records read as the checker reads them (shapes, canonical URIs,
+  digests, one path per file) and each skill's paths checked for collisions: what a check of
+  this format costs before the catalog builder and the objects a server serves.
 
 **publish** (``--publish-skills`` skills, 1,000 by default, each a SKILL.md and two small files
 of their own, 3,000 objects, written to a folder):
@@ -68,7 +71,7 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from seaweed_helpers import BUCKET, seaweed
 
-from skills_core.server._rules import judge_parsed
+from skills_core.server._rules import judge_parsed, path_collision
 from skills_core.server.filesystem import FilesystemSource
 from skills_core.server.handler import SkillsServer
 from skills_core.server.source import MemorySource
@@ -80,7 +83,7 @@ from skills_core.sources.s3 import (
     open_s3_source,
     publish,
 )
-from skills_core.sources.store import CatalogChecker
+from skills_core.sources.store import CatalogChecker, _read_records
 from skills_core.sources.urls import S3URL
 
 START_TARGET = 2.0
@@ -178,8 +181,18 @@ def bench_start(endpoint: str, skills: int, rounds: int) -> None:
             name = entry["uri"].rsplit("/", 2)[1]
             assert judge_parsed(entry["frontmatter"], name).frontmatter is not None
 
+    def shaped() -> None:
+        document = decode_document(body)
+        records, _, learned, _ = _read_records(document)
+        for uri, record in records.items():
+            folder = uri.removeprefix("skill://").removesuffix("/SKILL.md")
+            skill_md = record.resources[0][1]
+            parsed = learned[skill_md]
+            assert judge_parsed(parsed, folder.rpartition("/")[2]).frontmatter is not None
+            assert path_collision(r[0][len(uri) - 8 :] for r in record.resources) is None
+
     results: dict[str, list[float]] = {}
-    names = ["fetch", "start", "decode", "check", "gc", "floor"]
+    names = ["fetch", "start", "decode", "check", "gc", "floor", "shaped"]
     for _ in range(rounds):
         for name, action in (
             ("fetch", fetch),
@@ -187,6 +200,7 @@ def bench_start(endpoint: str, skills: int, rounds: int) -> None:
             ("decode", lambda: decode_document(body)),
             ("check", check),
             ("floor", floor),
+            ("shaped", shaped),
         ):
             gc.collect()
             results.setdefault(name, []).append(timed(action))
@@ -199,6 +213,7 @@ def bench_start(endpoint: str, skills: int, rounds: int) -> None:
         "check": "  check (records, builder, compare)",
         "gc": "    of which garbage collection",
         "floor": "floor: checksum, JSON, rules",
+        "shaped": "  + records read, path collisions",
     }
     for name in names:
         print(row(labels[name], results[name]))
