@@ -537,6 +537,30 @@ def test_a_nested_skill_the_publisher_left_out_says_why_once() -> None:
     assert omitted["skill://outer/inner/SKILL.md"][0] is OmitCode.INVALID
 
 
+def test_a_nested_skill_md_without_a_record_is_left_out_even_when_its_bytes_are_stated() -> None:
+    # outer/alpha/SKILL.md holds the very bytes of alpha/SKILL.md, whose record states them
+    files = {**TREE, "outer/alpha/SKILL.md": TREE["alpha/SKILL.md"]}
+    items = records(document(files))
+    items.remove(record_of(items, "skill://outer/alpha/SKILL.md"))
+    omitted = left_out(with_records(items))
+    assert omitted["skill://outer/alpha/SKILL.md"] == (
+        OmitCode.REFUSED,
+        "SKILL.md is not published in the catalog (the publisher left it out)",
+    )
+
+
+def test_names_that_need_escapes_are_read_from_their_canonical_uris() -> None:
+    files = {**TREE, "alpha/with space/ümlaut %.md": b"x\n", "a:b/SKILL.md": skill_md("a:b")}
+    doc = document(files)
+    state = CatalogChecker().state(doc)
+    assert [s.entry.to_json() for s in state.catalog.skills] == [
+        s.entry.to_json() for s in MemorySource(files).scan().skills
+    ]
+    assert "skill://alpha/with%20space/%C3%BCmlaut%20%25.md" in {
+        r["uri"] for r in record_of(records(doc), "skill://alpha/SKILL.md")["entry"]["resources"]
+    }
+
+
 # --- the checker: one replica's successive checks ------------------------------------------------
 
 

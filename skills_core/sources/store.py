@@ -327,11 +327,6 @@ class CatalogChecker:
         # it is not published} (see state()).
         self._learned: dict[str, ParsedSkillMd] = {}
 
-    @property
-    def builder(self) -> CatalogBuilder:
-        """The builder checks are made with."""
-        return self._builder
-
     def state(self, document: CatalogDocument, *, label: str | None = None) -> StoreState:
         """Check ``document`` and make its state (label: ``generation N`` by default).
 
@@ -369,7 +364,17 @@ class CatalogChecker:
         ]
         for skill in built.skills:
             record = records.get(skill.uri)
-            if record is None:  # cannot happen: a SKILL.md without a record is not published
+            if record is None:  # a SKILL.md with no record, whose bytes another record states
+                if skill.uri not in said:
+                    omitted.append(
+                        OmittedSkill(
+                            root=skill.root,
+                            path=skill.folder,
+                            uri=skill.uri,
+                            code=OmitCode.REFUSED,
+                            reason=_UNPUBLISHED,
+                        )
+                    )
                 continue
             if not _same_files(skill, record):
                 omitted.append(
