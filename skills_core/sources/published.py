@@ -27,7 +27,8 @@ file as URI, digest and size); ``dirs`` (present only when not empty) lists the 
 skill that hold no file, ``/``-separated and relative to the skill, which directory reads list
 too. A file's bytes are stored under its digest (``blobs/sha256/<hex>`` beside the document, in
 an object store). Nothing in the document is trusted because it is there: the checksum catches a
-document cut short or damaged; the rules catch everything else.
+document cut short or damaged; the body must be strict JSON (no duplicate key, ``NaN`` or
+``Infinity``, no lone surrogate); the rules catch everything else.
 
 Two documents have the *same content* when their bodies are equal but for the generation
 (:func:`same_content`): publishing an unchanged tree again then writes nothing.

@@ -16,10 +16,13 @@ turns each record of a catalog document into the files it names (paths decoded f
 canonical URIs, sizes, digests) and its SKILL.md's frontmatter, and the builder applies every rule
 (names, limits, the Agent Skills rules on the frontmatter, file names, path collisions, nested
 skills). A skill is published only when the builder publishes it *and* makes exactly the entry
-the record holds; anything else is left out with a reason, as a folder's omitted skills are. A
-record whose shape is wrong (a URI outside its skill, a size that is not a whole number, two
-records that disagree about one file) makes the whole document unreadable: it was not made by a
-publisher of this format.
+the record holds; anything else is left out with a reason, as a folder's omitted skills are (a
+nested SKILL.md with no record of its own too: its bytes were never seen). The builder keeps its
+verdicts by SKILL.md digest from one document to the next, and starts again when a document
+says something else about a digest, so a replica's check of a document is always what a fresh
+replica makes of it. A record whose shape is wrong (a URI outside its skill, a size that is
+not a whole number, two records that disagree about one file) makes the whole document
+unreadable: it was not made by a publisher of this format.
 
 **Nothing unverified is served.** :meth:`StoreSource.read` fetches a file by the digest its entry
 publishes and checks the size and SHA-256 of the bytes before returning them; bytes that do not
