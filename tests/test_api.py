@@ -245,3 +245,50 @@ def test_the_package_imports_itself_relatively() -> None:
                 continue
             for name in names:
                 assert name.split(".")[0] != "skills_core", (path, node.lineno, name)
+
+
+#: Third-party packages whose import means I/O (sockets, event loops, an SDK's transports).
+IO_LIBRARIES = {"httpx2", "anyio", "uvicorn", "mcp", "obstore"}
+ADAPTERS = sorted(PACKAGE.joinpath("adapters").glob("*.py"))
+
+
+def _adapter_imports(path: Path) -> tuple[set[str], set[str], list[str]]:
+    """(top-level modules it imports, sibling adapters it imports, what it defines)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    imported: set[str] = set()
+    siblings: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            if node.level == 0:
+                imported.add(node.module.split(".")[0])
+            elif node.level == 1:
+                siblings.add(node.module.split(".")[0])
+    defines = [
+        node.name
+        for node in tree.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    ]
+    return imported, siblings, defines
+
+
+@pytest.mark.parametrize("path", ADAPTERS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_adapter_does_io_or_only_hands_names_on(path: Path) -> None:
+    """``adapters/`` is exempt from the sans-IO check, so nothing may hide there that does no I/O:
+    each module imports an I/O module or library (or an adapter that does), or is a face that
+    defines nothing."""
+    facts = {p.stem: _adapter_imports(p) for p in ADAPTERS}
+    doing_io = {name for name, (imported, _, _) in facts.items() if imported & IO_IMPORTS}
+    while True:  # through the adapters each imports, to a fixed point
+        more = {n for n, (_, siblings, _) in facts.items() if siblings & doing_io} - doing_io
+        if not more:
+            break
+        doing_io |= more
+    _, _, defines = facts[path.stem]
+    assert path.stem in doing_io or not defines, (
+        f"{path.name} defines {defines} but does no I/O: it belongs in the core"
+    )
+
+
+IO_IMPORTS = FORBIDDEN_IMPORTS | IO_LIBRARIES
