@@ -2,7 +2,9 @@
 
 Theory of operation: the folders become a :class:`~skills_core.server.filesystem.FilesystemSource`,
 (with the options ``--include-hidden``, ``--exclude`` and ``--index``, which belong to the source),
-wrapped in a :class:`~skills_core.server.handler.SkillsServer`.
+wrapped in a :class:`~skills_core.server.handler.SkillsServer`. Over stdio the source is opened and
+scanned on a thread (:class:`~skills_core.adapters.loading.LoadingServer`) while ``initialize`` and
+``server/discover`` are answered; any other request waits for the whole catalog.
 
 * stdio (the default): served by the blocking stdio loop (:mod:`skills_core.adapters.blocking_stdio`)
   until the client closes stdin. Stdout belongs to the protocol; what the operator should know goes
@@ -48,30 +50,49 @@ def run_serve(args: argparse.Namespace) -> int:
     if args.http is not None:
         return _run_http(args)
     from ..adapters.blocking_stdio import serve_stdio  # noqa: PLC0415
+    from ..adapters.loading import LoadingServer  # noqa: PLC0415
     from ..server.handler import SkillsServer  # noqa: PLC0415
     from ..server.options import ServerOptions  # noqa: PLC0415
 
-    source = open_source(
-        args.roots,
-        include_hidden=args.include_hidden,
-        exclude=args.exclude,
-        index=args.index,
-        s3_endpoint=args.s3_endpoint,
-        ttl_ms=args.ttl_ms,
-        follow=True,
-        log=lambda message: error(f"serve: {message}"),
-    )
     options = ServerOptions(
         directory_read=not args.no_directory_read, page_size=args.page_size, ttl_ms=args.ttl_ms
     )
-    server = SkillsServer(source, cursor_key=os.urandom(32), options=options)
-    note = source_note(source)
-    if note is not None:
-        error(f"serve: {note}")
-    _report_omitted(len(server.catalog.omitted))
-    _warn_past_a_default_host(server.catalog)
+
+    def load() -> SkillsServer:
+        source = open_source(
+            args.roots,
+            include_hidden=args.include_hidden,
+            exclude=args.exclude,
+            index=args.index,
+            s3_endpoint=args.s3_endpoint,
+            ttl_ms=args.ttl_ms,
+            follow=True,
+            log=lambda message: error(f"serve: {message}"),
+        )
+        server = SkillsServer(source, cursor_key=os.urandom(32), options=options)
+        note = source_note(source)
+        if note is not None:
+            error(f"serve: {note}")
+        _report_omitted(len(server.catalog.omitted))
+        _warn_past_a_default_host(server.catalog)
+        return server
+
+    from ..sources.urls import is_source_url  # noqa: PLC0415
+
+    if any(is_source_url(root) for root in args.roots):  # a store checks itself as it opens
+        server = load()
+        loading = LoadingServer(lambda: server, options=options)
+    else:
+        # Folders: a missing root or a bad --exclude is a usage error at once (cheap: no index
+        # read, no walk); the catalog then loads while the handshake is answered.
+        open_source(args.roots, include_hidden=args.include_hidden, exclude=args.exclude)
+        loading = LoadingServer(load, options=options)
+    loading.start()
     # A SkillsServer's results have string keys by construction: skip the endpoint's key walk.
-    serve_stdio(server.connection(), results_have_string_keys=True)
+    serve_stdio(loading.connection(), results_have_string_keys=True)
+    # A client that left before asking for the catalog: the load still ends (and reports what
+    # it found, or its failure) as it did when it came first.
+    loading.wait()
     return EXIT_OK
 
 

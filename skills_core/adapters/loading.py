@@ -1,0 +1,156 @@
+"""Answer ``initialize`` and ``server/discover`` at once while the catalog loads on a thread.
+
+Theory of operation
+-------------------
+A :class:`~skills_core.server.SkillsServer` scans its source when it is made, and a large
+catalog takes a while to scan (a minute for 100,000 skills from cold, seconds from a digest
+index). A client should not wait that long for the handshake, and must never see a partial
+catalog. :class:`LoadingServer` does both: it makes the real server on a thread of its own (the
+core is sans-IO, so the thread lives here, at the edge) and, until that server exists, answers the
+methods whose answers depend only on the server's options (``initialize``, ``server/discover``,
+``ping``) from a *front* server of the same options over an empty source, whose answers to them
+are the real server's. Any other request waits, in the connection that received it, for the load
+to finish, and is then answered by the real server; a connection carries the version an
+``initialize`` agreed on over to the real server's connection, so a legacy session goes on as if
+the real server had answered from the start. Once loaded, everything goes to the real server.
+
+:attr:`LoadingServer.loaded` is the "catalog loaded" signal (for a readiness probe: not ready
+until it is True). A load that fails keeps its exception: :meth:`LoadingServer.wait` (and so
+the next request that needs the catalog) raises it, and :attr:`LoadingServer.error` holds it.
+
+While it loads, the thread pauses the garbage collector (a load makes millions of objects that
+all live on: each collection would walk them again for nothing) and afterwards moves what it
+made to the collector's permanent generation (``gc.freeze``), so later collections, between
+requests, do not walk the catalog either.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import threading
+from collections.abc import Callable
+from typing import Final, final
+
+from ..jsonrpc import Answer, JSONObject
+from ..server.handler import PendingRead, ServerConnection, SkillsServer
+from ..server.options import ServerOptions
+from ..server.source import MemorySource
+from ..spec import Method
+
+__all__ = ["LoadingServer"]
+
+#: What a server answers from its options alone, never from its catalog.
+_FRONT_METHODS: Final = frozenset(
+    {Method.INITIALIZE.value, Method.SERVER_DISCOVER.value, Method.PING.value}
+)
+
+
+@final
+class LoadingServer:
+    """A server whose catalog loads on a thread; the handshake is answered meanwhile.
+
+    Example:
+        >>> make = lambda: SkillsServer(source, cursor_key=key, options=options)  # doctest: +SKIP
+        >>> loading = LoadingServer(make, options=options)  # doctest: +SKIP
+        >>> loading.start()  # doctest: +SKIP
+        >>> serve_stdio(loading.connection())  # doctest: +SKIP
+    """
+
+    __slots__ = ("_done", "_error", "_front", "_load", "_server", "_thread")
+
+    def __init__(self, load: Callable[[], SkillsServer], *, options: ServerOptions) -> None:
+        """Make the real server with ``load()`` once :meth:`start` is called.
+
+        Args:
+            load: Makes the real server (opens the source, scans it); called on the thread.
+            options: The real server's options (its answers to the handshake come from them).
+        """
+        self._load = load
+        self._front = SkillsServer(MemorySource({}), cursor_key=os.urandom(32), options=options)
+        self._server: SkillsServer | None = None
+        self._error: BaseException | None = None
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Start loading, on a daemon thread (a process that exits does not wait for it)."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="catalog-load", daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            self._server = self._load()
+        except BaseException as exc:  # noqa: BLE001 - kept for whoever waits, raised there
+            self._error = exc
+        finally:
+            if paused:
+                gc.freeze()
+                gc.enable()
+            self._done.set()
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the catalog is loaded and served (the readiness signal)."""
+        return self._server is not None and self._done.is_set()
+
+    @property
+    def error(self) -> BaseException | None:
+        """What the load raised, if it failed; else None."""
+        return self._error
+
+    def wait(self, timeout: float | None = None) -> SkillsServer | None:
+        """The real server, once loaded (None if ``timeout`` seconds pass first).
+
+        Raises:
+            BaseException: what the load raised.
+        """
+        self.start()
+        if not self._done.wait(timeout):
+            return None
+        if self._error is not None:
+            raise self._error
+        return self._server
+
+    def connection(self) -> LoadingConnection:
+        """A new connection, in the state of a new :meth:`SkillsServer.connection`."""
+        return LoadingConnection(self)
+
+    def _front_connection(self) -> ServerConnection:
+        return self._front.connection()
+
+
+@final
+class LoadingConnection:
+    """One client's connection to a :class:`LoadingServer` (a stream's responder)."""
+
+    __slots__ = ("_connection", "_loading", "_real")
+
+    def __init__(self, loading: LoadingServer) -> None:
+        """Start a connection; see :meth:`LoadingServer.connection`."""
+        self._loading = loading
+        self._connection = loading._front_connection()
+        self._real = False
+
+    def received(self) -> None:
+        """See :meth:`ServerConnection.received`."""
+        self._connection.received()
+
+    def answer(
+        self, method: str, params: JSONObject | None, *, defer_reads_over: int | None = None
+    ) -> Answer | PendingRead:
+        """Answer as :meth:`ServerConnection.answer`; waits for the load unless the method is
+        one the options alone answer.
+
+        Raises:
+            BaseException: what the load raised (the catalog cannot be served).
+        """
+        if not self._real and (method not in _FRONT_METHODS or self._loading.loaded):
+            server = self._loading.wait()
+            assert server is not None
+            self._connection = server.connection(legacy_version=self._connection.legacy_version)
+            self._real = True
+        return self._connection.answer(method, params, defer_reads_over=defer_reads_over)

@@ -1,0 +1,70 @@
+"""The handshake is answered while the catalog loads; everything else waits for all of it."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from skills_core import spec_examples as ex
+from skills_core.adapters.loading import LoadingServer
+from skills_core.server import SkillsServer
+from skills_core.server.options import ServerOptions
+
+META: Any = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {
+        "extensions": {"io.modelcontextprotocol/skills": {}}
+    },
+}
+FILES = {f"pdf-processing/{path}": data for path, data in ex.FILES.items()}
+INITIALIZE: Any = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t"}}
+
+
+def test_the_handshake_is_answered_before_the_load_and_listings_wait_for_it() -> None:
+    options = ServerOptions(page_size=7)
+    release = threading.Event()
+
+    def load() -> SkillsServer:
+        assert release.wait(10)
+        return SkillsServer.from_files(FILES, cursor_key=b"k" * 32, options=options)
+
+    loading = LoadingServer(load, options=options)
+    loading.start()
+    connection = loading.connection()
+    real = SkillsServer.from_files(FILES, cursor_key=b"k" * 32, options=options).connection()
+    assert connection.answer("initialize", INITIALIZE) == real.answer("initialize", INITIALIZE)
+    discover = {"_meta": META}
+    assert connection.answer("server/discover", discover) == real.answer(
+        "server/discover", discover
+    )
+    assert not loading.loaded
+    listed: list[object] = []
+    waiting = threading.Thread(target=lambda: listed.append(connection.answer("skills/list", None)))
+    waiting.start()
+    waiting.join(0.2)
+    assert waiting.is_alive()
+    assert not listed  # never a partial (or empty) catalog
+    release.set()
+    waiting.join(10)
+    assert loading.wait(0) is not None
+    # the legacy version initialize agreed on goes on with the real server's connection
+    assert listed == [real.answer("skills/list", None)]
+    assert listed[0]["skills"][0]["uri"] == "skill://pdf-processing/SKILL.md"  # type: ignore[index]
+
+
+def test_a_failed_load_is_raised_where_the_catalog_is_needed() -> None:
+    def load() -> SkillsServer:
+        raise OSError("the roots vanished")
+
+    loading = LoadingServer(load, options=ServerOptions())
+    connection = loading.connection()
+    loading.start()
+    with pytest.raises(OSError, match="vanished"):
+        connection.answer("skills/list", {"_meta": META})
+    assert isinstance(loading.error, OSError)
+    assert not loading.loaded
+    assert connection.answer("ping", {"_meta": META}) == SkillsServer.from_files(
+        FILES, cursor_key=b"k" * 32
+    ).answer("ping", {"_meta": META})  # the handshake still answers
