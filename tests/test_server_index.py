@@ -626,6 +626,8 @@ def test_a_warm_start_restores_unchanged_skills_without_building_them(
     left_out = sorted(o.path for o in cold.omitted)
     assert left_out == ["acme/billing/refunds", "broken", "mismatch"]
     assert sorted(published) == left_out  # no record: built each time
+    for skill in cold.skills:  # a cold build keeps its skills encoded too: build them now
+        assert skill.entry.uri == skill.uri
     published.clear()
     for skill, expected in zip(warm.skills, cold.skills, strict=True):
         assert (

@@ -9,7 +9,10 @@ later listings, and listing pages must cost ``O(log n + page)``. :class:`LiveCat
 * the listed SKILL.md URIs in a sorted list (keyset pagination by binary search),
 * published skills by SKILL.md URI and by root URI (a client URI maps to the innermost published
   skill containing it in ``O(depth)`` lookups),
-* each entry's wire JSON, built once on first use and shared by every response afterwards,
+* nothing per entry for listings: each page decodes the entries it shows from the encoded
+  entries the skills hold (JSON text, a few microseconds each in C), so a catalog of any size
+  costs the same per page and nothing more once listed (a skill without one, a dynamic skill,
+  has its JSON built and remembered, a few thousand at most),
 * the ``resources/list`` index (every served file, sorted), built on first use,
 
 and updates them in place when a re-check finds a changed, new or vanished skill.
@@ -29,6 +32,7 @@ the filesystem source does.
 from __future__ import annotations
 
 import bisect
+from json import loads
 from typing import Final, final
 
 from ..jsonvalue import JSONValue
@@ -39,6 +43,9 @@ from .model import OmittedSkill, PublishedSkill
 from .paths import split_uri
 from .source import SkillSource
 
+#: How many entries' JSON :meth:`LiveCatalog.entry_json` remembers before it starts over (those
+#: of skills without an encoded entry: dynamic skills, a source's own).
+_JSON_CACHE: Final = 4096
 #: How many URIs :meth:`_Live.resolve` remembers before it starts over (bounds memory whatever
 #: URIs a client sends; a real client reads a few hundred files at most).
 _RESOLVE_CACHE: Final = 4096
@@ -114,9 +121,17 @@ class LiveCatalog:
         return self._by_uri.get(uri)
 
     def entry_json(self, skill: PublishedSkill) -> dict[str, JSONValue]:
+        """The entry's wire JSON: decoded from its encoded entry (C code, a few microseconds,
+        nothing kept), or built from the entry and remembered (up to :data:`_JSON_CACHE`)."""
+        encoded = skill.encoded_entry
+        if encoded is not None:
+            entry: dict[str, JSONValue] = loads(encoded)
+            return entry
         cached = self._json.get(skill.uri)
         if cached is None:
             cached = skill.entry.to_json()
+            if len(self._json) >= _JSON_CACHE:
+                self._json.clear()
             self._json[skill.uri] = cached
         return cached
 

@@ -656,6 +656,17 @@ class CatalogBuilder:
             self._verdicts[verdict_key] = verdict
         result = _publish(self.scheme, limits, root, found, verdict)
         if problems is None and type(result) is PublishedSkill:
+            # Kept as a restored skill is: its entry encoded (what listings and a digest index
+            # use), built again only when read (a few kilobytes of objects per skill otherwise).
+            encoded = json.dumps(result.entry.to_json(), ensure_ascii=False).encode()
+            result = restored_published_skill(
+                result.uri,
+                root,
+                folder,
+                findings=result.findings,
+                encoded_entry=encoded,
+                make=partial(_restore, (self.scheme, limits), root, folder, key, encoded),
+            )
             self._records[place] = (key, result)
             self.new_records = True
         return result
