@@ -18,6 +18,7 @@ import shutil
 import struct
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,7 @@ from skills_core.server import (
     SkillsServer,
     index_file,
 )
+from skills_core.server import index as index_module
 from skills_core.server._rules import ParsedSkillMd, SkillRecord, parse_skill_md
 from skills_core.server.catalog import record_digest
 from skills_core.server.index import (
@@ -198,7 +200,7 @@ def sample() -> DigestIndex:
 def parts(data: bytes) -> tuple[dict[str, Any], list[bytes]]:
     """The header and the columns of an encoded index."""
     _, _, body = data.split(b"\n", 2)
-    header_line, columns = body.split(b"\n", 1)
+    header_line, columns = zlib.decompress(body).split(b"\n", 1)
     header = json.loads(header_line)
     out: list[bytes] = []
     for length in header["columns"]:
@@ -215,7 +217,7 @@ def test_format_round_trip_and_layout() -> None:
     assert decode_index(data) == sample()
     assert encode_index(sample()) == data  # the same index, the same bytes
     header, columns = parts(data)
-    assert body.split(b"\n", 1)[0].isascii()
+    assert zlib.decompress(body).split(b"\n", 1)[0].isascii()
     (section,) = header["roots"]
     assert (section["files"], section["folders"], section["items"]) == (2, 3, 7)
     assert (section["skills"], section["keys"]) == (1, 2)
@@ -229,7 +231,9 @@ def test_format_round_trip_and_layout() -> None:
 
 
 def resign(body: bytes, version: int = FORMAT_VERSION) -> bytes:
-    """A header with a correct checksum around any body (what a foreign writer could produce)."""
+    """A header with a correct checksum around any body, compressed (what a foreign writer could
+    produce)."""
+    body = zlib.compress(body)
     return b"skills-core digest index %d\nsha256:%s\n%s" % (
         version,
         hashlib.sha256(body).hexdigest().encode(),
@@ -272,7 +276,7 @@ def listing(*items: str) -> bytes:
         (b"garbage\x00\xff" * 100, IndexProblem.NOT_AN_INDEX),
         (encode_index(sample())[:-40], IndexProblem.CHECKSUM),  # truncated
         (encode_index(sample())[:40], IndexProblem.CHECKSUM),
-        (encode_index(sample()).replace(b"a/SKILL.md", b"a/SKILL.mD"), IndexProblem.CHECKSUM),
+        (encode_index(sample())[:-1] + b"\0", IndexProblem.CHECKSUM),  # a byte altered
         (encode_index(sample()).replace(HEADER, b"index %d\n" % (FORMAT_VERSION + 1)), VERSION),
         (encode_index(sample()).replace(HEADER, b"index %d\n" % (FORMAT_VERSION - 1)), VERSION),
         (encode_index(sample()).replace(HEADER, b"index 1\n"), VERSION),  # the first format
@@ -1238,3 +1242,15 @@ def test_a_file_that_became_racy_leaves_a_rechecked_cache(
     files = decode_index(index.read_bytes()).roots[0].files
     assert "pdf-processing/templates/invoice.md" not in files
     assert "pdf-processing/templates/purchase-order.md" in files
+
+
+def test_a_body_past_its_bound_once_decompressed_is_not_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    data = encode_index(sample())
+    assert decode_index(data) == sample()
+    monkeypatch.setattr(index_module, "MAX_BODY_BYTES", 64)
+    with pytest.raises(DigestIndexError) as caught:
+        decode_index(data)
+    assert caught.value.kind is MALFORMED
+    assert "larger than its bound" in caught.value.reason

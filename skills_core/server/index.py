@@ -68,12 +68,16 @@ at the time of each ``resources/read``, through descriptors that follow no link.
 listing are checked to be single path components (never empty, ``.`` or ``..``, never holding
 ``/`` or NUL) before anything is trusted.
 
-Format (version 2)
+Format (version 3)
 ------------------
-The file is made of four parts::
+The file is made of three parts::
 
-    skills-core digest index 2
+    skills-core digest index 3
     sha256:<64 lowercase hex digits: the SHA-256 of everything after this line>
+    <the body, compressed with zlib (RFC 1950), at most MAX_BODY_BYTES once decompressed>
+
+and the body, once decompressed, of two::
+
     <the header: one line of ASCII JSON>
     <the columns: binary, one after the other, as long as the header says>
 
@@ -113,8 +117,11 @@ C routines (``struct.iter_unpack``, ``bytes.split``) and checked in bulk (the co
 lengths, every listing name with one regular expression), so a warm start spends its time on
 the tree rather than on the index. A frontmatter is kept once: for a SKILL.md whose skill has a
 record, in the record's encoded entry; the map in the header holds the others (skills left
-out, and skills that met a problem). Version 1 (JSON only, no folders or records) is not read:
-it is rebuilt.
+out, and skills that met a problem). The body is compressed (zlib's fastest level: a third of
+its size, 100,000 skills in about 30 MB, read back in C at hundreds of megabytes a second); the
+checksum covers the compressed bytes, so nothing is decompressed before it matches. Versions 1
+(JSON only, no folders or records) and 2 (the same body, not compressed) are not read: the index
+is rebuilt.
 """
 
 from __future__ import annotations
@@ -124,6 +131,7 @@ import hashlib
 import json
 import re
 import struct
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -151,7 +159,11 @@ __all__ = [
 ]
 
 #: The format this module reads and writes; any other is treated as absent.
-FORMAT_VERSION: Final = 2
+FORMAT_VERSION: Final = 3
+#: A body larger than this once decompressed is not read (a bound on what a small file can make).
+MAX_BODY_BYTES: Final = 1 << 30
+#: zlib's fastest level: the index is written after every scan that changed something.
+_LEVEL: Final = 1
 #: The first line of an index, before the version number.
 MAGIC: Final = b"skills-core digest index "
 
@@ -286,7 +298,7 @@ def encode_index(index: DigestIndex) -> bytes:
         "columns": [len(column) for column in columns],
     }
     data = json.dumps(header, ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode()
-    data = b"".join([data, b"\n", *columns])
+    data = zlib.compress(b"".join([data, b"\n", *columns]), _LEVEL)
     checksum = hashlib.sha256(data).hexdigest()
     return b"%s%d\nsha256:%s\n%s" % (MAGIC, FORMAT_VERSION, checksum.encode(), data)
 
@@ -391,10 +403,14 @@ def decode_index(data: bytes) -> DigestIndex:
             IndexProblem.CHECKSUM, "does not match its checksum (truncated or altered)"
         )
     try:
-        header_end = data.index(b"\n", match.end())
-        header = json.loads(data[match.end() : header_end], parse_constant=_refuse_constant)
-        return _index(header, body[header_end + 1 - match.end() :])
-    except (ValueError, TypeError, LookupError, RecursionError, struct.error) as exc:
+        inflate = zlib.decompressobj()
+        data = inflate.decompress(body, MAX_BODY_BYTES)
+        if inflate.unconsumed_tail or not inflate.eof:
+            raise ValueError("the body is larger than its bound, or cut short")
+        header_end = data.index(b"\n")
+        header = json.loads(data[:header_end], parse_constant=_refuse_constant)
+        return _index(header, memoryview(data)[header_end + 1 :])
+    except (ValueError, TypeError, LookupError, RecursionError, struct.error, zlib.error) as exc:
         raise DigestIndexError(IndexProblem.MALFORMED, f"is malformed ({exc})") from None
 
 
