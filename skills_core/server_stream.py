@@ -10,8 +10,9 @@ response, and says what the loop must do next:
 
 * ``bytes``: write them, then ask again;
 * a :class:`PendingOutput`: an answer that needs blocking work (a large file to read and
-  encode); call its ``run()``, in a worker thread when the loop has other work, write the bytes
-  it returns, then ask again;
+  encode, or a :class:`Deferred` answer: one that waits for a catalog still loading); call its
+  ``run()``, in a worker thread when the loop has other work, write the bytes it returns, then
+  ask again (the answers made before it have been returned first);
 * :data:`~skills_core.jsonrpc.NEED_DATA`: no complete request is buffered; read, then
   :meth:`~ServerStream.receive_data`;
 * :data:`FINISHED`: the input has ended and every request is answered; stop.
@@ -65,6 +66,7 @@ __all__ = [
     "Responder",
     "ServerStream",
     "PendingOutput",
+    "Deferred",
     "Finished",
     "FINISHED",
     "OUTPUT_BATCH",
@@ -98,9 +100,31 @@ class Responder(Protocol):
 
     def answer(
         self, method: str, params: JSONObject | None, *, defer_reads_over: int | None
-    ) -> Answer | PendingRead:
+    ) -> Answer | PendingRead | Deferred:
         """See :meth:`skills_core.server.ServerConnection.answer`."""
         ...
+
+
+@final
+class Deferred:
+    """An answer a responder makes later, out of the stream's batch (a :class:`PendingOutput`).
+
+    A responder returns one for a request it cannot answer yet without blocking (the catalog is
+    still loading: :mod:`skills_core.adapters.loading`), so that the answers made before it go
+    out first; ``make()`` then blocks until it can answer (and may itself return a
+    :class:`~skills_core.server.PendingRead`, which is completed at once).
+    """
+
+    __slots__ = ("_make",)
+
+    def __init__(self, make: Callable[[], Answer | PendingRead]) -> None:
+        """Answer with ``make()`` when the loop runs the :class:`PendingOutput`."""
+        self._make = make
+
+    def complete(self) -> Answer:
+        """Make the answer (blocking)."""
+        answer = self._make()
+        return answer.complete() if type(answer) is PendingRead else answer
 
 
 class Finished(enum.Enum):
@@ -119,7 +143,9 @@ class PendingOutput:
 
     __slots__ = ("_line", "_read", "_request_id")
 
-    def __init__(self, stream: ServerStream, request_id: RequestId, read: PendingRead) -> None:
+    def __init__(
+        self, stream: ServerStream, request_id: RequestId, read: PendingRead | Deferred
+    ) -> None:
         """Made by :meth:`ServerStream.next_output` only."""
         self._line = stream._line
         self._request_id = request_id
@@ -209,7 +235,7 @@ class ServerStream:
                     answer = self._answer(event.method, event.params, defer_reads_over=self._defer)
                 except Exception:  # noqa: BLE001 - a responder bug must not kill the stream
                     answer = _INTERNAL_ERROR
-                if type(answer) is PendingRead:
+                if type(answer) is PendingRead or type(answer) is Deferred:
                     pending = PendingOutput(self, event.id, answer)
                     if not out:
                         return pending

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,6 +15,7 @@ from skills_core import spec_examples as ex
 from skills_core.adapters.loading import LoadingServer
 from skills_core.server import SkillsServer
 from skills_core.server.options import ServerOptions
+from skills_core.server_stream import Deferred
 
 META: Any = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -41,7 +46,9 @@ def test_the_handshake_is_answered_before_the_load_and_listings_wait_for_it() ->
     )
     assert not loading.loaded
     listed: list[object] = []
-    waiting = threading.Thread(target=lambda: listed.append(connection.answer("skills/list", None)))
+    deferred = connection.answer("skills/list", None)
+    assert isinstance(deferred, Deferred)  # the answers before it go out first
+    waiting = threading.Thread(target=lambda: listed.append(deferred.complete()))
     waiting.start()
     waiting.join(0.2)
     assert waiting.is_alive()
@@ -61,10 +68,36 @@ def test_a_failed_load_is_raised_where_the_catalog_is_needed() -> None:
     loading = LoadingServer(load, options=ServerOptions())
     connection = loading.connection()
     loading.start()
+    deferred = connection.answer("skills/list", {"_meta": META})
+    assert isinstance(deferred, Deferred)
     with pytest.raises(OSError, match="vanished"):
-        connection.answer("skills/list", {"_meta": META})
+        deferred.complete()
     assert isinstance(loading.error, OSError)
     assert not loading.loaded
     assert connection.answer("ping", {"_meta": META}) == SkillsServer.from_files(
         FILES, cursor_key=b"k" * 32
     ).answer("ping", {"_meta": META})  # the handshake still answers
+
+
+def test_serve_answers_the_handshake_first_when_a_listing_is_pipelined_behind_it(
+    tmp_path: Path,
+) -> None:
+    """initialize, discover and skills/list in one write: the first two are not held back."""
+    for path, data in FILES.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_bytes(data)
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE},
+        {"jsonrpc": "2.0", "id": 2, "method": "server/discover", "params": {"_meta": META}},
+        {"jsonrpc": "2.0", "id": 3, "method": "skills/list", "params": {"_meta": META}},
+    ]
+    result = subprocess.run(
+        [sys.executable, "-m", "skills_core", "serve", str(tmp_path)],
+        input=b"".join(json.dumps(r).encode() + b"\n" for r in requests),
+        capture_output=True,
+        check=True,
+        timeout=60,
+    )
+    answers = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [a["id"] for a in answers] == [1, 2, 3]
+    assert answers[2]["result"]["skills"][0]["uri"] == "skill://pdf-processing/SKILL.md"

@@ -18,7 +18,7 @@ import os
 from typing import Final
 
 from ..jsonrpc import NEED_DATA
-from ..server_stream import FINISHED, Responder, ServerStream
+from ..server_stream import FINISHED, PendingOutput, Responder, ServerStream
 from ._io import READ_CHUNK, write_all
 
 __all__ = ["serve_stdio", "READ_CHUNK"]
@@ -55,7 +55,8 @@ def serve_stdio(
         elif out is FINISHED:
             return
         else:
-            assert isinstance(out, bytes)  # nothing is deferred: this loop has nothing else to do
+            if isinstance(out, PendingOutput):  # only a Deferred answer: reads are not deferred
+                out = out.run()
             try:
                 write_all(stdout_fd, out)
             except BrokenPipeError:  # the client has gone; nobody is left to answer

@@ -9,8 +9,10 @@ catalog. :class:`LoadingServer` does both: it makes the real server on a thread 
 core is sans-IO, so the thread lives here, at the edge) and, until that server exists, answers the
 methods whose answers depend only on the server's options (``initialize``, ``server/discover``,
 ``ping``) from a *front* server of the same options over an empty source, whose answers to them
-are the real server's. Any other request waits, in the connection that received it, for the load
-to finish, and is then answered by the real server; a connection carries the version an
+are the real server's. Any other request gets a
+:class:`~skills_core.server_stream.Deferred` answer (a stream writes the answers made before it,
+then runs it, in a worker thread if it has one), which waits for the load to finish and is then
+made by the real server; a connection carries the version an
 ``initialize`` agreed on over to the real server's connection, so a legacy session goes on as if
 the real server had answered from the start. Once loaded, everything goes to the real server.
 
@@ -36,6 +38,7 @@ from ..jsonrpc import Answer, JSONObject
 from ..server.handler import PendingRead, ServerConnection, SkillsServer
 from ..server.options import ServerOptions
 from ..server.source import MemorySource
+from ..server_stream import Deferred
 from ..spec import Method
 
 __all__ = ["LoadingServer"]
@@ -141,16 +144,33 @@ class LoadingConnection:
 
     def answer(
         self, method: str, params: JSONObject | None, *, defer_reads_over: int | None = None
-    ) -> Answer | PendingRead:
-        """Answer as :meth:`ServerConnection.answer`; waits for the load unless the method is
-        one the options alone answer.
+    ) -> Answer | PendingRead | Deferred:
+        """Answer as :meth:`ServerConnection.answer`, or, while the catalog loads, a
+        :class:`~skills_core.server_stream.Deferred` answer for any method the options alone do
+        not answer (made once the load ends).
 
         Raises:
-            BaseException: what the load raised (the catalog cannot be served).
+            BaseException: what the load raised (the catalog cannot be served), from the
+                deferred answer's ``complete()``.
         """
-        if not self._real and (method not in _FRONT_METHODS or self._loading.loaded):
-            server = self._loading.wait()
-            assert server is not None
-            self._connection = server.connection(legacy_version=self._connection.legacy_version)
-            self._real = True
+        if not self._real:
+            if self._loading.loaded:
+                self._switch()
+            elif method not in _FRONT_METHODS:
+                # Answered once loaded, after the answers made before it have gone out.
+                return Deferred(lambda: self._after_load(method, params, defer_reads_over))
         return self._connection.answer(method, params, defer_reads_over=defer_reads_over)
+
+    def _after_load(
+        self, method: str, params: JSONObject | None, defer_reads_over: int | None
+    ) -> Answer | PendingRead:
+        if not self._real:
+            self._switch()
+        return self._connection.answer(method, params, defer_reads_over=defer_reads_over)
+
+    def _switch(self) -> None:
+        """Go on with the real server, in the state this connection negotiated."""
+        server = self._loading.wait()
+        assert server is not None
+        self._connection = server.connection(legacy_version=self._connection.legacy_version)
+        self._real = True

@@ -100,6 +100,8 @@ import errno
 import hashlib
 import os
 import stat
+import struct
+import sys
 import time
 import weakref
 from collections.abc import Iterable, Sequence
@@ -112,14 +114,18 @@ from ..spec import SKILL_MD
 from ._walk import DIR_FLAGS, NOT_SERVED, open_below, skill_md_signatures
 from .catalog import Catalog, CatalogBuilder, record_digest
 from .index import (
+    SIGNATURE_ROW,
     DigestIndex,
     DigestIndexError,
-    FileRecord,
-    Listing,
+    PackedFiles,
+    PackedFolders,
+    PackedListing,
     RootIndex,
     Signature,
     decode_index,
     encode_index,
+    pack_file,
+    pack_listing,
 )
 from .index_file import (
     MAX_INDEX_BYTES,
@@ -170,6 +176,15 @@ class _RefusedError(Exception):
 
 def _stat_key(st: os.stat_result) -> Signature:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _packed_key(st: os.stat_result) -> bytes | None:
+    """The signature as the start of a file's row (:func:`~.index.pack_file`), or None when it
+    does not fit the row's integers (such a file is never cached)."""
+    try:
+        return SIGNATURE_ROW.pack(*_stat_key(st))
+    except struct.error:
+        return None
 
 
 def _read_only(fd: int, size: int) -> bytes:
@@ -285,12 +300,13 @@ class FilesystemSource(TreeSource):
             self._roots.append(resolved)
             self._identities.append((st.st_dev, st.st_ino))
             self._mounts.append(self._mount_name(resolved))
-        # Per root: {path: (signature, digest)}, only signatures that may be trusted (not racy),
-        # in memory as in the index. A full scan starts a new dict holding only the files it
-        # saw; a re-check of one skill updates the current one.
-        self._caches: list[dict[str, FileRecord]] = [{} for _ in self._roots]
+        # Per root: {path: its row: signature and raw digest, 72 bytes}, only signatures that may
+        # be trusted (not racy), in memory as in the index (index.pack_file). A full scan starts
+        # a new dict holding only the files it saw; a re-check of one skill updates the current one.
+        self._caches: list[dict[str, bytes]] = [{} for _ in self._roots]
         # Per root, with a digest index: {folder path: its signature and listing when listed}.
-        self._listings: list[dict[str, Listing]] = [{} for _ in self._roots]
+        # (Signatures packed, names interned: index.PackedFolders.)
+        self._listings: list[dict[str, PackedListing]] = [{} for _ in self._roots]
         # Per root: the skill folders the last full scan saw (what poll() compares).
         self._structures: list[_Structure] = [{} for _ in self._roots]
         self._looked_ns = time.monotonic_ns()
@@ -598,7 +614,7 @@ class FilesystemSource(TreeSource):
                 except OSError:
                     pass  # listed for real below, which reports what is wrong
                 else:
-                    if _stat_key(st) == record[0]:
+                    if _packed_key(st) == record[0]:
                         walk.new_listings[path] = record
                         return self._process(walk, None, path, in_skill, record[1])
         try:
@@ -622,10 +638,10 @@ class FilesystemSource(TreeSource):
 
     def _enter(self, walk: _Walk, fd: int, path: str, in_skill: bool) -> _Frame:
         """List one open folder (or replay its record, when its signature is unchanged)."""
-        signature: Signature | None = None
+        signature: bytes | None = None
         if walk.record:
             st = os.fstat(fd)
-            signature = _stat_key(st)
+            signature = _packed_key(st)
             record = walk.listings.get(path) if walk.replay else None
             if record is not None and record[0] == signature:
                 walk.new_listings[path] = record
@@ -651,7 +667,7 @@ class FilesystemSource(TreeSource):
                 walk.changed = True
             return fd, path, in_skill, []
         if signature is not None:
-            record = (signature, tuple(listing))
+            record = (signature, tuple(map(sys.intern, listing)))
             if walk.listings.get(path) != record:
                 walk.changed = True
             walk.new_listings[path] = record
@@ -716,14 +732,15 @@ class FilesystemSource(TreeSource):
                 if dir_fd is not None
                 else os.stat(path[walk.strip :], dir_fd=walk.start_fd, follow_symlinks=False)
             )
-            # An unchanged SKILL.md need not be read either when its verdict is known.
-            if _stat_key(st) == cached[0] and (
-                not keep or self._builder.knows(cached[1], folder.rpartition("/")[2])
-            ):
-                walk.new[path] = cached
-                if keep:
-                    walk.skill_mds[path] = cached[0]
-                return new_snapshot_file(path, st.st_size, cached[1], None)
+            signature = _packed_key(st)
+            if signature is not None and cached.startswith(signature):
+                digest = "sha256:" + cached[40:].hex()
+                # An unchanged SKILL.md need not be read either when its verdict is known.
+                if not keep or self._builder.knows(digest, folder.rpartition("/")[2]):
+                    walk.new[path] = cached
+                    if keep:
+                        walk.skill_mds[path] = _stat_key(st)
+                    return new_snapshot_file(path, st.st_size, digest, None)
         if dir_fd is not None:
             return self._read_file_at(walk, dir_fd, path, name, cached)
         opened = open_below(walk.start_fd, folder[walk.strip :])
@@ -733,7 +750,7 @@ class FilesystemSource(TreeSource):
             os.close(opened)
 
     def _read_file_at(
-        self, walk: _Walk, dir_fd: int, path: str, name: str, cached: FileRecord | None
+        self, walk: _Walk, dir_fd: int, path: str, name: str, cached: bytes | None
     ) -> SnapshotFile:
         """Read and hash the file ``name`` of the folder ``dir_fd`` (at ``path``); cache it."""
         keep = name == SKILL_MD
@@ -751,13 +768,17 @@ class FilesystemSource(TreeSource):
         finally:
             os.close(fd)
         mtime, ctime = st.st_mtime_ns, st.st_ctime_ns
-        if size == st.st_size and walk.now - (mtime if mtime > ctime else ctime) > _RACY_NS:
-            record = (_stat_key(st), digest)
+        record = (
+            pack_file(_stat_key(st), digest)
+            if size == st.st_size and walk.now - (mtime if mtime > ctime else ctime) > _RACY_NS
+            else None
+        )
+        if record is not None:
             if record != cached:
                 walk.changed = True
             walk.new[path] = record
             if keep:
-                walk.skill_mds[path] = record[0]
+                walk.skill_mds[path] = _stat_key(st)
         else:  # racy: hashed again next time (and not kept in a re-checked cache either)
             if walk.new.pop(path, None) is not None:
                 walk.changed = True
@@ -857,8 +878,26 @@ class FilesystemSource(TreeSource):
             if section is None:
                 self._unsaved = True  # a root the index does not know (or knows as another)
                 continue
-            self._caches[number] = dict(section.files)
-            self._listings[number] = dict(section.folders)
+            files = section.files
+            self._caches[number] = (
+                dict(files.rows)
+                if isinstance(files, PackedFiles)
+                else {
+                    path: row
+                    for path, (signature, digest) in files.items()
+                    if (row := pack_file(signature, digest)) is not None
+                }
+            )
+            folders = section.folders
+            self._listings[number] = (
+                dict(folders.rows)
+                if isinstance(folders, PackedFolders)
+                else {
+                    path: packed
+                    for path, (signature, listing) in folders.items()
+                    if (packed := pack_listing(signature, listing)) is not None
+                }
+            )
             restorable.append((number, section))
         if index.library != __version__:
             self._unsaved = True  # another parser wrote it: parse again, and record anew
@@ -890,7 +929,11 @@ class FilesystemSource(TreeSource):
         in_records: set[str | None] = set()
         for number, root in enumerate(self._roots):
             files = self._caches[number]
-            skill_mds.update(d for p, (_, d) in files.items() if p.rpartition("/")[2] == SKILL_MD)
+            skill_mds.update(
+                "sha256:" + row[40:].hex()
+                for path, row in files.items()
+                if path.rpartition("/")[2] == SKILL_MD
+            )
             device, inode = self._identities[number]
             records = self._builder.records_for(number)
             in_records.update(map(record_digest, records.values()))
@@ -900,8 +943,8 @@ class FilesystemSource(TreeSource):
                     device=device,
                     inode=inode,
                     mount=self._mounts[number],
-                    files=files,
-                    folders=self._listings[number],
+                    files=PackedFiles(files),
+                    folders=PackedFolders(self._listings[number]),
                     skills=records,
                 )
             )
@@ -942,15 +985,15 @@ class _Walk:
 
     root: int
     now: int
-    old: dict[str, FileRecord]
-    new: dict[str, FileRecord]
+    old: dict[str, bytes]
+    new: dict[str, bytes]
     #: Characters to drop from a snapshot path to get the path below the root folder itself.
     strip: int = 0
     #: The descriptor of the folder the walk starts from (the root folder, in a full scan).
     start_fd: int = -1
     #: Folder records to replay from, and the ones this walk keeps.
-    listings: dict[str, Listing] = field(default_factory=dict)
-    new_listings: dict[str, Listing] = field(default_factory=dict)
+    listings: dict[str, PackedListing] = field(default_factory=dict)
+    new_listings: dict[str, PackedListing] = field(default_factory=dict)
     #: Whether to record each folder's signature and listing (with a digest index) ...
     record: bool = False
     #: ... and to replay a folder whose signature is unchanged instead of listing it (full scans).

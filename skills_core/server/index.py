@@ -131,8 +131,9 @@ import hashlib
 import json
 import re
 import struct
+import sys
 import zlib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final, final
@@ -154,6 +155,12 @@ __all__ = [
     "DigestIndexError",
     "RootIndex",
     "DigestIndex",
+    "PackedFiles",
+    "PackedFolders",
+    "PackedListing",
+    "SIGNATURE_ROW",
+    "pack_file",
+    "pack_listing",
     "encode_index",
     "decode_index",
 ]
@@ -173,6 +180,9 @@ Signature = tuple[int, int, int, int, int]
 FileRecord = tuple[Signature, str]
 #: A folder's signature and its listing: each name with its kind (one character) before it.
 Listing = tuple[Signature, tuple[str, ...]]
+#: A folder's record as a source keeps it: its signature packed (:data:`SIGNATURE_ROW`), and its
+#: listing.
+PackedListing = tuple[bytes, tuple[str, ...]]
 
 
 class EntryKind(enum.StrEnum):
@@ -191,6 +201,8 @@ class EntryKind(enum.StrEnum):
 _DIGEST_RE: Final = re.compile(r"sha256:[0-9a-f]{64}")
 #: A file's row: its signature (device, inode and size unsigned, the times signed) and digest.
 _FILE_ROW: Final = struct.Struct("<QQQqq32s")
+#: The signature at the start of a file's row.
+SIGNATURE_ROW: Final = struct.Struct("<QQQqq")
 #: A folder's row: its signature and how many items of the listing column are its.
 _FOLDER_ROW: Final = struct.Struct("<QQQqqI")
 #: A file of a skill record's key: its size and digest (its path is in another column).
@@ -230,6 +242,76 @@ class DigestIndexError(SkillsError, ValueError):
     def __init__(self, kind: IndexProblem, reason: str) -> None:
         super().__init__(f"digest index {reason}", kind=kind)
         self.reason = reason
+
+
+def pack_file(signature: Signature, digest: str) -> bytes | None:
+    """A file's row (see the module docstring: its signature and raw digest, 72 bytes), or None
+    when its numbers do not fit the format's integers."""
+    return _pack(_FILE_ROW, *signature, bytes.fromhex(digest[7:]))
+
+
+@final
+class PackedFiles(Mapping[str, FileRecord]):
+    """``{path: (signature, digest)}`` held as the index's file rows: 72 bytes a file.
+
+    A filesystem source keeps its digest cache in this form (a fifth of the memory of the
+    tuples), and an index decodes into it without making a tuple per file; looking a path up
+    unpacks its row. Read-only; :attr:`rows` is the dictionary of rows itself.
+    """
+
+    __slots__ = ("rows",)
+
+    def __init__(self, rows: dict[str, bytes]) -> None:
+        """Wrap ``{path: row}`` (rows as :func:`pack_file` makes them)."""
+        self.rows = rows
+
+    def __getitem__(self, path: str) -> FileRecord:
+        dev, ino, size, mtime, ctime, digest = _FILE_ROW.unpack(self.rows[path])
+        return (dev, ino, size, mtime, ctime), "sha256:" + digest.hex()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.rows)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __repr__(self) -> str:
+        return f"PackedFiles({dict(self)!r})"
+
+
+@final
+class PackedFolders(Mapping[str, Listing]):
+    """``{folder path: (signature, listing)}`` held with each signature packed (40 bytes, not
+    a tuple of five integers) and the names of listings shared (interned: a tree repeats its
+    names, ``SKILL.md`` first). A filesystem source keeps its folder records in this form.
+    Read-only; :attr:`rows` is the dictionary of packed records itself.
+    """
+
+    __slots__ = ("rows",)
+
+    def __init__(self, rows: dict[str, PackedListing]) -> None:
+        """Wrap ``{path: (packed signature, listing)}``."""
+        self.rows = rows
+
+    def __getitem__(self, path: str) -> Listing:
+        signature, listing = self.rows[path]
+        dev, ino, size, mtime, ctime = SIGNATURE_ROW.unpack(signature)
+        return (dev, ino, size, mtime, ctime), listing
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.rows)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __repr__(self) -> str:
+        return f"PackedFolders({dict(self)!r})"
+
+
+def pack_listing(signature: Signature, listing: tuple[str, ...]) -> PackedListing | None:
+    """A folder's packed record (names interned), or None when its signature does not fit."""
+    packed = _pack(SIGNATURE_ROW, *signature)
+    return None if packed is None else (packed, tuple(map(sys.intern, listing)))
 
 
 @final
@@ -305,16 +387,29 @@ def encode_index(index: DigestIndex) -> bytes:
 
 def _encode_root(root: RootIndex, columns: list[bytes]) -> dict[str, object]:
     """The header of one root; its columns appended to ``columns`` (module docstring)."""
-    files = [
-        (path, row)
-        for path, (signature, digest) in sorted(root.files.items())
-        if (row := _pack(_FILE_ROW, *signature, bytes.fromhex(digest[7:]))) is not None
-    ]
-    folders = [
-        (path, row, listing)
-        for path, (signature, listing) in sorted(root.folders.items())
-        if (row := _pack(_FOLDER_ROW, *signature, len(listing))) is not None
-    ]
+    given = root.files
+    files = (
+        sorted(given.rows.items())
+        if isinstance(given, PackedFiles)
+        else [
+            (path, row)
+            for path, (signature, digest) in sorted(given.items())
+            if (row := pack_file(signature, digest)) is not None
+        ]
+    )
+    listings = root.folders
+    folders = (
+        [
+            (path, signature + _COUNT.pack(len(listing)), listing)
+            for path, (signature, listing) in sorted(listings.rows.items())
+        ]
+        if isinstance(listings, PackedFolders)
+        else [
+            (path, row, listing)
+            for path, (signature, listing) in sorted(listings.items())
+            if (row := _pack(_FOLDER_ROW, *signature, len(listing))) is not None
+        ]
+    )
     skills: list[tuple[str, SkillRecord]] = []
     key_paths: list[str] = []
     key_rows: list[bytes] = []
@@ -503,12 +598,9 @@ def _decode_root(section: object, columns: list[memoryview]) -> RootIndex:
         device=device,
         inode=inode,
         mount=mount,
-        files={
-            name: ((dev, ino, size, mtime, ctime), "sha256:" + digest.hex())
-            for name, (dev, ino, size, mtime, ctime, digest) in zip(
-                _names(file_paths, files), _rows(_FILE_ROW, file_rows, files), strict=True
-            )
-        },
+        files=PackedFiles(
+            dict(zip(_names(file_paths, files), _chunks(_FILE_ROW, file_rows, files), strict=True))
+        ),
         folders=_folders(_names(folder_paths, folders), folder_rows, _names(listing, items)),
         skills=_skills(
             _names(skill_folders, skills),
@@ -543,21 +635,31 @@ def _rows(row: struct.Struct, column: memoryview, count: int) -> list[tuple[Any,
     return list(row.iter_unpack(column))
 
 
-def _folders(paths: list[str], column: memoryview, items: list[str]) -> dict[str, Listing]:
+def _chunks(row: struct.Struct, column: memoryview, count: int) -> list[bytes]:
+    """The ``count`` rows of ``column``, each as its bytes (none unpacked)."""
+    size = row.size
+    if len(column) != size * count:
+        raise ValueError(f"a column does not hold {count} rows")
+    data = bytes(column)
+    return [data[start : start + size] for start in range(0, size * count, size)]
+
+
+def _folders(paths: list[str], column: memoryview, items: list[str]) -> PackedFolders:
     # Every name is one path component: never empty, ".", "..", or holding "/" (the walk joins
     # it to the folder's path and may open it); NUL separates them. Checked all at once.
     if items and _LISTING_RE.fullmatch("\0".join(items)) is None:
         raise ValueError("a folder listing holds a name that is not one path component")
-    folders: dict[str, Listing] = {}
+    items = list(map(sys.intern, items))
+    folders: dict[str, PackedListing] = {}
     position = 0
-    for path, (dev, ino, size, mtime, ctime, count) in zip(
-        paths, _rows(_FOLDER_ROW, column, len(paths)), strict=True
-    ):
-        folders[path] = ((dev, ino, size, mtime, ctime), tuple(items[position : position + count]))
+    size = _FOLDER_ROW.size
+    for path, row in zip(paths, _chunks(_FOLDER_ROW, column, len(paths)), strict=True):
+        (count,) = _COUNT.unpack_from(row, size - _COUNT.size)
+        folders[path] = (row[: size - _COUNT.size], tuple(items[position : position + count]))
         position += count
     if position != len(items):
         raise ValueError("the folder listings do not hold every item")
-    return folders
+    return PackedFolders(folders)
 
 
 def _skills(
