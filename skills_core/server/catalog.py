@@ -61,6 +61,7 @@ from __future__ import annotations
 import bisect
 import json
 import operator
+import struct
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -129,6 +130,9 @@ _uri_of: Final = operator.attrgetter("uri")
 _Found = tuple[str, str, SnapshotFile, Sequence[SnapshotFile], list[SourceProblem] | None]
 #: Verdicts kept between scans, at most; past this the cache starts again (a bound, not a tuning).
 _MAX_CACHED_VERDICTS: Final = 65_536
+#: A file of a packed key: its size and raw digest; and the count of files before the rows.
+_KEY_ROW: Final = struct.Struct("<Q32s")
+_COUNT: Final = struct.Struct("<I")
 
 
 @final
@@ -270,12 +274,13 @@ class CatalogBuilder:
         self._parsed: dict[str, ParsedSkillMd] | None = None
         # Published skills without problems by (root, folder), with what they are made of: those
         # of the last build (and re-checks since), and those of the build before, during a build.
-        self._records: dict[tuple[int, str], tuple[SkillKey, PublishedSkill]] = {}
-        self._previous: dict[tuple[int, str], tuple[SkillKey, PublishedSkill]] = {}
+        # (Keys packed: see _files_key.)
+        self._records: dict[tuple[int, str], tuple[bytes, PublishedSkill]] = {}
+        self._previous: dict[tuple[int, str], tuple[bytes, PublishedSkill]] = {}
         # Records a digest index gave (restore()), until the next full build; and by the digest
         # of its SKILL.md, the encoded entry of one of them (whose frontmatter is that SKILL.md's:
         # an index keeps each frontmatter once).
-        self._stored: dict[tuple[int, str], SkillRecord] = {}
+        self._stored: dict[tuple[int, str], tuple[bytes, bytes, tuple[Finding, ...]]] = {}
         self._recorded: dict[str, tuple[str, bytes]] = {}
         #: Whether a build or re-check published a skill that was not restored or kept, since
         #: this was last set to False (a digest index then has a record to add).
@@ -468,7 +473,11 @@ class CatalogBuilder:
         stored = self._stored
         recorded = self._recorded
         for folder, record in records.items():
-            stored[(root, folder)] = record
+            try:
+                key = _pack_key(record.key)
+            except (struct.error, ValueError):  # numbers past a file's: never a skill's key
+                continue
+            stored[(root, folder)] = (key, record.encoded_entry, record.findings)
             digest = record_digest(record)
             if digest is not None:
                 recorded[digest] = (folder, record.encoded_entry)
@@ -488,7 +497,7 @@ class CatalogBuilder:
             encoded = skill.encoded_entry
             if encoded is None:  # entries hold Unicode text only: it encodes
                 encoded = json.dumps(skill.entry.to_json(), ensure_ascii=False).encode()
-            records[folder] = SkillRecord(key, encoded, skill.findings)
+            records[folder] = SkillRecord(_unpack_key(key), encoded, skill.findings)
         return records
 
     def folder_of(self, uri: str) -> str | None:
@@ -615,22 +624,22 @@ class CatalogBuilder:
             # written by hand) is not used: a cheap check; the rest is trusted as the index is.
             if (
                 stored is not None
-                and stored.key == key
-                and stored.encoded_entry.startswith(b'{"uri": "%s", ' % uri.encode())
+                and stored[0] == key
+                and stored[1].startswith(b'{"uri": "%s", ' % uri.encode())
             ):
                 skill = restored_published_skill(
                     uri,
                     root,
                     folder,
-                    findings=stored.findings,
-                    encoded_entry=stored.encoded_entry,
+                    findings=stored[2],
+                    encoded_entry=stored[1],
                     make=partial(
                         _restore,
                         (self.scheme, self.limits),
                         root,
                         folder,
                         key,
-                        stored.encoded_entry,
+                        stored[1],
                     ),
                 )
                 self._records[place] = (key, skill)
@@ -672,25 +681,52 @@ class CatalogBuilder:
         return result
 
 
-def _files_key(
-    folder: str, skill_md: SnapshotFile, files_below: Sequence[SnapshotFile]
-) -> SkillKey:
+def _files_key(folder: str, skill_md: SnapshotFile, files_below: Sequence[SnapshotFile]) -> bytes:
     """What a published skill is made of besides its SKILL.md's frontmatter: the path below the
-    folder, size and digest of each of its files, in order (one flat list)."""
-    if not files_below:
-        return [SKILL_MD, skill_md.size, skill_md.digest]
+    folder, size and digest of each of its files, in order, packed (see :func:`_pack_key`)."""
+    files = files_below or (skill_md,)
     start = len(folder) + 1
-    key: SkillKey = []
-    for file in files_below:
-        key += (file.path[start:], file.size, file.digest)
-    return key
+    fromhex = bytes.fromhex
+    pack = _KEY_ROW.pack
+    return b"".join(
+        [
+            _COUNT.pack(len(files)),
+            *[pack(file.size, fromhex(file.digest[7:])) for file in files],
+            "\0".join([file.path[start:] for file in files]).encode("utf-8", "surrogateescape"),
+        ]
+    )
+
+
+def _pack_key(key: SkillKey) -> bytes:
+    """A skill's key as a builder keeps it: the count of files, a row per file (size, raw
+    digest: 40 bytes), then the paths joined by NUL (a fifth of the memory of the list)."""
+    paths = [str(name) for name in key[::3]]
+    rows = [
+        _KEY_ROW.pack(int(key[i + 1]), bytes.fromhex(str(key[i + 2])[7:]))
+        for i in range(0, len(key), 3)
+    ]
+    joined = "\0".join(paths).encode("utf-8", "surrogateescape")
+    return b"".join([_COUNT.pack(len(paths)), *rows, joined])
+
+
+def _unpack_key(key: bytes) -> SkillKey:
+    """The list form of a packed key (:func:`_pack_key`)."""
+    (count,) = _COUNT.unpack_from(key)
+    end = _COUNT.size + _KEY_ROW.size * count
+    paths = key[end:].decode("utf-8", "surrogateescape").split("\0")
+    out: SkillKey = []
+    for path, (size, digest) in zip(
+        paths, _KEY_ROW.iter_unpack(key[_COUNT.size : end]), strict=True
+    ):
+        out += (path, size, "sha256:" + digest.hex())
+    return out
 
 
 def _restore(
     settings: tuple[str, Limits],
     root: int,
     folder: str,
-    key: SkillKey,
+    key: bytes,
     encoded_entry: bytes,
 ) -> tuple[SkillEntry, Mapping[str, str]]:
     """The entry and files of a skill restored from a record: a cold build from the same parts.
@@ -709,8 +745,8 @@ def _restore(
         raise RuntimeError(f"the digest index record of {folder!r} does not match the skill")
     prefix = folder + "/"
     files = [
-        new_snapshot_file(prefix + str(key[i]), int(key[i + 1]), str(key[i + 2]), None)
-        for i in range(0, len(key), 3)
+        new_snapshot_file(prefix + str(path), int(size), str(digest), None)
+        for path, size, digest in zip(*[iter(_unpack_key(key))] * 3, strict=True)
     ]
     skill_md = next(f for f in files if f.path == prefix + SKILL_MD)
     found = (
