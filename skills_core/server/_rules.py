@@ -14,6 +14,7 @@ import operator
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from sys import intern
 from types import MappingProxyType
 from typing import Final, NamedTuple
 
@@ -136,8 +137,8 @@ def freeze_parsed(value: dict[str, JSONValue] | list[JSONValue]) -> FrozenJSON:
     """
     if type(value) is dict:
         return MappingProxyType(
-            {
-                key: freeze_parsed(child) if isinstance(child, _CONTAINERS) else child
+            {  # keys interned: every skill repeats "name" and "description"
+                intern(key): freeze_parsed(child) if isinstance(child, _CONTAINERS) else child
                 for key, child in value.items()
             }
         )

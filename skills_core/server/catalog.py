@@ -253,6 +253,7 @@ class CatalogBuilder:
         "_previous",
         "_recorded",
         "_records",
+        "_restorer",
         "_stored",
         "_verdicts",
         "limits",
@@ -268,6 +269,8 @@ class CatalogBuilder:
         """
         self.scheme = check_scheme(scheme)
         self.limits = limits
+        # What every skill kept encoded builds its entry with (model.Materialize).
+        self._restorer = partial(_restore, (self.scheme, limits))
         self._verdicts: dict[tuple[str, str], Verdict] = {}
         self._old: dict[tuple[str, str], Verdict] = {}
         # Parsed SKILL.md files by digest, once learn() was called (a digest index needs them).
@@ -633,14 +636,7 @@ class CatalogBuilder:
                     folder,
                     findings=stored[2],
                     encoded_entry=stored[1],
-                    make=partial(
-                        _restore,
-                        (self.scheme, self.limits),
-                        root,
-                        folder,
-                        key,
-                        stored[1],
-                    ),
+                    make=(self._restorer, key),
                 )
                 self._records[place] = (key, skill)
                 return skill
@@ -674,7 +670,7 @@ class CatalogBuilder:
                 folder,
                 findings=result.findings,
                 encoded_entry=encoded,
-                make=partial(_restore, (self.scheme, limits), root, folder, key, encoded),
+                make=(self._restorer, key),
             )
             self._records[place] = (key, result)
             self.new_records = True

@@ -199,8 +199,10 @@ def check_relative_path(path: str) -> str:
     return path
 
 
-#: What a skill restored from a digest index record builds on first use: its entry and files.
-Materialize = Callable[[], tuple[SkillEntry, Mapping[str, str]]]
+#: How a skill restored from a digest index record builds its entry and files on first use:
+#: ``(restore, key)``, called as ``restore(root, folder, key, encoded_entry)`` with the skill's
+#: own attributes (one function per builder, shared by its skills: a few dozen bytes a skill).
+Materialize = tuple[Callable[[int, str, bytes, bytes], tuple[SkillEntry, Mapping[str, str]]], bytes]
 _NO_FILES: Final[Mapping[str, str]] = MappingProxyType({})
 
 
@@ -287,7 +289,10 @@ class PublishedSkill:
     def _materialize(self) -> tuple[SkillEntry, Mapping[str, str]]:
         make = self._make
         assert make is not None, "a PublishedSkill without an entry has a way to build it"
-        entry, files = make()
+        assert self.root is not None
+        assert self.encoded_entry is not None
+        restore, key = make
+        entry, files = restore(self.root, self.folder, key, self.encoded_entry)
         _set_skill_entry(self, entry)
         _set_skill_files(self, files)
         _set_skill_make(self, None)
@@ -444,7 +449,7 @@ def restored_published_skill(
     encoded_entry: bytes,
     make: Materialize,
 ) -> PublishedSkill:
-    """A skill restored from a digest index record: ``make()`` builds its entry and files when
+    """A skill restored from a digest index record: ``make`` builds its entry and files when
     first needed (package-private; see :class:`PublishedSkill`)."""
     skill = _new_object(PublishedSkill)
     _fill(skill, (None, None, make, encoded_entry, findings, folder, True, root, uri))
