@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import errno
 import os
+import struct
 from collections.abc import Callable
 from typing import Final
 
 from ..spec import SKILL_MD
-from .index import Signature
+from .index import SIGNATURE_ROW
 from .model import SkipCode
 
 __all__ = ["DIR_FLAGS", "EXHAUSTED", "NOT_SERVED", "open_below", "skill_md_signatures"]
@@ -73,7 +74,7 @@ def open_below(fd: int, local: str) -> int:
 
 def skill_md_signatures(
     fd: int, path: str, strip: int, skip: Callable[[str, str, bool], SkipCode | None]
-) -> dict[str, Signature]:
+) -> dict[str, bytes | None]:
     """Every servable ``SKILL.md`` below the open folder ``fd`` (at ``path``), with its signature.
 
     Args:
@@ -83,7 +84,8 @@ def skill_md_signatures(
         skip: The selection's judge: ``skip(folder below the root, name, is_dir)``.
 
     Returns:
-        ``{SKILL.md path: (device, inode, size, mtime_ns, ctime_ns)}``.
+        ``{SKILL.md path: (device, inode, size, mtime_ns, ctime_ns)}``, each signature packed
+        (:data:`~skills_core.server.index.SIGNATURE_ROW`: 40 bytes, not five integers).
 
     Raises:
         OSError: the process ran out of descriptors or memory (:data:`EXHAUSTED`): the look is
@@ -132,7 +134,7 @@ class _Look:
     def __init__(self, strip: int, skip: Callable[[str, str, bool], SkipCode | None]) -> None:
         self.strip = strip
         self.skip = skip
-        self.found: dict[str, Signature] = {}
+        self.found: dict[str, bytes | None] = {}
 
     def folder(self, fd: int, path: str) -> list[str]:
         """The subfolders of the open folder ``fd`` to visit (last first); its ``SKILL.md``
@@ -164,10 +166,10 @@ class _Look:
             folders.append(name)
         elif name == SKILL_MD and entry.is_file(follow_symlinks=False):
             st = entry.stat(follow_symlinks=False)
-            self.found[f"{path}/{name}" if path else name] = (
-                st.st_dev,
-                st.st_ino,
-                st.st_size,
-                st.st_mtime_ns,
-                st.st_ctime_ns,
-            )
+            try:
+                signature: bytes | None = SIGNATURE_ROW.pack(
+                    st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+                )
+            except struct.error:  # past the row's integers: as the full scan records it
+                signature = None
+            self.found[f"{path}/{name}" if path else name] = signature

@@ -164,7 +164,7 @@ _RACY_NS: Final = 3_000_000_000
 #: subfolders still to visit, last first).
 _Frame = tuple[int | None, str, bool, list[str]]
 #: What a poll compares: {SKILL.md path: its signature, or None while it is racy}.
-_Structure = dict[str, Signature | None]
+_Structure = dict[str, bytes | None]
 
 
 class _RefusedError(Exception):
@@ -739,7 +739,7 @@ class FilesystemSource(TreeSource):
                 if not keep or self._builder.knows(digest, folder.rpartition("/")[2]):
                     walk.new[path] = cached
                     if keep:
-                        walk.skill_mds[path] = _stat_key(st)
+                        walk.skill_mds[path] = signature
                     return new_snapshot_file(path, st.st_size, digest, None)
         if dir_fd is not None:
             return self._read_file_at(walk, dir_fd, path, name, cached)
@@ -762,7 +762,7 @@ class FilesystemSource(TreeSource):
             if st.st_size > self._builder.limits.max_total_bytes:
                 # Any skill holding this file is over the limit and never published: skip the hash.
                 if keep:
-                    walk.skill_mds[path] = _stat_key(st)
+                    walk.skill_mds[path] = _packed_key(st)
                 return new_snapshot_file(path, st.st_size, "", None)
             size, digest, data = _read_fd(fd, st.st_size, keep)
         finally:
@@ -778,7 +778,7 @@ class FilesystemSource(TreeSource):
                 walk.changed = True
             walk.new[path] = record
             if keep:
-                walk.skill_mds[path] = _stat_key(st)
+                walk.skill_mds[path] = record[:40]
         else:  # racy: hashed again next time (and not kept in a re-checked cache either)
             if walk.new.pop(path, None) is not None:
                 walk.changed = True
