@@ -954,11 +954,8 @@ class FilesystemSource(TreeSource):
             scheme=self._builder.scheme,
             limits=(limits.max_resources, limits.max_total_bytes),
             roots=tuple(sections),
-            frontmatter={
-                digest: parsed
-                for digest, parsed in self._builder.parsed_for(skill_mds).items()
-                if digest not in in_records
-            },
+            # (Those of the records are in them: the builder need not keep them either.)
+            frontmatter=self._builder.parsed_for(skill_mds.difference(in_records)),
         )
         try:
             check_replaceable(path)  # before encoding: another user's file is left alone
