@@ -54,6 +54,13 @@ writes a restored entry as the record holds it and never builds it. A record is 
 index is (the index's checksum, library version, scheme and limits are checked before any record
 is offered); an encoded entry whose URI is not its skill's is not used, and one whose frontmatter
 does not make the skill published is an error when the entry is built.
+
+**Skills are kept encoded.** A skill built from a snapshot without problems is kept the same way
+as a restored one: its entry is encoded once, as a digest index would record it, and the objects
+are dropped; the entry and files are built again from the key and the encoded frontmatter when
+first read. Listings decode the encoded entries (:mod:`skills_core.server._live`), so a large
+catalog costs its encoded entries and keys (packed: a count, then per file its size and raw
+digest, then the paths joined by NUL) rather than a tree of objects per skill.
 """
 
 from __future__ import annotations

@@ -44,7 +44,9 @@ published nor readable nor listed.
 folder is known to be one when its listing holds ``SKILL.md``, before its files are read), each
 once, hashing as it reads, and keeps only ``SKILL.md`` bytes. A file larger than the total-size
 limit is not read at all: any skill containing it is over the limit anyway. Digests are cached by
-stat signature ``(device, inode, size, mtime, ctime)``; a later scan or the re-check of one skill
+stat signature ``(device, inode, size, mtime, ctime)``, each file's signature and digest kept
+packed as the digest index's 72-byte row (:func:`~skills_core.server.index.pack_file`; folder
+records and each ``SKILL.md``'s signature packed too); a later scan or the re-check of one skill
 re-reads only files whose signature changed (and an unchanged ``SKILL.md`` whose verdict the
 catalog builder no longer holds). A file modified within a few seconds of being hashed could keep
 its signature through a second write (timestamps are coarse), so such a "racy" entry is never

@@ -112,16 +112,18 @@ little-endian; a digest is its 32 bytes):
 9. per file of a key, its size and digest: ``<Q32s``;
 10. per record, its encoded entry (UTF-8 JSON text, which holds no NUL).
 
-Everything is sorted by path, so the same tree gives the same bytes. The columns are read with
-C routines (``struct.iter_unpack``, ``bytes.split``) and checked in bulk (the counts, the column
-lengths, every listing name with one regular expression), so a warm start spends its time on
+Everything is sorted by path, so the same tree gives the same bytes. A decoded index keeps the file
+rows as they are (:class:`PackedFiles`: a row unpacked only when a path is looked up) and the folder
+signatures packed with their names interned (:class:`PackedFolders`): the form a filesystem source
+keeps its caches in, so a warm start of 100,000 skills makes no tuple per file. The columns are read
+with C routines (``struct.iter_unpack``, ``bytes.split``) and checked in bulk (the counts, the
+column lengths, every listing name with one regular expression), so a warm start spends its time on
 the tree rather than on the index. A frontmatter is kept once: for a SKILL.md whose skill has a
-record, in the record's encoded entry; the map in the header holds the others (skills left
-out, and skills that met a problem). The body is compressed (zlib's fastest level: a third of
-its size, 100,000 skills in about 30 MB, read back in C at hundreds of megabytes a second); the
-checksum covers the compressed bytes, so nothing is decompressed before it matches. Versions 1
-(JSON only, no folders or records) and 2 (the same body, not compressed) are not read: the index
-is rebuilt.
+record, in the record's encoded entry; the map in the header holds the others (skills left out, and
+skills that met a problem). The body is compressed (zlib's fastest level: a third of its size,
+100,000 skills in about 30 MB, read back in C at hundreds of megabytes a second); the checksum
+covers the compressed bytes, so nothing is decompressed before it matches. Versions 1 (JSON only, no
+folders or records) and 2 (the same body, not compressed) are not read: the index is rebuilt.
 """
 
 from __future__ import annotations

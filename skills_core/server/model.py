@@ -10,9 +10,11 @@ options told it to pass over (hidden files, exclude patterns); the builder turns
 :class:`PublishedSkill` and :class:`OmittedSkill` values; a :class:`DynamicSkill` is a skill whose
 files a program generates. All are frozen; none does anything but hold data, except
 :meth:`SnapshotFile.of` and :meth:`RootSnapshot.from_files`, which hash in-memory bytes, and a
-:class:`PublishedSkill` restored from a digest index record, which builds its entry and files the
-first time they are read (a frozen value all the same: compared, hashed and printed as a
-dataclass of its attributes would be).
+:class:`PublishedSkill` kept *encoded* (restored from a digest index record, or built from a
+snapshot without problems: what a folder source's skills are), which holds its entry as JSON text
+and builds its entry and files the first time they are read (a frozen value all the same:
+compared, hashed and printed as a dataclass of its attributes would be). A catalog of 100,000
+skills holds 100,000 short byte strings this way instead of a few kilobytes of objects each.
 """
 
 from __future__ import annotations
