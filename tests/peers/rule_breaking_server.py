@@ -70,9 +70,10 @@ def main() -> None:
     if mode == "unlisted":
         files["templates/credit-note.md"] = b"# Credit note\n"
     listed = {path: data for path, data in files.items() if path != "templates/credit-note.md"}
+    spec: Any = ex.entry_json()
     entry: dict[str, Any] = {
         "uri": SKILL,
-        "frontmatter": dict(ex.entry_json()["frontmatter"]),
+        "frontmatter": dict(spec["frontmatter"]),
         "resources": [
             {"uri": f"{ROOT}/{path}", "digest": digest(data), "size": len(data)}
             for path, data in sorted(listed.items())
