@@ -254,7 +254,14 @@ class _Run:
             return Reply.ok(await connection.request(call.method, call.params, timeout=timeout))
         except JsonRpcError as exc:
             return Reply.error(exc.rpc_code, exc.rpc_message)
-        except (TransportError, RemoteProtocolError) as exc:
+        except TransportError as exc:
+            if exc.kind == "timeout" and timeout < self.timeout:
+                return Reply.failed(
+                    f"no answer before the check's time bound (--max-time {self.args.max_time:g}s) "
+                    "ran out"
+                )
+            return Reply.failed(str(exc))
+        except RemoteProtocolError as exc:
             return Reply.failed(str(exc))
         except SkillsError as exc:  # anything else typed the transport raised
             return Reply.failed(str(exc))

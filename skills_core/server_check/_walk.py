@@ -14,11 +14,9 @@ from dataclasses import dataclass, field, replace
 from typing import Final
 
 from ..check import SkillReport, ValidationReport, validate_entries
-from ..digest import verify_bytes
-from ..entry import SkillEntry
+from ..digest import compute_digest, is_valid_digest, verify_bytes
 from ..errors import (
     FrontmatterError,
-    InvalidEntryError,
     RemoteProtocolError,
     URIError,
     VerificationError,
@@ -55,22 +53,64 @@ class StoppedError(Exception):
     """A request got no answer: the walk ends (the failure is recorded)."""
 
 
+@dataclass(frozen=True, slots=True)
+class _Row:
+    """A file record of an entry, as far as it is usable: a size or digest that breaks the entry
+    rules (reported as such) is ``None``, and what is left is still checked."""
+
+    uri: str
+    size: int | None
+    digest: str | None
+
+
 @dataclass(slots=True)
 class _Skill:
-    """A listed skill as the walk uses it."""
+    """A listed skill as the walk uses it: read leniently from the entry as listed, so that an
+    entry that breaks a rule still has its files read and checked (as a verifier would)."""
 
-    index: int
     uri: str
     item: object
-    entry: SkillEntry | None
     root: str | None
+    frontmatter: Mapping[str, object] | None
+    rows: tuple[_Row, ...] | None  # None: "dynamic", or no array of records
+    dynamic: bool
+
+    @classmethod
+    def of(cls, uri: str, item: object) -> _Skill:
+        fields = item if isinstance(item, dict) else {}
+        frontmatter = fields.get("frontmatter")
+        resources = fields.get("resources")
+        rows: dict[str, _Row] = {}
+        if isinstance(resources, list):
+            for record in resources:
+                if not isinstance(record, dict) or not isinstance(record.get("uri"), str):
+                    continue
+                size = record.get("size")
+                digest = record.get("digest")
+                rows.setdefault(
+                    record["uri"],
+                    _Row(
+                        uri=record["uri"],
+                        size=size if type(size) is int and size >= 0 else None,
+                        digest=digest if is_valid_digest(digest) else None,
+                    ),
+                )
+        try:
+            root: str | None = SkillURI.parse(uri).root
+        except URIError:
+            root = None
+        return cls(
+            uri=uri,
+            item=item,
+            root=root,
+            frontmatter=frontmatter if isinstance(frontmatter, dict) else None,
+            rows=tuple(rows.values()) if isinstance(resources, list) else None,
+            dynamic=resources == "dynamic",
+        )
 
     @property
-    def files(self) -> dict[str, tuple[int, str]]:
-        resources = self.entry.resources if self.entry is not None else "dynamic"
-        if isinstance(resources, str):
-            return {}
-        return {r.uri: (r.size, r.digest) for r in resources}
+    def files(self) -> dict[str, _Row]:
+        return {row.uri: row for row in self.rows or ()}
 
 
 @dataclass(slots=True)
@@ -348,15 +388,7 @@ class Walk:
                 self.server.extend(replace(f, file=None) for f in skill_report.findings)
                 continue
             self.per_skill[uri] = [replace(f, file=uri) for f in skill_report.findings]
-            try:
-                entry: SkillEntry | None = SkillEntry.from_json(item, limits=None)
-            except InvalidEntryError:
-                entry = None
-            try:
-                root: str | None = SkillURI.parse(uri).root
-            except URIError:
-                root = None
-            self.skills.append(_Skill(len(self.skills), uri, item, entry, root))
+            self.skills.append(_Skill.of(uri, item))
         for uri, page in self.duplicates:
             self.add(
                 code="server-duplicate-skill",
@@ -413,50 +445,60 @@ class Walk:
     # 4. files ------------------------------------------------------------------------------
 
     def read_files(self, skill: _Skill) -> Generator[Call, Reply, None]:
-        entry = skill.entry
-        if entry is None:
-            return
-        resources = entry.resources
-        if isinstance(resources, str):
+        if skill.dynamic:
             self.add(
                 code="server-dynamic-skill",
                 skill=skill.uri,
                 message='resources is "dynamic": only SKILL.md is read, for its frontmatter',
             )
-            data = yield from self.read(skill, skill.uri, None)
-            if data is not None:
-                self.skill_md(skill, entry, data)
-            return
         limits = self.bounds.limits
         total = 0
-        for number, resource in enumerate(resources):
-            total += resource.size
+        rows = skill.rows or ()
+        if skill.uri not in skill.files:  # SKILL.md unlisted (or dynamic): read it all the same
+            rows = (_Row(uri=skill.uri, size=None, digest=None), *rows)
+        for number, row in enumerate(rows):
+            total += row.size or 0
             if number >= limits.max_resources or total > limits.max_total_bytes:
                 self.stop_short(
                     f"{skill.uri}: files past the per-skill limits ({limits.max_resources} files, "
                     f"{limits.max_total_bytes:,} bytes) are not read"
                 )
                 return
-            if self.bytes_read + resource.size > self.bounds.max_read_bytes:
+            if self.bytes_read + (row.size or 0) > self.bounds.max_read_bytes:
                 self.stop_short(
                     f"the bytes read from the server reached the bound "
                     f"({self.bounds.max_read_bytes:,}); the files after it are not read"
                 )
                 return
-            data = yield from self.read(skill, resource.uri, resource.size)
+            data = yield from self.read(skill, row.uri, row.size)
             if data is None:
                 continue
-            try:
-                verify_bytes(data, size=resource.size, digest=resource.digest, uri=resource.uri)
-            except VerificationError as exc:
-                code = (
-                    "server-size-mismatch"
-                    if exc.kind is VerificationKind.SIZE
-                    else "server-digest-mismatch"
+            self.verify(skill, row, data)
+            if row.uri == skill.uri:
+                self.skill_md(skill, data)
+
+    def verify(self, skill: _Skill, row: _Row, data: bytes) -> None:
+        """Size, then digest (VER-06, VER-07), as far as the record gives them."""
+        try:
+            if row.size is not None and row.digest is not None:
+                verify_bytes(data, size=row.size, digest=row.digest, uri=row.uri)
+            elif row.size is not None and len(data) != row.size:
+                self.add(
+                    code="server-size-mismatch",
+                    skill=skill.uri,
+                    file=row.uri,
+                    message=f"{row.uri}: size mismatch: the entry lists {row.size} bytes but "
+                    f"the content has {len(data)}",
                 )
-                self.add(code=code, skill=skill.uri, file=resource.uri, message=exc.message)
-            if resource.uri == entry.uri:
-                self.skill_md(skill, entry, data)
+            elif row.digest is not None and compute_digest(data) != row.digest:
+                verify_bytes(data, size=len(data), digest=row.digest, uri=row.uri)
+        except VerificationError as exc:
+            code = (
+                "server-size-mismatch"
+                if exc.kind is VerificationKind.SIZE
+                else "server-digest-mismatch"
+            )
+            self.add(code=code, skill=skill.uri, file=row.uri, message=exc.message)
 
     def read(
         self, skill: _Skill, uri: str, size: int | None
@@ -488,7 +530,7 @@ class Walk:
         self.bytes_read += len(data)
         return data
 
-    def skill_md(self, skill: _Skill, entry: SkillEntry, data: bytes) -> None:
+    def skill_md(self, skill: _Skill, data: bytes) -> None:
         """The served SKILL.md's frontmatter against the entry's (ENTRY-04, VER-11)."""
         try:
             parsed = parse_frontmatter(data)
@@ -496,7 +538,9 @@ class Walk:
             for finding in validate_skill_md(data):  # the parse failure, placed
                 self.per_skill.setdefault(skill.uri, []).append(replace(finding, file=skill.uri))
             return
-        for difference in compare_frontmatter(parsed.data, entry.frontmatter):
+        if skill.frontmatter is None:
+            return  # the entry rules said so already
+        for difference in compare_frontmatter(parsed.data, skill.frontmatter):
             self.add(
                 code="server-frontmatter-mismatch",
                 skill=skill.uri,
@@ -508,7 +552,7 @@ class Walk:
     # 5. directories ------------------------------------------------------------------------
 
     def directories_walk(self) -> Generator[Call, Reply, None]:
-        skills = [s for s in self.skills if s.root is not None and s.entry is not None]
+        skills = [s for s in self.skills if s.root is not None]
         if not self.directory_read:
             if skills:
                 root = skills[0].root
@@ -524,9 +568,8 @@ class Walk:
                     )
             return
         for skill in skills:
-            if skill.entry is None or skill.entry.is_dynamic:
-                continue
-            yield from self.walk_skill(skill)
+            if skill.rows is not None:
+                yield from self.walk_skill(skill)
 
     def walk_skill(self, skill: _Skill) -> Generator[Call, Reply, None]:
         root = skill.root
@@ -650,7 +693,7 @@ class Walk:
 
     def resources_list(self) -> Generator[Call, Reply, None]:
         by_uri = {s.uri: s for s in self.skills}
-        roots = [(s.root + "/", s) for s in self.skills if s.root is not None and s.entry]
+        roots = [(s.root + "/", s) for s in self.skills if s.root is not None and s.rows]
         cursors: set[str] = set()
         cursor: str | None = None
         for _page in range(self.bounds.max_pages):
@@ -699,8 +742,8 @@ class Walk:
         uri = item["uri"]
         assert isinstance(uri, str)
         skill = by_uri.get(uri)
-        if skill is not None and skill.entry is not None:
-            frontmatter = skill.entry.frontmatter
+        if skill is not None and skill.frontmatter is not None:
+            frontmatter = skill.frontmatter
             for key in ("name", "description"):
                 value = item.get(key)
                 if key in item and value != frontmatter.get(key):
