@@ -24,6 +24,7 @@ IO_MODULES = {
     "skills_core/server/index_file.py",
     "skills_core/server/open_files.py",
     "skills_core/server/_walk.py",
+    "skills_core/server/_fileio.py",
     "skills_core/check.py",
     "skills_core/host/cache_store.py",
     "skills_core/cli/__init__.py",

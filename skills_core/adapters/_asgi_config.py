@@ -305,6 +305,7 @@ class AppConfig:
                 include_hidden=self.include_hidden,
                 exclude=self.exclude,
                 index=self.index,
+                log=_say,
             )
         options = HttpOptions(
             path=self.path,
