@@ -38,7 +38,10 @@ from ._common import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ..server.catalog import Catalog
+    from ..server.handler import SkillsServer
 
 __all__ = ["run_serve", "parse_bind"]
 
@@ -71,8 +74,15 @@ def run_serve(args: argparse.Namespace) -> int:
     _report_omitted(len(server.catalog.omitted))
     _warn_past_a_default_host(server.catalog)
     # A SkillsServer's results have string keys by construction: skip the endpoint's key walk.
-    serve_stdio(server.connection(), results_have_string_keys=True)
+    serve_stdio(server.connection(), results_have_string_keys=True, on_hangup=_reloader(server))
     return EXIT_OK
+
+
+def _reloader(server: SkillsServer) -> Callable[[], None]:
+    """What ``SIGHUP`` does to a stdio server: re-scan now (see :mod:`skills_core.adapters._reload`)."""
+    from ..adapters._reload import reload  # noqa: PLC0415
+
+    return lambda: reload(server, lambda message: error(f"serve: {message}"))
 
 
 def _report_omitted(omitted: int) -> None:

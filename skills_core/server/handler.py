@@ -628,6 +628,9 @@ class SkillsServer:
             return cached.confirm(version, self._receipts, skill)
         if not skill.is_dynamic and not _as_listed(skill, uri, data):
             self._notice(skill)  # these bytes are served: the listing now agrees with them
+            now = self._live.resolve(uri)
+            if now is not None:  # the skill re-checked: what later reads resolve to
+                skill = now[0]
         encoded = _encode_read(
             uri, data, file_path, era=era, hint=self._cache_hint, options=self._options
         )
