@@ -19,7 +19,6 @@ worker re-scans that worker in place.
 
 from __future__ import annotations
 
-import asyncio
 import signal
 import threading
 from collections.abc import Callable
@@ -54,6 +53,8 @@ def reload_on_hangup(server: SkillsServer, log: Callable[[str], None]) -> bool:
     its server's loop runs); the handler hands :func:`reload` to the running loop. Returns
     False, and installs nothing, off the main thread or where there is no ``SIGHUP``.
     """
+    import asyncio  # noqa: PLC0415 - not for the stdio server, whose start-up stays lean
+
     hangup = getattr(signal, "SIGHUP", None)
     if hangup is None or threading.current_thread() is not threading.main_thread():
         return False
