@@ -218,6 +218,7 @@ def test_stdio_sighup_rescans_a_switched_root_at_once(
 def test_stdio_follows_a_switch_within_ttl_and_keeps_the_catalog_while_the_root_is_gone(
     deploy: tuple[Path, Path, Path], stdio_server: list[Stdio], tmp_path: Path
 ) -> None:
+    """LIST-09: a listing's ttlMs says how fresh it is, so a switch shows within it."""
     current, v1, v2 = deploy
     s = start(stdio_server, "--ttl-ms", "100", str(current))
     assert s.listed() == V1
@@ -249,7 +250,8 @@ def test_stdio_follows_a_switch_within_ttl_and_keeps_the_catalog_while_the_root_
 def test_stdio_one_view_after_a_delete_and_an_edit(
     tmp_path: Path, stdio_server: list[Stdio]
 ) -> None:
-    """A read that finds a listed file gone or changed makes the very next listing agree."""
+    """A read that finds a listed file gone or changed makes the very next listing agree; GET-07:
+    skills/get answers the skill as it is now (gone: -32602)."""
     root = tmp_path / "skills"
     write(root, {"a/SKILL.md": skill_md("a"), "a/ref.md": b"old text", "b/SKILL.md": skill_md("b")})
     s = start(stdio_server, "--ttl-ms", HOUR_MS, str(root))
