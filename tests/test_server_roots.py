@@ -181,3 +181,30 @@ def test_one_view_after_a_file_is_edited(tmp_path: Path) -> None:
     (root / "a/ref.md").write_bytes(b"longer new text")
     assert read(c, "skill://a/ref.md") == "longer new text"
     assert listed_ref()["size"] == 15
+
+
+def test_a_configmap_volume_is_followed_through_its_data_link(
+    tmp_path: Path, clock: dict[str, int]
+) -> None:
+    """Kubernetes' layout: files in a hidden timestamped folder, ``..data`` a link to it switched
+    at each update, and the names at the top links into ``..data`` (never followed: the root to
+    name is ``..data``)."""
+    volume = tmp_path / "skills"
+    write(volume / "..2026_01_01.1", {"hello/SKILL.md": skill_md("hello", body="one")})
+    write(
+        volume / "..2026_01_02.2",
+        {"hello/SKILL.md": skill_md("hello", body="two"), "bye/SKILL.md": skill_md("bye")},
+    )
+    (volume / "..data").symlink_to("..2026_01_01.1", target_is_directory=True)
+    (volume / "hello").symlink_to("..data/hello", target_is_directory=True)
+    assert FilesystemSource([volume], log=lambda _: None).scan().skills == ()  # links refused
+    c = Client(
+        server_from_roots([volume / "..data"], cursor_key=KEY, options=ServerOptions(ttl_ms=1_000))
+    )
+    assert listed(c) == ["skill://hello/SKILL.md"]
+    staged = volume / "..data_tmp"
+    staged.symlink_to("..2026_01_02.2", target_is_directory=True)
+    os.replace(staged, volume / "..data")  # what the kubelet does
+    clock["ns"] += 10**9
+    assert listed(c) == ["skill://bye/SKILL.md", "skill://hello/SKILL.md"]
+    assert "two" in read(c, "skill://hello/SKILL.md")
