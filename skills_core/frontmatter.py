@@ -411,7 +411,7 @@ def json_pointer(path: Path) -> str:
     return "".join("/" + escape_pointer_token(str(part)) for part in path)
 
 
-def _frontmatter_data(
+def frontmatter_data(
     skill_md: bytes | str, *, max_bytes: int = DEFAULT_MAX_BYTES
 ) -> dict[str, JSONValue]:
     """``parse_frontmatter(skill_md).data``, without building the rest (package-private).

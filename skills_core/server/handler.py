@@ -98,7 +98,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Final, Protocol, final, overload, runtime_checkable
 
-from .._jsonrpc_encode import _encode_spliced
+from .._jsonrpc_encode import encode_spliced
 from ..errors import URIError
 from ..jsonrpc import (
     Answer,
@@ -806,7 +806,7 @@ def _encode_read(
     result = complete_result(
         {"contents": [item]}, era=era, cache=hint, server_info=options.server_info
     )
-    return _encode_spliced(result, item, "text" if "text" in item else "blob")
+    return encode_spliced(result, item, "text" if "text" in item else "blob")
 
 
 def _response_object(request_id: RequestId, answer: Answer) -> dict[str, JSONValue]:

@@ -556,7 +556,6 @@ def _skills(
     paths, rows = keys
     skills: dict[str, SkillRecord] = {}
     position = 0
-    new = tuple.__new__
     for folder, count, encoded in zip(folders, counts, entries, strict=True):
         if not encoded.startswith(b'{"uri": '):
             raise ValueError(f"the encoded entry of {folder[:80]!r} is not an entry")
@@ -566,9 +565,8 @@ def _skills(
             key += (paths[file], size, "sha256:" + digest.hex())
         position += count
         rows_of_findings = findings.get(folder, ())
-        skills[folder] = new(
-            SkillRecord,
-            (key, encoded, tuple(map(_finding, rows_of_findings)) if rows_of_findings else ()),
+        skills[folder] = SkillRecord(
+            key, encoded, tuple(map(_finding, rows_of_findings)) if rows_of_findings else ()
         )
     if position != len(paths):
         raise ValueError("the skill keys do not hold every file")
