@@ -381,8 +381,9 @@ class DynamicSkill(ABC):
 
 
 # A scan makes a SnapshotFile per file, by a trusted constructor (skills_core._fast);
-# bench_catalog.py prints what the plain constructor would cost. A PublishedSkill's slots are set
-# through their setters by its constructor, by restored_published_skill and when materialised.
+# bench_catalog.py and bench_warm_start.py print what the plain constructor would cost (a warm
+# walk does little else per file). A PublishedSkill's slots are set through their setters by its
+# constructor, by restored_published_skill and when materialised.
 _SET_FILE_PATH, _SET_FILE_SIZE, _SET_FILE_DIGEST, _SET_FILE_DATA = slot_setters(
     SnapshotFile, "path", "size", "digest", "data"
 )
