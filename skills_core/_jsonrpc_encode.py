@@ -24,8 +24,7 @@ from .jsonvalue import JSONValue
 
 __all__ = ["EncodedResult", "encode_result", "ErrorObject", "Answer"]
 
-# One encoder for every message: json.dumps with keyword arguments builds a new one per call,
-# which costs as much as encoding a 1 KB result.
+# One encoder for every message: json.dumps with keyword arguments builds a new one per call.
 _ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
@@ -161,9 +160,10 @@ def _new_encoded(data: bytes) -> EncodedResult:
     return encoded
 
 
-#: Characters of a spliced string escaped per step. Each step is one C call that holds the GIL;
-#: a quarter of a million characters take about a millisecond, so a thread that encodes a 16 MiB
-#: file lets an event loop in another thread run every millisecond or so, not once in 60 ms.
+#: Characters of a spliced string escaped per step. Each step is one C call that holds the GIL, so
+#: a thread that encodes a 16 MiB file lets an event loop in another thread run between steps,
+#: instead of once the whole file is done (``tests/benchmarks/bench_loop_latency.py`` measures the
+#: longest stall).
 _SPLICE_STEP: Final = 1 << 18
 
 

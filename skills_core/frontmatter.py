@@ -349,8 +349,7 @@ def parse_frontmatter(
         skill_md: The raw SKILL.md bytes, or its text.
         max_bytes: Cap on the frontmatter's size in UTF-8 bytes (default 1 MiB).
         locate: Also record where every member sits (:attr:`ParsedFrontmatter.locations`).
-            This takes the parser's general path: over the corpus, about 2.3 times the time of
-            a plain parse.
+            This takes the parser's general path, which is slower than a plain parse.
 
     Returns:
         The parsed frontmatter and where the body starts.

@@ -242,7 +242,7 @@ _DECODER: Final = json.JSONDecoder(
     parse_constant=_reject_constant,
 )
 #: The decoder's scanner, called directly: ``JSONDecoder.decode`` adds two regular-expression
-#: matches and two Python calls around it, an eighth of the cost of decoding a small request.
+#: matches and two Python calls around it, which a small request would pay for each time.
 #: (``scan_once`` is the instance attribute ``JSONDecoder.__init__`` sets; typeshed omits it.)
 _SCAN: Final[Callable[[str, int], tuple[Any, int]]] = vars(_DECODER)["scan_once"]
 #: JSON whitespace (RFC 8259 §2): space, tab, LF and CR.
@@ -256,7 +256,7 @@ def _contains_surrogate(value: JSONValue) -> bool:
     while stack:
         item = stack.pop()
         if isinstance(item, str):
-            # isascii() is O(1) on CPython; encoding is the fastest full check (~1 GB/s).
+            # isascii() is O(1) on CPython; encoding is the fastest full check.
             if not item.isascii():
                 try:
                     item.encode("utf-8")
@@ -306,7 +306,7 @@ def _parse_json(data: bytes | bytearray) -> JSONValue | _Blank:
     except RecursionError as exc:
         raise _parse_error("JSON value is nested too deeply") from exc
     # A surrogate can only come from an escape: a message without a backslash needs no walk.
-    # (A one-character search runs at memchr speed; searching "\\ud" would cost half a parse.)
+    # (A one-character search runs at memchr speed; a search for "\\ud" would be far slower.)
     if "\\" in text and _contains_surrogate(value):
         raise _parse_error("a string contains an unpaired UTF-16 surrogate escape")
     return value

@@ -466,7 +466,7 @@ class DeliverToModel(Delivery):
     "trust",
 )
 
-#: Looking a member up on its enum class costs as much as setting a field.
+#: The member, looked up on its enum class once rather than per delivery.
 _SKILL_FILE: Final = DeliveryKind.SKILL_FILE
 
 
