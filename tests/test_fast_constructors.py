@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import ast
 import os
 from dataclasses import FrozenInstanceError
 from pathlib import Path
@@ -29,6 +30,8 @@ from skills_core.digest import compute_digest, verify_bytes
 from skills_core.entry import SkillEntry, SkillResource, unchecked_entry, unchecked_resource
 from skills_core.errors import DigestFormatError, URIError, VerificationError, VerificationKind
 from skills_core.host.effects import DeliverToModel, DeliveryKind, skill_file_delivery
+from skills_core.host.intents import KeepVerified, keep_verified
+from skills_core.host.requests import ReadFile, read_file
 from skills_core.jsonvalue import JSONValue, freeze_json
 from skills_core.server import CatalogBuilder, RootSnapshot
 from skills_core.server._rules import ParsedSkillMd, Verdict, freeze_parsed, judge_parsed
@@ -154,6 +157,65 @@ def test_fast_delivery_is_the_dataclass() -> None:
         assert fast.trust == "untrusted"
         with pytest.raises(FrozenInstanceError):
             fast.origin = "another"  # type: ignore[misc]
+
+
+class _Session:
+    """What a read record keeps of its load session: its generation."""
+
+    generation = 4
+
+
+def test_fast_keep_and_read_are_the_dataclasses() -> None:
+    row = unchecked_resource("skill://a/b/x.md", compute_digest(b"x"), 1)
+    same(keep_verified("o", row, b"x"), KeepVerified(origin="o", resource=row, data=b"x"))
+    session = _Session()
+    for resource in (row, None):
+        fast = read_file("o", row.uri, session, "skill://a/b/SKILL.md", resource)
+        slow = ReadFile(
+            origin="o",
+            uri=row.uri,
+            session=session,
+            generation=4,
+            skill_uri="skill://a/b/SKILL.md",
+            resource=resource,
+        )
+        same(fast, slow)
+        assert fast.session is session
+        with pytest.raises(FrozenInstanceError):
+            fast.generation = 5  # type: ignore[misc]
+
+
+#: Every trusted constructor of the package (a function that calls ``new_blank``), each checked
+#: against its plain constructor above (``EncodedResult``'s through ``encode_result``).
+TRUSTED = {
+    "_jsonrpc_encode._new_encoded",
+    "_jsonrpc_events.new_request",
+    "entry.unchecked_entry",
+    "entry.unchecked_resource",
+    "host.effects.skill_file_delivery",
+    "host.intents.keep_verified",
+    "host.requests.read_file",
+    "server.model.new_snapshot_file",
+    "server.model.restored_published_skill",
+}
+
+
+def test_every_trusted_constructor_is_checked_here() -> None:
+    """A new trusted constructor fails this test until it is added to :data:`TRUSTED` (and
+    checked against its plain constructor)."""
+    package = Path(__file__).resolve().parents[1] / "skills_core"
+    found = set()
+    for path in package.rglob("*.py"):
+        module = ".".join(path.relative_to(package).with_suffix("").parts)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef) and any(
+                isinstance(call, ast.Call)
+                and isinstance(call.func, ast.Name)
+                and call.func.id == "new_blank"
+                for call in ast.walk(node)
+            ):
+                found.add(f"{module}.{node.name}")
+    assert found == TRUSTED
 
 
 # --- values -------------------------------------------------------------------------------------
