@@ -21,9 +21,11 @@ for the ones on its path), there is one other way, a **trusted constructor**:
 
 The object is the one the constructor builds (equal, same repr and hash, same type, still frozen:
 ``tests/test_fast_constructors.py`` checks each trusted constructor against the plain one), less
-``__post_init__``: a caller passes every value in its final form (frozen JSON, tuples). A frozen
-object that caches what it computes (a lazy attribute) sets it with ``object.__setattr__``, as
-the dataclass constructor itself does; that is memoisation, not construction.
+``__post_init__``: a caller passes every value in its final form (frozen JSON, tuples). Two build
+what no public constructor may: an ``EncodedResult`` (its ``__init__`` refuses, so that only
+``encode_result`` makes one) and a ``PublishedSkill`` restored from a digest index record (its
+entry built on first use). A frozen object that caches what it computes (a lazy attribute) sets
+it with ``object.__setattr__`` or its slot's setter; that is memoisation, not construction.
 """
 
 from __future__ import annotations
