@@ -247,7 +247,7 @@ class ErrorObject:
 
 
 #: A request handler's answer: the result object, a result encoded before, or an error.
-Answer: TypeAlias = "dict[str, JSONValue] | EncodedResult | ErrorObject"
+Answer: TypeAlias = dict[str, JSONValue] | EncodedResult | ErrorObject
 
 
 def encode_response(

@@ -40,7 +40,7 @@ __all__ = [
 # --- types -----------------------------------------------------------------------------------
 
 #: A JSON object as decoded from the wire.
-JSONObject: TypeAlias = "dict[str, JSONValue]"
+JSONObject: TypeAlias = dict[str, JSONValue]
 #: A JSON-RPC request id: a string or an integer (MCP schema: ``string | number``, never null).
 RequestId: TypeAlias = str | int
 

@@ -1277,6 +1277,16 @@ class _Parser:
                 and rest.strip(" \t")
                 and (rest[0] != quote or rest[1:2] == "'")  # a closing quote may sit anywhere
             ):
+                if not self._closes_cleanly(quote, j):
+                    # Most likely the closing quote was forgotten: say so where the string opens.
+                    what = "double" if quote == '"' else "single"
+                    raise self.error(
+                        f"unterminated {what}-quoted string (line {self.first_line + j} cannot "
+                        "continue it: it is not indented more than the string's key)",
+                        "syntax",
+                        i,
+                        col,
+                    )
                 if rest[0] == "\t":
                     raise self._tab_error(j, ind)
                 raise self.error(
@@ -1292,6 +1302,21 @@ class _Parser:
                 return raw.replace("''", "'"), j, end + 1
             return (self._unescape(raw, i, col + 1) if "\\" in raw else raw), j, end + 1
         return self._fold_quoted(segments, i, col + 1, quote == '"'), j, end + 1
+
+    def _closes_cleanly(self, quote: str, j: int) -> bool:
+        """Whether a quoted string still open at the start of line ``j`` closes on some later
+        line with nothing after the quote but white space, a comment, or a flow ``,]}``.
+
+        When it does, the string was closed and only under-indented; when it does not, its
+        closing quote is most likely missing.
+        """
+        body_re = _DQ_BODY if quote == '"' else _SQ_BODY
+        for line in self.lines[j:]:
+            end = _match_end(body_re, line, 0)
+            if end < len(line) and line[end] == quote:
+                after = line[end + 1 :].strip(" \t")
+                return not after or after[0] in "#,]}"
+        return False
 
     def _fold_quoted(self, segments: list[str], i: int, col: int, double: bool) -> str:
         """Fold the lines of a multi-line quoted scalar (YAML 1.2, sections 7.3.1 and 7.3.2).

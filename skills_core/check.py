@@ -31,7 +31,14 @@ that entry. For every skill folder, published or not, the report holds:
 * what the catalog says beyond those: file names that cannot be URIs, a name other skills share
   (ORG-10), path collisions, a folder name that cannot be a URI, a refused ``SKILL.md``;
 * the links, special files and unreadable entries the walk refused below it (each reported once,
-  in the innermost skill that holds it; those outside every skill are the report's own).
+  in the innermost skill that holds it; those outside every skill are the report's own);
+* a note (``hidden-file``) for each hidden file or folder the walk passed over in it, and a
+  warning (``secret-file``) for each file whose name looks like a secret
+  (:func:`~skills_core.server.selection.looks_secret`), published or passed over (hidden or
+  excluded; nothing below a folder passed over is looked at);
+* for a published skill, what :func:`~skills_core.validation.lint_body` finds in its body:
+  links to files the skill does not publish, links a host refuses to resolve, and a SKILL.md
+  over 500 lines.
 
 A skill is valid when it has no error; ``serve`` publishes exactly the valid ones (a differential
 test checks this). Where ``serve`` stops early, so does the report: a skill whose frontmatter
@@ -48,9 +55,10 @@ re-checked from its parent folder instead (:meth:`FilesystemSource.recheck`).
 **Entries.** :func:`entries_in` finds the entries of a JSON document; each is checked by
 :meth:`SkillEntry.from_json` with the limits, and its frontmatter, when it is an object, by
 :func:`~skills_core.validation.validate_frontmatter` with the URI's last segment as the directory
-name. The entry problems those rules restate (``missing-name``, ``bad-description``...) are left
-to the Agent Skills rules, whose codes folder mode uses. Names shared by several entries of one
-document draw ``duplicate-name``, as in a catalog.
+name, and files whose names look like secrets draw ``secret-file``. The entry problems those
+rules restate (``name-missing``, ``description-not-string``...)
+have the same codes and are given once, with the Agent Skills rules' messages. Names shared by
+several entries of one document draw ``duplicate-name``, as in a catalog.
 
 **Paths.** A finding's ``file`` is a path the caller can open: the folder given, joined with the
 path below it (``skills/pdf/SKILL.md``), or the entries file. Names are kept exactly as the
@@ -69,15 +77,22 @@ import os
 import stat
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Final, cast, final
+from typing import Final, Protocol, TypeVar, cast, final
 
+from ._file_findings import published_findings, published_secrets, skipped_findings
 from .entry import DEFAULT_LIMITS, Limits, SkillEntry
 from .errors import EntryProblem, InvalidEntryError, JsonRpcError, URIError
 from .frontmatter import ABSENT, DEFAULT_MAX_BYTES, compare_frontmatter
 from .jsonvalue import FrozenJSON, JSONValue, thaw_json
 from .server.catalog import Catalog
 from .server.filesystem import DEFAULT_IGNORED_NAMES, FilesystemSource
-from .server.model import OmitCode, OmittedSkill, PublishedSkill, SourceProblem
+from .server.model import (
+    OmitCode,
+    OmittedSkill,
+    PublishedSkill,
+    SkippedEntry,
+    SourceProblem,
+)
 from .spec import SKILL_MD
 from .uri import SkillURI
 from .validation import (
@@ -117,12 +132,27 @@ _REPORTED_HERE: Final = frozenset({"symlink", "special-file", "unreadable"})
 #: Entry problems that restate an Agent Skills rule on ``name`` or ``description``: the rule's
 #: finding is kept instead (it is the one folder mode gives).
 _RESTATED: Final = frozenset(
-    {"missing-name", "bad-name", "missing-description", "bad-description", "name-mismatch"}
+    {
+        "name-missing",
+        "name-not-string",
+        "name-invalid",
+        "name-mismatch",
+        "description-missing",
+        "description-not-string",
+    }
 )
 #: Omissions whose reason the SKILL.md findings already give.
 _FRONTMATTER_OMISSIONS: Final = frozenset(
     {OmitCode.FRONTMATTER, OmitCode.INVALID, OmitCode.NAME_MISMATCH}
 )
+
+
+class _HasPath(Protocol):
+    @property
+    def path(self) -> str: ...
+
+
+_Entry = TypeVar("_Entry", bound=_HasPath)
 
 
 class SubjectKind(enum.StrEnum):
@@ -148,7 +178,10 @@ class SkillReport:
         entry: The entry ``serve`` publishes for the folder, or the entry a host accepts (with
             the limits); ``None`` when it would not. Set from the rules alone: ignoring codes
             later (:meth:`ValidationReport.without`) does not change it.
-        findings: Every finding, errors and warnings, in the order found.
+        findings: Every finding, errors, warnings and notes, in the order found.
+        ignored_errors: The codes of the errors :meth:`ValidationReport.without` removed, in
+            order, each once: the skill stays invalid (an ignored error silences its message,
+            never the reason ``serve`` or a host refuses the skill).
     """
 
     kind: SubjectKind
@@ -157,6 +190,7 @@ class SkillReport:
     uri: str | None = None
     entry: SkillEntry | None = None
     findings: tuple[Finding, ...] = ()
+    ignored_errors: tuple[str, ...] = ()
 
     @property
     def errors(self) -> tuple[Finding, ...]:
@@ -169,9 +203,16 @@ class SkillReport:
         return tuple(f for f in self.findings if f.severity is Severity.WARNING)
 
     @property
+    def notes(self) -> tuple[Finding, ...]:
+        """The findings of severity note."""
+        return tuple(f for f in self.findings if f.severity is Severity.NOTE)
+
+    @property
     def valid(self) -> bool:
-        """True when no finding is an error."""
-        return all(f.severity is not Severity.ERROR for f in self.findings)
+        """True when no finding is an error and no error was ignored."""
+        return not self.ignored_errors and all(
+            f.severity is not Severity.ERROR for f in self.findings
+        )
 
     def to_json(self) -> dict[str, JSONValue]:
         """The report as a JSON object, strict UTF-8 (``path_hex`` for a path that is not)."""
@@ -189,6 +230,8 @@ class SkillReport:
             out["files"] = len(entry.resources)
             out["bytes"] = entry.total_size
         out["findings"] = [f.to_json() for f in self.findings]
+        if self.ignored_errors:
+            out["ignored_errors"] = list(self.ignored_errors)
         return out
 
 
@@ -227,24 +270,32 @@ class ValidationReport:
         return sum(f.severity is Severity.WARNING for _, f in self.all_findings())
 
     @property
+    def note_count(self) -> int:
+        """How many findings are notes."""
+        return sum(f.severity is Severity.NOTE for _, f in self.all_findings())
+
+    @property
     def valid(self) -> bool:
-        """True when no finding is an error."""
-        return self.error_count == 0
+        """True when no finding is an error and every skill is valid (none had an error that
+        :meth:`without` removed)."""
+        return self.error_count == 0 and all(s.valid for s in self.skills)
 
     def passes(self, *, strict: bool = False) -> bool:
-        """True when there is no error (and, when ``strict``, no warning either)."""
+        """True when there is no error (and, when ``strict``, no warning either); notes never
+        fail."""
         return self.valid and not (strict and self.warning_count)
 
     def without(self, codes: Collection[str]) -> ValidationReport:
-        """The same report without the findings whose code is in ``codes`` (counted as ignored)."""
+        """The same report without the findings whose code is in ``codes`` (counted as ignored).
+
+        A skill that loses an error this way keeps its verdict: its code is recorded in
+        :attr:`SkillReport.ignored_errors` and the skill stays invalid.
+        """
         if not codes:
             return self
         dropped = sum(f.code in codes for _, f in self.all_findings())
         return ValidationReport(
-            skills=tuple(
-                replace(s, findings=tuple(f for f in s.findings if f.code not in codes))
-                for s in self.skills
-            ),
+            skills=tuple(_without(s, codes) for s in self.skills),
             findings=tuple(f for f in self.findings if f.code not in codes),
             ignored=self.ignored + dropped,
         )
@@ -262,7 +313,8 @@ class ValidationReport:
         return cls(skills=tuple(skills), findings=tuple(findings), ignored=ignored)
 
     def summary(self) -> dict[str, int]:
-        """Counts: ``skills``, ``valid``, ``invalid``, ``errors``, ``warnings``, ``ignored``."""
+        """Counts: ``skills``, ``valid``, ``invalid``, ``errors``, ``warnings``, ``notes``,
+        ``ignored``."""
         valid = sum(s.valid for s in self.skills)
         return {
             "skills": len(self.skills),
@@ -270,6 +322,7 @@ class ValidationReport:
             "invalid": len(self.skills) - valid,
             "errors": self.error_count,
             "warnings": self.warning_count,
+            "notes": self.note_count,
             "ignored": self.ignored,
         }
 
@@ -284,6 +337,18 @@ class ValidationReport:
             "results": [skill.to_json() for skill in self.skills],
             "findings": [f.to_json() for f in self.findings],
         }
+
+
+def _without(skill: SkillReport, codes: Collection[str]) -> SkillReport:
+    """``skill`` less the findings whose code is in ``codes``, remembering ignored errors."""
+    kept: list[Finding] = []
+    ignored = list(skill.ignored_errors)
+    for finding in skill.findings:
+        if finding.code not in codes:
+            kept.append(finding)
+        elif finding.severity is Severity.ERROR and finding.code not in ignored:
+            ignored.append(finding.code)
+    return replace(skill, findings=tuple(kept), ignored_errors=tuple(ignored))
 
 
 # --- folders ----------------------------------------------------------------------------------
@@ -341,7 +406,8 @@ def validate_folder(
     found.extend((omitted.path, omitted) for omitted in catalog.omitted)
     found.sort(key=lambda item: item[0])
     folders = [folder for folder, _ in found]
-    problems = _problems_by_skill(catalog.problems, folders)
+    problems = _by_skill(catalog.problems, folders)
+    skipped = _by_skill(catalog.skipped, folders)
     skills = [
         _folder_report(
             _Place(root, mount),
@@ -350,6 +416,7 @@ def validate_folder(
             verdict=verdict,
             catalog=catalog,
             problems=problems.get(folder, ()),
+            skipped=skipped.get(folder, ()),
             limits=limits,
         )
         for folder, verdict in found
@@ -407,11 +474,10 @@ def _placed_message(finding: Finding) -> str:
     return f"{finding.place}: {finding.message}" if finding.place else finding.message
 
 
-def _problems_by_skill(
-    problems: Iterable[SourceProblem], folders: Sequence[str]
-) -> dict[str | None, list[SourceProblem]]:
-    """Each refused entry under the innermost skill folder that holds it (``None``: no skill)."""
-    by_skill: dict[str | None, list[SourceProblem]] = {}
+def _by_skill(problems: Iterable[_Entry], folders: Sequence[str]) -> dict[str | None, list[_Entry]]:
+    """Each refused or skipped entry under the innermost skill folder that holds it (``None``:
+    no skill)."""
+    by_skill: dict[str | None, list[_Entry]] = {}
     inside = sorted(folders, key=len, reverse=True)
     for problem in problems:
         owner = next(
@@ -458,6 +524,7 @@ def _folder_report(
     verdict: PublishedSkill | OmittedSkill,
     catalog: Catalog,
     problems: Sequence[SourceProblem],
+    skipped: Sequence[SkippedEntry],
     limits: Limits,
 ) -> SkillReport:
     path = place.path(folder)
@@ -486,6 +553,9 @@ def _folder_report(
         if skill_md is not None:
             extra = list(place_in_skill_md(extra, skill_md))
         findings += _in_file(extra, path)
+        findings += published_findings(
+            lambda relative: os.path.join(path, *relative.split("/")), verdict, skill_md
+        )
     else:
         findings += _omission_findings(verdict, findings, skill_md_path, path)
     refused_skill_md = f"{folder}/{SKILL_MD}" if folder else SKILL_MD
@@ -494,6 +564,7 @@ def _folder_report(
         for p in problems
         if not (isinstance(verdict, OmittedSkill) and p.path == refused_skill_md)
     ]
+    findings += skipped_findings(place.path, skipped)
     valid = all(f.severity is not Severity.ERROR for f in findings)
     # In file and document order; a finding without a place first in its file.
     findings.sort(key=lambda f: (f.file or "", f.line or 0, f.column or 0))
@@ -610,6 +681,8 @@ def validate_entries(
     skills: list[SkillReport] = []
     for index, item in enumerate(items):
         findings, entry = _entry_rules(item, limits)
+        if entry is not None:
+            findings += published_secrets(entry)
         frontmatter = item.get("frontmatter") if isinstance(item, dict) else None
         uri = item.get("uri") if isinstance(item, dict) else None
         if isinstance(frontmatter, dict):

@@ -24,10 +24,10 @@ from typing import TypeVar
 from . import spec_examples as ex
 from ._self import python_m, python_m_env
 from .adapters.asyncio_stdio import StdioClient, open_stdio_client
-from .adapters.host_driver import CLIENT_INFO, TransportFailure, carry_out, handshake
 from .display import display
 from .errors import SkillsError
 from .host.approvals import ApprovalStore
+from .host.driver import CLIENT_INFO, TransportFailure, carry_out, handshake
 from .host.effects import (
     ApprovalRevoked,
     DeliverToModel,

@@ -644,7 +644,7 @@ def _frontmatter_problems(obj: dict[Any, Any], skill: SkillURI | None) -> list[E
         if key not in frontmatter:
             problems.append(
                 EntryProblem(
-                    code=f"missing-{key}",
+                    code=f"{key}-missing",
                     pointer=f"/frontmatter/{key}",
                     message=f"frontmatter '{key}' is missing",
                 )
@@ -652,7 +652,7 @@ def _frontmatter_problems(obj: dict[Any, Any], skill: SkillURI | None) -> list[E
         elif not isinstance(frontmatter[key], str):
             problems.append(
                 EntryProblem(
-                    code=f"bad-{key}",
+                    code=f"{key}-not-string",
                     pointer=f"/frontmatter/{key}",
                     message=f"frontmatter '{key}' must be a string, not "
                     f"{json_type_name(frontmatter[key])}",
@@ -673,7 +673,7 @@ def _frontmatter_problems(obj: dict[Any, Any], skill: SkillURI | None) -> list[E
             reason = skill_name_problem(name)
             if reason is not None:
                 problems.append(
-                    EntryProblem(code="bad-name", pointer="/frontmatter/name", message=reason)
+                    EntryProblem(code="name-invalid", pointer="/frontmatter/name", message=reason)
                 )
     return problems
 

@@ -73,6 +73,7 @@ __all__ = [
     "client_capabilities",
     "request_meta",
     "with_meta",
+    "request_era",
     "server_capabilities",
     "complete_result",
     "parse_server_features",
@@ -93,6 +94,12 @@ class Era(enum.Enum):
     MODERN = "modern"
     #: 2025-11-25: ``initialize``-based sessions.
     LEGACY = "legacy"
+
+
+#: The members, looked up once: reading ``Era.MODERN`` goes through the enum class on every call,
+#: and :func:`request_era` is on every request's path.
+_MODERN: Final = Era.MODERN
+_LEGACY: Final = Era.LEGACY
 
 
 class CacheScope(enum.StrEnum):
@@ -171,6 +178,41 @@ def with_meta(
     if meta is not None:
         out["_meta"] = dict(meta)
     return out
+
+
+def request_era(params: Mapping[str, object] | None) -> Era:
+    """The era a request belongs to, from its params: the one rule every side and transport uses.
+
+    A request is modern when ``params._meta`` is an object that holds
+    ``io.modelcontextprotocol/protocolVersion``, whatever that key's value is (base-protocol.md
+    §1.3: every modern request carries it; a legacy one never has ``_meta`` keys of the modern
+    revision). Anything else is legacy: no params, no ``_meta``, a ``_meta`` that is not an object,
+    or one without the key. The value is the caller's to check once the era is known (a string, a
+    version it speaks): a malformed modern request is refused as modern, never served as legacy.
+
+    The server (:mod:`skills_core.server.handler`), the HTTP server's checks (when no
+    ``MCP-Protocol-Version`` header routes the request), and the HTTP client (which headers a POST
+    carries) all decide by this function, so they cannot disagree.
+
+    Args:
+        params: The request's ``params`` (``None`` when it has none).
+
+    Returns:
+        :attr:`Era.MODERN` or :attr:`Era.LEGACY`.
+
+    Example:
+        >>> request_era({"_meta": request_meta(SKILLS_CORE)})
+        <Era.MODERN: 'modern'>
+        >>> request_era({"_meta": {"progressToken": 1}})
+        <Era.LEGACY: 'legacy'>
+    """
+    if params is None:
+        return _LEGACY
+    meta = params.get("_meta")
+    # A dict first (the JSON case), and None before the slow check against the ABC.
+    if type(meta) is dict or (meta is not None and isinstance(meta, Mapping)):
+        return _MODERN if META_PROTOCOL_VERSION in meta else _LEGACY
+    return _LEGACY
 
 
 # --- server-side results ----------------------------------------------------------------------

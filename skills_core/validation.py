@@ -45,12 +45,12 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Final, final
 
 from ._yaml import Path, Spots, parse_yaml
-from .errors import FrontmatterError, quote_for_message
+from .errors import FrontmatterError, URIError, URIErrorKind, quote_for_message
 from .frontmatter import (
     DEFAULT_MAX_BYTES,
     FieldLocation,
@@ -61,6 +61,7 @@ from .frontmatter import (
 from .jsonvalue import JSONValue
 from .names import skill_name_problem
 from .spec import RESERVED_FRONTMATTER_METADATA_PREFIX, SKILL_MD
+from .uri import percent_decode, resolve_reference
 
 __all__ = [
     "Severity",
@@ -70,6 +71,8 @@ __all__ = [
     "validate_frontmatter",
     "lint_portability",
     "validate_skill_md",
+    "lint_body",
+    "BODY_MAX_LINES",
     "place_in_skill_md",
     "strict_utf8",
     "raw_bytes",
@@ -79,6 +82,8 @@ __all__ = [
 DESCRIPTION_MAX_LENGTH: Final = 1024
 #: Longest ``compatibility`` the Agent Skills specification allows, in characters.
 COMPATIBILITY_MAX_LENGTH: Final = 500
+#: Lines the Agent Skills specification recommends a SKILL.md stay under.
+BODY_MAX_LINES: Final = 500
 
 
 class Severity(enum.StrEnum):
@@ -88,6 +93,8 @@ class Severity(enum.StrEnum):
     ERROR = "error"
     #: The skill is valid but fragile: another tool may read it differently.
     WARNING = "warning"
+    #: Information only (a hidden file left out, say): never fails a run, even a strict one.
+    NOTE = "note"
 
 
 @final
@@ -96,7 +103,7 @@ class Finding:
     """One problem found in a skill: its frontmatter, its files, or its entry.
 
     Attributes:
-        severity: :attr:`Severity.ERROR` or :attr:`Severity.WARNING`.
+        severity: :attr:`Severity.ERROR`, :attr:`Severity.WARNING` or :attr:`Severity.NOTE`.
         field: JSON pointer to the field, e.g. ``"/name"`` or ``"/metadata/author"``; ``""`` for
             the document as a whole. In the frontmatter for findings about SKILL.md, in the
             entry for findings about an entry (``"/frontmatter/name"``, ``"/resources/2/size"``).
@@ -265,7 +272,9 @@ def validate_frontmatter(data: object, *, directory_name: str | None = None) -> 
     if type(data) is not dict and not isinstance(data, Mapping):
         return (
             _error(
-                "", "not-a-mapping", f"the frontmatter must be a mapping, not {_type_name(data)}"
+                "",
+                "frontmatter-schema",
+                f"the frontmatter must be a mapping, not {_type_name(data)}",
             ),
         )
     findings: list[Finding] = []
@@ -653,3 +662,151 @@ def validate_skill_md(
         locations = field_locations(*spots)
         rules = tuple(_placed(finding, locations) for finding in rules)
     return (*rules, *_lint(plain))
+
+
+# --- the body: links to the skill's files, and length ---------------------------------------------
+
+#: An inline link or image, ``[text](destination "title")``: group 1 is the destination.
+_INLINE_LINK = re.compile(
+    r"!?\[(?:[^\[\]\\\n]|\\.)*\]\(\s*(<[^<>\n]*>|[^\s()<>]+(?:\([^\s()]*\)[^\s()<>]*)*)"
+    r"(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^()\n]*\)))?\s*\)"
+)
+#: A link reference definition, ``[label]: destination``.
+_LINK_DEFINITION = re.compile(r" {0,3}\[[^\]\n]+\]:[ \t]*(<[^<>\n]*>|\S+)")
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+_CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
+_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
+#: A scheme that makes a link a web page, a mail address...: not a file of the skill. One letter
+#: followed by ':' is a drive letter, a path, and is checked.
+_OTHER_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:")
+
+
+def _links(body: str, first_line: int) -> Iterable[tuple[int, int, str]]:
+    """``(line, column, destination)`` of each link outside code in ``body`` (starting at
+    ``first_line`` of the file; columns count characters from 1)."""
+    fence = ""
+    for number, line in enumerate(body.split("\n"), first_line):
+        opened = _FENCE.match(line)
+        if fence:
+            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
+                fence = ""
+            continue
+        if opened:
+            fence = opened.group(1)
+            continue
+        if "](" not in line and "]:" not in line:
+            continue
+        text = _CODE_SPAN.sub(lambda m: " " * len(m[0]), line) if "`" in line else line
+        found = [(m.start(1), m[1]) for m in _INLINE_LINK.finditer(text)]
+        definition = _LINK_DEFINITION.match(text)
+        if definition:
+            found.append((definition.start(1), definition[1]))
+        for start, destination in found:
+            yield number, start + 1, destination
+
+
+def lint_body(
+    skill_md: bytes | str, files: Collection[str] | None, *, skill_uri: str | None = None
+) -> tuple[Finding, ...]:
+    """Check the body of a SKILL.md: its links to the skill's files, and its length.
+
+    * ``body-too-long``: the file has more than :data:`BODY_MAX_LINES` lines (the Agent Skills
+      specification's recommendation), placed at the first line past it;
+    * ``reference-invalid``: a link (``[text](path)``, an image, or a ``[label]: path``
+      definition) outside code that a host would refuse to resolve against the skill's URI:
+      above the skill root, absolute, a backslash, an encoded separator, a query, a ``skill://``
+      URI of another skill (:func:`skills_core.uri.resolve_reference`); links with another
+      scheme (``https:``, ``mailto:``), to an anchor only or to a folder are not file references;
+    * ``reference-missing``: a link that resolves to a path not in ``files``.
+
+    Args:
+        skill_md: The raw SKILL.md bytes, or its text.
+        files: The paths of the skill's published files, relative to the skill folder with
+            ``/`` between names (``SKILL.md``, ``references/guide.md``); None to skip the
+            ``reference-missing`` check.
+        skill_uri: The skill's SKILL.md URI, against which links are resolved (a ``skill://``
+            link is checked only when it is given).
+
+    Returns:
+        Warnings, each with file ``SKILL.md`` and its line (and, for a link, the column where
+        its destination starts); none when the frontmatter cannot be found.
+    """
+    try:
+        _, body_offset = split_frontmatter(skill_md)
+    except FrontmatterError:
+        return ()
+    text = skill_md.decode("utf-8") if isinstance(skill_md, bytes) else skill_md
+    text = text.removeprefix("\ufeff")
+    findings: list[Finding] = []
+    lines = text.count("\n") + (0 if text.endswith("\n") else 1)
+    if lines > BODY_MAX_LINES:
+        findings.append(
+            Finding(
+                severity=Severity.WARNING,
+                field="",
+                code="body-too-long",
+                message=f"SKILL.md has {lines} lines; keep it under {BODY_MAX_LINES} and move "
+                "reference material into files of the skill",
+                line=BODY_MAX_LINES + 1,
+                file=SKILL_MD,
+            )
+        )
+    first_line = text.count("\n", 0, body_offset) + 1
+    body = text[body_offset:].replace("\r\n", "\n")
+    for line, column, destination in _links(body, first_line):
+        found = _reference_finding(destination, files, skill_uri)
+        if found is not None:
+            code, message = found
+            findings.append(
+                Finding(
+                    severity=Severity.WARNING,
+                    field="",
+                    code=code,
+                    message=message,
+                    line=line,
+                    column=column,
+                    file=SKILL_MD,
+                )
+            )
+    return tuple(findings)
+
+
+def _reference_finding(
+    destination: str, files: Collection[str] | None, skill_uri: str | None
+) -> tuple[str, str] | None:
+    """(code, message) for a link destination that is not a file of the skill, or None."""
+    shown = quote_for_message(destination, 80)
+    if destination.startswith("<"):
+        destination = destination[1:-1]
+    destination = _ESCAPED.sub(r"\1", destination)
+    absolute = _OTHER_SCHEME.match(destination) is not None
+    if not destination or destination.startswith("#") or (absolute and skill_uri is None):
+        return None
+    base = skill_uri or _BASE
+    if absolute and destination.partition(":")[0].lower() != base.partition(":")[0].lower():
+        return None  # a web page, a mail address...: not a file of the skill
+    path = destination.split("#", 1)[0]
+    if path.endswith("/"):
+        return None  # a folder: hosts list it with a directory read
+    try:
+        uri = resolve_reference(base, path)
+    except URIError as exc:
+        if exc.kind is URIErrorKind.NOT_IN_SKILL:
+            message = f"the link {shown} names another skill, which a host loads on its own"
+        else:
+            message = f"the link {shown} cannot be a file of the skill: {exc.message}"
+        return "reference-invalid", message
+    root = base[: -len(SKILL_MD)]
+    file = percent_decode(uri[len(root) :])
+    if files is None or file in files:
+        return None
+    return (
+        "reference-missing",
+        f"the link {shown} names {quote_for_message(file, 80)}, which the skill does not "
+        "publish (no such file, or hidden, excluded or refused)",
+    )
+
+
+#: The SKILL.md URI links are resolved against when the skill's is not given: only the path
+#: below it counts.
+_BASE: Final = "skill://skill/SKILL.md"

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from skills_core.adapters.asgi import Receive, Scope, SkillsApp
-from skills_core.http_wire import encode_header_value
+from skills_core.http.headers import encode_header_value
 
 MODERN: Final = "2026-07-28"
 LEGACY: Final = "2025-11-25"

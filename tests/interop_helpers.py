@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Final, TypeVar
 
 from skills_core import spec_examples as ex
-from skills_core.adapters.host_driver import CLIENT_INFO, Requester, TransportFailure, carry_out
 from skills_core.host.approvals import ApprovalStore
+from skills_core.host.driver import CLIENT_INFO, Requester, TransportFailure, carry_out
 from skills_core.host.effects import Effect
 from skills_core.host.policy import HostPolicy
 from skills_core.host.router import Host

@@ -133,18 +133,24 @@ DEFINITIONS: dict[str, dict[str, Any]] = {
         {
             "executionSuccessful": {"type": "boolean"},
             "exitCode": {"type": "integer"},
+            "toolExecutionNotifications": array(ref("notification")),
             "properties": ref("propertyBag"),
         },
         required=("executionSuccessful",),
         others=(
             "commandLine", "arguments", "responseFiles", "startTimeUtc", "endTimeUtc",
             "ruleConfigurationOverrides", "notificationConfigurationOverrides",
-            "toolExecutionNotifications", "toolConfigurationNotifications",
+            "toolConfigurationNotifications",
             "exitCodeDescription", "exitSignalName", "exitSignalNumber",
             "processStartFailureMessage", "machine", "account", "processId",
             "executableLocation", "workingDirectory", "environmentVariables", "stdin", "stdout",
             "stderr", "stdoutStderr",
         ),
+    ),
+    "notification": obj(
+        {"message": ref("message"), "level": LEVEL, "properties": ref("propertyBag")},
+        required=("message",),
+        others=("locations", "threadId", "timeUtc", "exception", "descriptor", "associatedRule"),
     ),
     "result": obj(
         {

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import trio
 
-from skills_core.adapters import asyncio_stdio, trio_stdio
-from skills_core.adapters._client import (
+from skills_core.adapters import asyncio_stdio, stdio, trio_stdio
+from skills_core.client_stream import (
     ClientStream,
     Failed,
     GiveUp,
@@ -23,10 +23,10 @@ from skills_core.adapters._client import (
     Report,
     Resolved,
 )
-from skills_core.adapters._core import FINISHED, ServerStream
 from skills_core.errors import JsonRpcError, TransportError
 from skills_core.jsonrpc import NEED_DATA, Answer, JSONObject
 from skills_core.jsonvalue import JSONValue
+from skills_core.server_stream import FINISHED, ServerStream
 
 PEER = str(Path(__file__).resolve().parent / "peers" / "echo_server.py")
 FLAVOURS = ["asyncio", "trio"]
@@ -272,8 +272,16 @@ STUBBORN = (
 )
 
 
+@pytest.mark.parametrize("groups", [True, False], ids=["groups", "no-groups"])
 @pytest.mark.parametrize("flavour", FLAVOURS)
-def test_shutdown_escalates_to_kill(flavour: str) -> None:
+def test_shutdown_escalates_to_kill(
+    flavour: str, groups: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGTERM ignored: SIGKILL after the grace period, to the group; where the platform has no
+    process groups (Windows), to the server process itself."""
+    if not groups:
+        monkeypatch.setattr(stdio, "NEW_SESSION", False)
+
     async def body() -> None:
         async with opener(flavour)(
             [sys.executable, "-c", STUBBORN], label="stubborn", shutdown_grace=0.3
@@ -332,6 +340,30 @@ def test_importing_skills_core_does_not_import_trio() -> None:
         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
     )
     assert result.stdout.strip() == "False"
+
+
+def test_without_trio_the_error_names_the_package_to_install() -> None:
+    """trio hidden: importing the trio adapter says ``pip install trio`` (what a vendored copy
+    needs), then the extra for an installed skills-core; the asyncio adapter still imports."""
+    import subprocess
+
+    code = (
+        "import sys; sys.modules['trio'] = None\n"
+        "import skills_core.adapters.asyncio_stdio\n"
+        "import skills_core.adapters.trio_stdio\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        "ImportError: skills_core.adapters.trio_stdio needs trio: pip install trio "
+        "(or, where skills-core itself is installed, pip install 'skills-core[trio]')"
+    )
 
 
 def serve_over_pipes(wire: bytes, serve: Callable[[int, int], None]) -> list[bytes]:
@@ -483,7 +515,8 @@ def test_serve_start_up_imports_stay_lean(tmp_path: Path) -> None:
         f"sys.argv = ['skills-core', 'serve', {str(tmp_path)!r}]\n"
         "code = main()\n"
         "heavy = ('urllib.parse', 'ipaddress', 'pathlib', 'shutil', 'asyncio', 'tempfile',\n"
-        "         'skills_core.adapters._client', 'skills_core.host')\n"
+        "         'skills_core.client_stream', 'skills_core.host.router',\n"
+        "         'skills_core.host.effects')\n"
         "print(sorted(m for m in heavy if m in sys.modules), file=sys.stderr)\n"
     )
     result = subprocess.run(

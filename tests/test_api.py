@@ -37,6 +37,10 @@ IO_MODULES = {
     "skills_core/__main__.py",
     # where this copy of the package lives, to start it again in a child process
     "skills_core/_self.py",
+    # the object-store and git adapters of skills_core.sources, and their threads
+    "skills_core/sources/s3.py",
+    "skills_core/sources/git.py",
+    "skills_core/sources/_background.py",
 }
 IO_PACKAGES = ("skills_core/adapters/",)
 
@@ -85,7 +89,9 @@ def test_every_exported_name_exists_and_is_documented() -> None:
             assert obj.__doc__, f"{name} has no docstring"
 
 
-@pytest.mark.parametrize("package", ["skills_core", "skills_core.server"])
+@pytest.mark.parametrize(
+    "package", ["skills_core", "skills_core.server", "skills_core.host", "skills_core.http"]
+)
 def test_exports_lazy_names_and_type_checking_imports_agree(package: str) -> None:
     """``__all__`` is exactly the eager imports plus ``_LAZY``; each lazy name is also imported
     under ``TYPE_CHECKING`` from the module ``_LAZY`` names, relative to the package (so type
@@ -239,3 +245,50 @@ def test_the_package_imports_itself_relatively() -> None:
                 continue
             for name in names:
                 assert name.split(".")[0] != "skills_core", (path, node.lineno, name)
+
+
+#: Third-party packages whose import means I/O (sockets, event loops, an SDK's transports).
+IO_LIBRARIES = {"httpx2", "anyio", "uvicorn", "mcp", "obstore"}
+ADAPTERS = sorted(PACKAGE.joinpath("adapters").glob("*.py"))
+
+
+def _adapter_imports(path: Path) -> tuple[set[str], set[str], list[str]]:
+    """(top-level modules it imports, sibling adapters it imports, what it defines)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    imported: set[str] = set()
+    siblings: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            if node.level == 0:
+                imported.add(node.module.split(".")[0])
+            elif node.level == 1:
+                siblings.add(node.module.split(".")[0])
+    defines = [
+        node.name
+        for node in tree.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    ]
+    return imported, siblings, defines
+
+
+@pytest.mark.parametrize("path", ADAPTERS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_adapter_does_io_or_only_hands_names_on(path: Path) -> None:
+    """``adapters/`` is exempt from the sans-IO check, so nothing may hide there that does no I/O:
+    each module imports an I/O module or library (or an adapter that does), or is a face that
+    defines nothing."""
+    facts = {p.stem: _adapter_imports(p) for p in ADAPTERS}
+    doing_io = {name for name, (imported, _, _) in facts.items() if imported & IO_IMPORTS}
+    while True:  # through the adapters each imports, to a fixed point
+        more = {n for n, (_, siblings, _) in facts.items() if siblings & doing_io} - doing_io
+        if not more:
+            break
+        doing_io |= more
+    _, _, defines = facts[path.stem]
+    assert path.stem in doing_io or not defines, (
+        f"{path.name} defines {defines} but does no I/O: it belongs in the core"
+    )
+
+
+IO_IMPORTS = FORBIDDEN_IMPORTS | IO_LIBRARIES

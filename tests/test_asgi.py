@@ -32,10 +32,10 @@ from hypothesis import strategies as st
 from server_helpers import CountingSource
 
 from skills_core import spec_examples as ex
-from skills_core.adapters._http_session import SessionCodec
 from skills_core.adapters.asgi import AppConfig, HttpOptions, SkillsApp, derive_key
 from skills_core.errors import LocalProtocolError
-from skills_core.http_wire import decode_header_value, encode_header_value
+from skills_core.http.headers import decode_header_value, encode_header_value
+from skills_core.http.session import SessionCodec
 from skills_core.server import ServerOptions
 from skills_core.server.handler import SkillsServer
 
@@ -237,6 +237,27 @@ _mh, _mb = modern_request(
     "server/discover", request_id=7, meta=_meta_without("io.modelcontextprotocol/clientInfo")
 )
 _row("11-client-info-optional", _mh, _mb, 200, None, 7)
+_row(
+    "11-params-missing",
+    _h,
+    json.dumps({"jsonrpc": "2.0", "id": 7, "method": "server/discover"}).encode(),
+    400,
+    -32602,
+    7,
+)
+# Without the version header, a _meta holding the version's key is modern whatever the value
+# (messages.request_era): refused as modern, not sent to the legacy rungs (no session: -32600).
+_mh, _mb = modern_request(
+    "server/discover", request_id=7, meta={**META, "io.modelcontextprotocol/protocolVersion": 5}
+)
+_row(
+    "11-meta-version-not-a-string",
+    replace_header(_mh, "mcp-protocol-version", None),
+    _mb,
+    400,
+    -32602,
+    7,
+)
 # row 12: version header (HTTP-10); checked before the version itself (CF)
 _row(
     "12-version-header-missing",
@@ -870,10 +891,10 @@ def test_unknown_scope_types_are_ignored() -> None:
 
 
 def test_a_result_too_large_to_write_is_an_internal_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    from skills_core.adapters import _http_checks
+    from skills_core.http import server as http_server
     from skills_core.jsonrpc import JsonRpcConnection
 
-    monkeypatch.setattr(_http_checks, "_WRITER", JsonRpcConnection(max_message_size=1024))
+    monkeypatch.setattr(http_server, "_WRITER", JsonRpcConnection(max_message_size=1024))
     server = SkillsServer.from_files(
         {**FILES, "pdf-processing/big.md": b"x" * 4000}, cursor_key=b"c" * 32
     )

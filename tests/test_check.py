@@ -257,11 +257,39 @@ def test_ignoring_codes_counts_them(tmp_path: Path) -> None:
         "invalid": 0,
         "errors": 0,
         "warnings": 0,
+        "notes": 0,
         "ignored": 1,
     }
     assert report.without(()) is report
     both = ValidationReport.merge([report, quiet])
     assert (len(both.skills), both.ignored, both.warning_count) == (2, 1, 1)
+
+
+def test_an_ignored_error_never_makes_a_refused_skill_pass(tmp_path: Path) -> None:
+    """``serve`` refuses a skill without a description: ignoring the code hides the finding and
+    counts it, but the skill stays invalid, in folder and entry modes alike."""
+    root = write_tree(tmp_path, {"x/SKILL.md": b"---\nname: x\n---\n"})
+    report = validate_folder(root)
+    assert codes(report) == ["description-missing"]
+    quiet = report.without({"description-missing"})
+    (skill,) = quiet.skills
+    assert (skill.findings, skill.ignored_errors, skill.valid) == (
+        (),
+        ("description-missing",),
+        False,
+    )
+    assert not quiet.passes()
+    assert not quiet.valid
+    assert quiet.summary()["invalid"] == 1
+    assert skill.to_json()["ignored_errors"] == ["description-missing"]
+    assert FilesystemSource([str(root)]).scan().skills == ()  # serve refuses it indeed
+    entry = validate_entries(
+        {"uri": "skill://x/SKILL.md", "frontmatter": {"name": "x"}, "resources": []}
+    )
+    assert not entry.without({"description-missing", "missing-skill-md"}).passes()
+    # A warning ignored is simply gone.
+    warned = write_tree(tmp_path / "w", {"w/SKILL.md": skill_md("w", "d", extra="v: 2025-10-20\n")})
+    assert validate_folder(warned).without({"portability-date"}).passes(strict=True)
 
 
 # --- entries --------------------------------------------------------------------------------

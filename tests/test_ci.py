@@ -27,6 +27,7 @@ from skills_core.ci import (
 from skills_core.cli import main
 from skills_core.display import display
 from skills_core.errors import FrontmatterError
+from skills_core.rules import RULES_URL
 from skills_core.server.model import OmitCode, ProblemCode
 from skills_core.validation import Finding, Severity
 
@@ -88,6 +89,18 @@ def minimal_log() -> dict[str, Any]:
         (lambda log: log["runs"][0].pop("tool"), "'tool' is required"),
         (lambda log: log["runs"][0]["invocations"][0].pop("executionSuccessful"), "required"),
         (lambda log: log["runs"][0]["results"][0].__setitem__("ruleIndex", True), "expected"),
+        (
+            lambda log: log["runs"][0]["invocations"][0].__setitem__(
+                "toolExecutionNotifications", [{"level": "fatal", "message": {"text": "x"}}]
+            ),
+            "is not one of",
+        ),
+        (
+            lambda log: log["runs"][0]["invocations"][0].__setitem__(
+                "toolExecutionNotifications", [{"level": "error"}]
+            ),
+            "'message' is required",
+        ),
     ],
 )
 def test_the_structural_check_catches_broken_logs(damage: Any, complaint: str) -> None:
@@ -151,7 +164,15 @@ def test_sarif_places_results_and_describes_rules() -> None:
     assert rules[-1]["id"] == "made-up-code"
     invalid = rules[run["results"][0]["ruleIndex"]]
     assert invalid["name"] == "NameInvalid"
-    assert invalid["helpUri"] == "https://agentskills.io/specification"
+    assert invalid["helpUri"] == RULES_URL + "#name-invalid"
+    assert invalid["fullDescription"]["text"].startswith("'name' breaks the naming rules. ")
+    assert "URI-07" in invalid["fullDescription"]["text"]
+    assert "```text\nname: PDF_Tools" not in invalid["help"]["markdown"]  # examples are fenced
+    assert "Fails:\n\n```text\n---\nname: PDF_Tools" in invalid["help"]["markdown"]
+    assert (
+        "(https://github.com/skills-core/skills-core/blob/main/docs/requirements.md#uri-07)"
+        in (invalid["help"]["markdown"])
+    )
     assert invalid["defaultConfiguration"] == {"level": "error"}
     assert run["results"][0]["message"]["text"] == "/name: m"
 

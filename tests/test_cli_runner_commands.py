@@ -100,12 +100,12 @@ def test_validate_github_annotations_are_the_only_commands(hostile: Path) -> Non
     code, out, err = cli(hostile, "validate", "--format", "github", TREE)
     assert code == 1
     *annotations, summary = lines_of(out.removesuffix("\n"))
-    assert len(annotations) == 5
+    assert len(annotations) == 6  # with a notice for the hidden file of the hostile skill
     for line in annotations:
         # one command, of ours: the runner reads up to the end of the line, no "##[" after it
-        assert line.startswith(("::error file=", "::warning file="))
+        assert line.startswith(("::error file=", "::warning file=", "::notice file="))
         assert "##[" not in line
-    assert summary == "3 skills checked: 1 valid, 2 invalid; 3 errors, 2 warnings"
+    assert summary == "3 skills checked: 1 valid, 2 invalid; 3 errors, 2 warnings, 1 note"
     assert_no_command(summary, err)
 
 

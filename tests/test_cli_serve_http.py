@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from http_helpers import MODERN_META, discover, exchange, free_port, modern_headers, rpc, serving
-from interop_helpers import write_spec_skill
+from interop_helpers import child_env, write_spec_skill
 
 from skills_core.cli import main
 from skills_core.cli.serve import parse_bind
@@ -29,7 +30,23 @@ def test_without_uvicorn_it_says_what_to_install(
     assert main(["serve", "--http", "8000", str(skills)]) == 1
     err = capfd.readouterr().err
     assert "pip install 'skills-core[http]'" in err
+    assert "serve --http needs uvicorn: pip install uvicorn (or, for an installed" in err
     assert err.count("\n") == 1
+
+
+def test_without_uvicorn_the_protocol_module_names_the_package() -> None:
+    """A vendored copy has no extra: the message names uvicorn itself first."""
+    code = (
+        "import sys; sys.modules['uvicorn.config'] = None; import skills_core.adapters.uvicorn_http"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=child_env(), check=False
+    )
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines()[-1] == (
+        "ImportError: skills_core.adapters.uvicorn_http needs uvicorn: pip install uvicorn "
+        "(or, for an installed skills-core, pip install 'skills-core[http]')"
+    )
 
 
 @pytest.mark.parametrize(

@@ -129,8 +129,28 @@ def test_ignore_and_strict(tmp_path: Path, capfd: pytest.CaptureFixture[str]) ->
     bad = write_skill(tmp_path, {"SKILL.md": BAD}, "bad-dir")
     argv = ["validate", "--ignore", "name-invalid", "--ignore", "allowed-tools-not-string"]
     code, out, _ = run([*argv, str(bad)], capfd)
-    assert code == 0
-    assert out.startswith(f"ok       {bad}\n")
+    assert code == 1  # the messages go, the verdict stays: serve refuses this skill
+    assert out.startswith(
+        f"INVALID  {bad} [errors ignored, still refused: name-invalid, allowed-tools-not-string]\n"
+    )
+    assert out.endswith("0 valid, 1 invalid; 0 errors, 1 warning, 2 ignored\n")
+
+
+def test_ignoring_description_missing_still_fails_a_skill_serve_refuses(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """The reported case: ``--ignore description-missing`` printed ``ok`` and exited 0."""
+    folder = write_skill(tmp_path, {"SKILL.md": b"---\nname: x\n---\nbody\n"}, "x")
+    for output in ("text", "json", "sarif", "github"):
+        code, out, _ = run(
+            ["validate", "--format", output, "--ignore", "description-missing", str(folder)], capfd
+        )
+        assert code == 1, output
+        assert "description-missing" in out or output == "sarif", output
+    code, out, _ = run(
+        ["validate", "--json", "--ignore", "description-missing", str(folder)], capfd
+    )
+    assert json.loads(out)["valid"] is False
 
 
 @pytest.mark.parametrize(
@@ -164,7 +184,7 @@ def test_inputs_that_are_not_skills_exit_2(
     code, _, err = run(["validate", "--entries", str(junk)], capfd)
     assert (code, "not JSON" in err) == (2, True)
     code, _, err = run(["validate", str(junk)], capfd)
-    assert (code, "not a folder of skills" in err) == (2, True)
+    assert (code, "not inside a skill" in err) == (2, True)
     empty = tmp_path / "empty"
     empty.mkdir()
     code, out, err = run(["validate", str(empty)], capfd)

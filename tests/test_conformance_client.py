@@ -23,7 +23,7 @@ Which scenarios, and why (http-transport.md §6.2):
   any legacy client.
 * Not run: ``http-standard-headers``. Its mock declares no skills, so a skills host sends it only
   ``server/discover``, which the mock does not score: every check comes out SKIPPED and a pass
-  would prove nothing. ``Mcp-Method``/``Mcp-Name`` are tested in ``test_http_wire.py`` and
+  would prove nothing. ``Mcp-Method``/``Mcp-Name`` are tested in ``test_http_client_core.py`` and
   against the mcp SDK's modern server, which refuses a request without them
   (``test_interop_http.py``). The remaining client scenarios (``tools_call``, ``sse-retry``,
   ``elicitation-*``, ``sep-2322-*``, ``http-custom-headers``, ``auth/*``...) need tools,

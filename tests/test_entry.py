@@ -332,10 +332,10 @@ def test_name_mismatch_ENTRY_05_URI_06() -> None:
 @pytest.mark.parametrize(
     ("frontmatter", "codes"),
     [
-        ({"name": "pdf-processing"}, ["missing-description"]),
-        ({"description": "d"}, ["missing-name"]),
-        ({"name": 5, "description": "d"}, ["bad-name"]),
-        ({"name": "pdf-processing", "description": None}, ["bad-description"]),
+        ({"name": "pdf-processing"}, ["description-missing"]),
+        ({"description": "d"}, ["name-missing"]),
+        ({"name": 5, "description": "d"}, ["name-not-string"]),
+        ({"name": "pdf-processing", "description": None}, ["description-not-string"]),
         (["name", "description"], ["bad-frontmatter"]),
         ("name: x", ["bad-frontmatter"]),
         ({"name": "pdf-processing", "description": "d", "x": float("inf")}, ["not-json"]),
@@ -363,7 +363,7 @@ def test_missing_frontmatter() -> None:
 
 def test_invalid_name_without_valid_uri_is_reported() -> None:
     obj = entry(uri="skill://x", frontmatter={"name": "Bad_Name", "description": "d"})
-    assert problems_of(obj) == ["bad-uri", "bad-name"]
+    assert problems_of(obj) == ["bad-uri", "name-invalid"]
 
 
 def test_deeply_nested_frontmatter_is_a_problem_not_a_crash() -> None:
@@ -566,7 +566,7 @@ def test_every_problem_is_reported_not_just_the_first_SIL_12() -> None:
         SkillEntry.from_json(obj)
     err = info.value
     assert [(p.code, p.pointer) for p in err.problems] == [
-        ("bad-description", "/frontmatter/description"),
+        ("description-not-string", "/frontmatter/description"),
         ("name-mismatch", "/frontmatter/name"),
         ("bad-digest", "/resources/0/digest"),
         ("bad-size", "/resources/0/size"),

@@ -197,3 +197,134 @@ def test_http_auth_example_refuses_strangers_and_binds_sessions(tmp_path: Path) 
         assert exchange(port, "POST", "/mcp", {**bob, **session}, ping).status == 404
     finally:
         stop(process)
+
+
+def run_stdio_host(
+    *args: str, stdin: int | None = subprocess.DEVNULL
+) -> subprocess.CompletedProcess[str]:
+    """``examples/host_over_stdio.py ARGS`` with this interpreter."""
+    return subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "host_over_stdio.py"), *args],
+        capture_output=True,
+        text=True,
+        stdin=stdin,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=False,
+        timeout=120,
+    )
+
+
+def test_host_over_stdio_example_loads_the_spec_skill_with_yes() -> None:
+    """No folder: the spec's example skill is served from a temporary folder, approved with
+    --yes, loaded and printed verified, inside the origin-tagged frame."""
+    result = run_stdio_host("--yes")
+    assert result.returncode == 0, result.stderr
+    assert "'docs' connected: skills extension with directoryRead" in result.stdout
+    assert "skill: docs:pdf-processing: Extract, fill, and assemble PDF documents" in result.stdout
+    assert "approved (--yes)" in result.stdout
+    assert "verified: 151 bytes, as the approved manifest says" in result.stdout
+    assert "integrity: matches the skill's approved manifest" in result.stdout
+    assert "\n".join(ex.FILES["SKILL.md"].decode().splitlines()) in result.stdout
+
+
+def test_host_over_stdio_example_asks_on_a_terminal(tmp_path: Path) -> None:
+    """On a terminal the example asks; "y" approves the skill named with --skill."""
+    folder = spec_skills(tmp_path)
+    other = folder / "aaa-first" / "SKILL.md"
+    other.parent.mkdir()
+    other.write_bytes(b"---\nname: aaa-first\ndescription: Listed first\n---\n\n# First\n")
+    controller, terminal = os.openpty()
+    try:
+        os.write(controller, b"y\n")
+        result = run_stdio_host(str(folder), "--skill", "pdf-processing", stdin=terminal)
+    finally:
+        os.close(terminal)
+        os.close(controller)
+    assert result.returncode == 0, result.stderr
+    assert "skill: docs:aaa-first: Listed first" in result.stdout
+    assert "approve this manifest? [y/N] " in result.stdout
+    assert "# PDF processing" in result.stdout
+    assert "# First" not in result.stdout
+
+
+def test_host_over_stdio_example_declines_without_a_terminal_or_yes(tmp_path: Path) -> None:
+    result = run_stdio_host(str(spec_skills(tmp_path)))
+    assert result.returncode == 1
+    assert "not a terminal: pass --yes to approve" in result.stderr
+    assert "note: loading skill://pdf-processing/SKILL.md from 'docs' was not approved" in (
+        result.stderr
+    )
+    assert "# PDF processing" not in result.stdout
+    result = run_stdio_host(str(spec_skills(tmp_path)), "--skill", "nope", "--yes")
+    assert result.returncode == 1
+    assert "no skill matches 'nope'" in result.stderr
+
+
+def test_host_over_stdio_example_reports_a_server_that_cannot_serve(tmp_path: Path) -> None:
+    """``serve`` on a missing folder exits at once: the handshake fails, exit status 2, and the
+    server's own error reaches our stderr labelled."""
+    result = run_stdio_host(str(tmp_path / "missing"), "--yes")
+    assert result.returncode == 2
+    assert "error: server 'docs'" in result.stderr
+    assert "skills-core: [docs] " in result.stderr
+
+
+def run_http_host(*args: str, answer: str | None = None) -> subprocess.CompletedProcess[str]:
+    """``examples/host_over_http.py ARGS``, with ``answer`` typed at its prompt (None: no stdin)."""
+    return subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "host_over_http.py"), *args],
+        input=answer,
+        stdin=subprocess.DEVNULL if answer is None else None,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=False,
+        timeout=120,
+    )
+
+
+def assert_printed_skill_md(stdout: str) -> None:
+    """The verified SKILL.md, line by line, inside the origin-tagged frame."""
+    assert "integrity: matches the skill's approved manifest" in stdout
+    assert "\n".join(ex.FILES["SKILL.md"].decode().splitlines()) in stdout
+
+
+def test_host_over_http_example_asks_and_loads_from_skills_core_serve_http(tmp_path: Path) -> None:
+    """examples/host_over_http.py against a real ``skills-core serve --http`` process: it starts
+    nothing, connects to the URL, lists, asks for approval (answered y), prints the SKILL.md."""
+    from http_helpers import serving
+
+    with serving(spec_skills(tmp_path)) as served:
+        result = run_http_host(served.url, answer="y\n")
+    assert result.returncode == 0, result.stderr
+    assert "serving" not in result.stdout  # nothing started in-process
+    assert "connected: 2026-07-28 (modern)" in result.stdout
+    assert "skill: docs:pdf-processing: Extract, fill, and assemble PDF documents" in result.stdout
+    assert "load skill pdf-processing from 'docs'? (215 bytes)" in result.stdout
+    assert "skill://pdf-processing/templates/invoice.md" in result.stdout  # the manifest shown
+    assert "approve? [y/N]" in result.stdout
+    assert_printed_skill_md(result.stdout)
+
+
+def test_host_over_http_example_serves_the_spec_skill_itself_without_a_url() -> None:
+    result = run_http_host("--yes")
+    assert result.returncode == 0, result.stderr
+    assert "serving the spec's example skill at http://127.0.0.1:" in result.stdout
+    assert "approved (--yes)" in result.stdout
+    assert_printed_skill_md(result.stdout)
+
+
+@pytest.mark.parametrize("answer", ["n\n", None], ids=["no", "nobody-to-ask"])
+def test_host_over_http_example_loads_nothing_unless_approved(answer: str | None) -> None:
+    result = run_http_host(answer=answer)
+    assert result.returncode == 1
+    assert "was not approved" in result.stderr
+    assert "# PDF processing" not in result.stdout
+
+
+def test_host_over_http_example_reports_an_unreachable_server() -> None:
+    from http_helpers import free_port
+
+    result = run_http_host(f"http://127.0.0.1:{free_port()}/mcp", "--yes")
+    assert result.returncode == 2
+    assert "error: cannot connect to server 'docs'" in result.stderr

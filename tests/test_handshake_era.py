@@ -1,4 +1,4 @@
-"""host_driver.handshake with a pinned era over stdio (``host --protocol-era``): nothing of the other."""
+"""host.driver.handshake with a pinned era over stdio (``host --protocol-era``): nothing of the other."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from interop_helpers import Recorder, child_env, new_host, serve_argv, write_spec_skill
 
 from skills_core.adapters.asyncio_stdio import open_stdio_client
-from skills_core.adapters.host_driver import handshake
+from skills_core.host.driver import handshake
 from skills_core.messages import Era
 
 

@@ -27,7 +27,7 @@ from skills_core.host import (
     SendRequest,
     StopReason,
 )
-from skills_core.host.listing import entry_footprint
+from skills_core.host.budgets import entry_footprint
 from skills_core.messages import (
     parse_directory_result,
     parse_list_skills_result,

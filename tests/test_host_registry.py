@@ -30,6 +30,7 @@ from skills_core.host import (
     DeliverToModel,
     EntryRejected,
     Host,
+    HostPolicy,
     ListingComplete,
     ListingPartial,
     ListingWalk,
@@ -668,6 +669,37 @@ def test_listing_walk_unit() -> None:
     assert step.done
     assert step.stop is StopReason.REPEATED_CURSOR
     assert ListingWalk(max_pages=1, max_entries=9).record_page(0, None).stop is None
+
+
+def test_without_a_page_cap_pages_are_bounded_by_entries_WG_05_SIL_17() -> None:
+    """The default walk has no page cap of its own: 10,000 entries in pages of one are read whole,
+    and a server answering empty pages with fresh cursors stops at the entry cap."""
+    assert HostPolicy().max_pages is None
+    walk = ListingWalk(max_pages=None, max_entries=10_000)
+    for page in range(9_999):
+        assert walk.record_page(1, f"c{page}").cursor == f"c{page}"
+    assert walk.record_page(1, None).stop is None  # the 10,000th entry, and the end
+    assert (walk.pages, walk.entries) == (10_000, 10_000)
+    empty = ListingWalk(max_pages=None, max_entries=50)
+    steps = [empty.record_page(0, f"c{page}") for page in range(50)]
+    assert all(step.cursor is not None for step in steps[:-1])
+    assert steps[-1].stop is StopReason.ENTRY_CAP
+    assert "50 pages" in steps[-1].message
+    assert "the cap, 50 entries" in steps[-1].message
+    with pytest.raises(ValueError, match="max_pages must be None or a positive int"):
+        HostPolicy(max_pages=0)
+
+
+def test_a_catalog_in_small_pages_is_listed_whole_by_a_default_host_WG_05() -> None:
+    """3,000 skills in pages of 50 (60 pages): all of them, no partial listing."""
+    h = Harness()
+    server = h.add_server("srv")
+    for index in range(3_000):
+        server.add(f"s{index}", {"SKILL.md": skill_md(f"s{index}")})
+    server.page_size = 50
+    effects = h.list_all("srv")
+    assert not of(effects, ListingPartial)
+    assert h.host.registry.count("srv") == 3_000
 
 
 # Requirement rows: WG-05

@@ -18,10 +18,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skills_core import spec_examples as ex
-from skills_core.adapters import _http_checks
-from skills_core.adapters._http_checks import Head, HttpChecks, Reply
-from skills_core.adapters._http_session import SessionCodec
 from skills_core.adapters.asgi import HttpOptions, SkillsApp
+from skills_core.http import server as http_server
+from skills_core.http.server import Head, HttpChecks, Reply
+from skills_core.http.session import SessionCodec
 from skills_core.server import server_from_roots
 from skills_core.server.handler import SkillsServer
 
@@ -112,10 +112,10 @@ def test_the_tables_are_bounded_and_start_over() -> None:
         options=HttpOptions(allowed_hosts=("localhost",)),
     )
     headers, body = modern_request("skills/list")
-    for port in range(_http_checks._MEMO_LIMIT + 10):
+    for port in range(http_server.MEMO_LIMIT + 10):
         varied = [(k, f"localhost:{port}" if k == "host" else v) for k, v in headers]
         assert call(app, "POST", "/mcp", varied, [body]).status == 200
-    assert 0 < len(app._checks._hosts) <= _http_checks._MEMO_LIMIT
+    assert 0 < len(app._checks._hosts) <= http_server.MEMO_LIMIT
     evil = [(k, "evil.example" if k == "host" else v) for k, v in headers]
     assert call(app, "POST", "/mcp", evil, [body]).status == 421
 

@@ -32,12 +32,14 @@ from http_peers import (
 )
 from interop_helpers import REPO_ROOT, child_env, new_host, pump
 
+import skills_core as sc
 from skills_core import spec_examples as ex
-from skills_core.adapters.host_driver import handshake
-from skills_core.adapters.http_client import HttpClient, open_http_client
+from skills_core.adapters.http_client import REQUEST_TIMEOUT, HttpClient, open_http_client
 from skills_core.errors import JsonRpcError, LocalProtocolError, TransportError
+from skills_core.host.driver import handshake
 from skills_core.host.effects import DeliverToModel, RequestApproval
-from skills_core.http_wire import EraCache
+from skills_core.host.pump import Pumped
+from skills_core.http.eras import EraCache
 from skills_core.jsonrpc import NotificationReceived
 from skills_core.messages import Era
 
@@ -266,6 +268,63 @@ def test_a_lost_legacy_session_is_initialized_again() -> None:
             "notifications/initialized",
             "resources/read",
         ]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_client_is_the_pumps_send(backend: str) -> None:
+    """``pump_async(host, effects, {label: client})``: the client answers the pump itself, each
+    request bounded by the timeout it was opened with (a request past it is a transport failure
+    of kind timeout, and the host is told it failed)."""
+    peer = McpPeer()
+
+    def handler(seen: Seen) -> Iterator[Action]:
+        uri = (seen.message.get("params") or {}).get("uri", "") if seen.message else ""
+        if uri.endswith("invoice.md"):
+            yield 30.0  # never answers in time
+        yield from peer(seen)
+
+    async def main() -> tuple[list[Pumped], list[Pumped]]:
+        host = new_host()
+        async with open_http_client(server.url, label="s", timeout=0.5) as client:
+            assert client.timeout == 0.5
+            await handshake(host, "s", client, timeout=5)
+            await sc.pump_async(host, host.list_skills("s"), {"s": client})
+            loaded = await sc.pump_async(
+                host,
+                host.load("s", SKILL),
+                {"s": client},
+                on_effect=lambda e: (
+                    host.approve(e.prompt_id) if isinstance(e, RequestApproval) else None
+                ),
+            )
+            late = await sc.pump_async(
+                host, host.read("s", SKILL, "templates/invoice.md"), {"s": client}
+            )
+            return loaded, late
+
+    with ScriptedServer(handler) as server:
+        loaded, late = run(backend, main)
+    delivered = [e for e in loaded if isinstance(e, DeliverToModel)]
+    assert [d.uri for d in delivered] == [SKILL]
+    assert delivered[0].verified
+    assert delivered[0].content == ex.FILES["SKILL.md"]
+    failures = [e for e in late if isinstance(e, sc.TransportFailure)]
+    assert len(failures) == 1, late
+    assert failures[0].error.kind == "timeout"
+    assert "within 0.5 seconds" in failures[0].error.message
+
+
+def test_the_default_request_timeout_is_set_at_construction() -> None:
+    async def main() -> tuple[float | None, float | None]:
+        url = "http://127.0.0.1:9/mcp"  # nothing is sent
+        async with (
+            open_http_client(url, label="s") as default,
+            open_http_client(url, label="s", timeout=None) as none,
+        ):
+            return default.timeout, none.timeout
+
+    assert run("asyncio", main) == (REQUEST_TIMEOUT, None)
+    assert REQUEST_TIMEOUT == 10.0
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -633,11 +692,48 @@ def test_without_the_extra_the_error_names_it(tmp_path: Path) -> None:
     )
     assert done.returncode == 1
     assert "pip install 'skills-core[http-client]'" in done.stderr
+    assert "pip install httpx2 anyio" in done.stderr
 
 
-def test_importing_skills_core_and_http_wire_needs_no_extra() -> None:
+@pytest.mark.parametrize("hidden", ["httpx2", "anyio"])
+def test_without_httpx2_or_anyio_the_error_names_the_packages_to_install(hidden: str) -> None:
+    """A vendored copy has no extra to install: the message names the packages themselves (the
+    extra comes second, for an installed skills-core), through the adapter and the command line."""
+    hide = f"import sys; sys.modules[{hidden!r}] = None; "
+    imported = subprocess.run(
+        [sys.executable, "-c", hide + "import skills_core.adapters.http_client"],
+        capture_output=True,
+        text=True,
+        env=child_env(),
+        check=False,
+    )
+    assert imported.returncode == 1
+    last = imported.stderr.strip().splitlines()[-1]
+    assert last == (
+        "ImportError: the HTTP client transport needs httpx2 and anyio: pip install httpx2 anyio "
+        "(or, for an installed skills-core, pip install 'skills-core[http-client]')"
+    )
+    argv = ["host", "--server", "s=http://127.0.0.1:9/mcp", "list"]
+    cli = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            hide + f"from skills_core.cli import main; sys.exit(main({argv!r}))",
+        ],
+        capture_output=True,
+        text=True,
+        env=child_env(),
+        check=False,
+    )
+    assert cli.returncode == 1, cli.stderr
+    assert "pip install httpx2 anyio" in cli.stderr
+    assert "Traceback" not in cli.stderr
+
+
+def test_importing_skills_core_and_its_http_package_needs_no_extra() -> None:
     code = (
-        "import sys, skills_core, skills_core.http_wire, skills_core.adapters.host_driver;"
+        "import sys, skills_core, skills_core.host.driver, skills_core.http as h;"
+        "[getattr(h, name) for name in h.__all__];"
         "print(sorted(m for m in ('httpx2', 'anyio', 'httpcore2') if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

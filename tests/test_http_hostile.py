@@ -39,11 +39,11 @@ from http_peers import (
 )
 from interop_helpers import PEERS, REPO_ROOT, child_env, new_host, pump
 
-from skills_core.adapters._client import REPORTS_SHOWN, ReportCounter
-from skills_core.adapters.host_driver import handshake
 from skills_core.adapters.http_client import _transport_errors, open_http_client
+from skills_core.client_stream import REPORTS_SHOWN, ReportCounter
 from skills_core.errors import TransportError
-from skills_core.http_wire import NoteKind
+from skills_core.host.driver import handshake
+from skills_core.http.client import NoteKind
 
 HOSTILE_HTTP_SERVER: Final = PEERS / "hostile_http_server.py"
 HOST: Final = (sys.executable, "-m", "skills_core", "host")

@@ -180,7 +180,7 @@ def one_peer_per_worker(served: Served, workers: int) -> list[Peer]:
 
 @pytest.fixture(scope="module")
 def two_workers(thousand: Path) -> Iterator[list[Peer]]:
-    with serving(thousand, "--workers", "2") as served:
+    with serving(thousand, "--workers", "2", "--page-size", "50") as served:
         peers = one_peer_per_worker(served, 2)
         yield peers
         for peer in peers:
@@ -201,8 +201,8 @@ def test_two_workers_serve_one_legacy_session(two_workers: list[Peer]) -> None:
 def two_processes(thousand: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Peer]]:
     key = tmp_path_factory.mktemp("key") / "cursor.key"
     with (
-        serving(thousand, "--cursor-key-file", str(key)) as first,
-        serving(thousand, "--cursor-key-file", str(key)) as second,
+        serving(thousand, "--page-size", "50", "--cursor-key-file", str(key)) as first,
+        serving(thousand, "--page-size", "50", "--cursor-key-file", str(key)) as second,
     ):
         assert key.stat().st_mode & 0o777 == 0o600
         peers = [Peer(first.port), Peer(second.port)]

@@ -33,9 +33,9 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from skills_core import spec_examples as ex
-from skills_core.adapters._http_checks import _accepts_json_and_sse, _accepts_sse, _media_ranges
-from skills_core.adapters._http_options import parse_authority, parse_origin
 from skills_core.adapters.asgi import HttpOptions, SkillsApp
+from skills_core.http.headers import accepts_json_and_sse, accepts_sse, media_ranges
+from skills_core.http.options import parse_authority, parse_origin
 from skills_core.server.handler import SkillsServer
 
 FILES: Final = {f"pdf-processing/{path}": data for path, data in ex.FILES.items()}
@@ -402,7 +402,7 @@ ACCEPTS: Final = [
 
 @pytest.mark.parametrize(("value", "acceptable"), ACCEPTS)
 def test_accept_in_both_eras_http_06(value: str, acceptable: bool) -> None:
-    assert _accepts_json_and_sse(value.encode()) is acceptable
+    assert accepts_json_and_sse(value.encode()) is acceptable
     expected = 200 if acceptable else 406
     assert status_with(APP, "accept", value) == expected  # modern
     legacy = replace_header(base_headers(), "accept", value)
@@ -429,7 +429,7 @@ def test_accept_in_both_eras_http_06(value: str, acceptable: bool) -> None:
 def test_accept_of_a_legacy_get(value: str | None, sse: bool) -> None:
     """A legacy ``GET`` that does not accept an event stream is 406; one that does, 405 (this
     server offers no GET stream)."""
-    assert _accepts_sse(None if value is None else value.encode()) is sse
+    assert accepts_sse(None if value is None else value.encode()) is sse
     headers = [("host", "127.0.0.1:8000")] + ([] if value is None else [("accept", value)])
     assert call(APP, "GET", "/mcp", headers).status == (405 if sse else 406)
 
@@ -493,7 +493,7 @@ def test_accept_verdicts_follow_the_weights_of_the_parts(
     json_ok = _reference(parts, "application", "json")
     sse_ok = _reference(parts, "text", "event-stream")
     raw = value.encode()
-    assert _accepts_json_and_sse(raw) is (json_ok and sse_ok)
-    assert _accepts_sse(raw) is sse_ok
-    assert len(_media_ranges(raw)) == len([p for p in parts if p[0] != "*" or p[1] == "*"])
+    assert accepts_json_and_sse(raw) is (json_ok and sse_ok)
+    assert accepts_sse(raw) is sse_ok
+    assert len(media_ranges(raw)) == len([p for p in parts if p[0] != "*" or p[1] == "*"])
     assert status_with(APP, "accept", value) == (200 if json_ok and sse_ok else 406)

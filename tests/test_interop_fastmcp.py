@@ -2,7 +2,7 @@
 
 ``tests/peers/fastmcp_server.py`` serves a temporary folder through FastMCP's
 ``SkillsDirectoryProvider(..., experimental_skills=True)`` plus ``SkillsExtension``. Our host
-connects with the asyncio adapter and ``host_driver``: the handshake must land in the modern era
+connects with the asyncio adapter and ``host.driver``: the handshake must land in the modern era
 (FastMCP serves skills only there), every entry FastMCP lists must validate and equal the spec's
 (digests and sizes computed by a different implementation), and every byte delivered to the model
 must be verified against the approved manifest. FastMCP declares the extension without
@@ -44,8 +44,8 @@ from interop_helpers import (
 
 from skills_core import spec_examples as ex
 from skills_core.adapters.asyncio_stdio import open_stdio_client
-from skills_core.adapters.host_driver import handshake
 from skills_core.errors import JsonRpcError, VerificationKind
+from skills_core.host.driver import handshake
 from skills_core.host.effects import (
     ApprovalGranted,
     ApprovalRevoked,

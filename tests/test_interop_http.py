@@ -30,8 +30,8 @@ import pytest
 from interop_helpers import PEERS, child_env, new_host, write_spec_skill
 from test_http_client import assert_spec_skill, host_cli, load_and_read
 
-from skills_core.adapters.host_driver import CLIENT_INFO, handshake
 from skills_core.adapters.http_client import open_http_client
+from skills_core.host.driver import CLIENT_INFO, handshake
 from skills_core.jsonvalue import JSONValue
 from skills_core.messages import Era, request_meta
 

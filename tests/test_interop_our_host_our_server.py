@@ -38,8 +38,8 @@ from interop_helpers import (
 
 from skills_core import spec_examples as ex
 from skills_core.adapters import asyncio_stdio, trio_stdio
-from skills_core.adapters.host_driver import CLIENT_INFO, handshake
 from skills_core.errors import VerificationKind
+from skills_core.host.driver import CLIENT_INFO, handshake
 from skills_core.host.effects import (
     ApprovalRevoked,
     Connected,

@@ -548,13 +548,20 @@ def test_connect_refuses_a_modern_revision_skills_core_does_not_speak() -> None:
         monkey.undo()
 
 
+@pytest.mark.parametrize("hidden", ["-S", "sys.modules"])
 @pytest.mark.parametrize("module", ["mcp_sdk", "mcp_server"])
-def test_the_module_names_the_extra_when_mcp_is_missing(module: str) -> None:
-    """Without site-packages the SDK is absent: the ImportError says what to install."""
+def test_the_module_names_the_extra_when_mcp_is_missing(module: str, hidden: str) -> None:
+    """Without site-packages, or with ``mcp`` hidden, the SDK is absent: the ImportError names the
+    package to install (a vendored copy has no extra to install), then the extra."""
     code = f"import skills_core.adapters.{module}"
-    result = subprocess.run(
-        [sys.executable, "-S", "-c", code], cwd=ROOT, capture_output=True, text=True, check=False
-    )
+    if hidden == "-S":
+        argv = [sys.executable, "-S", "-c", code]
+    else:
+        argv = [sys.executable, "-c", f"import sys; sys.modules['mcp'] = None; {code}"]
+    result = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False)
     assert result.returncode == 1
     assert "ImportError" in result.stderr
-    assert "pip install 'skills-core[mcp]'" in result.stderr
+    assert "pip install 'mcp>=2.3,<2.4' (or, where skills-core itself is installed, " in (
+        result.stderr
+    )
+    assert "pip install 'skills-core[mcp]')" in result.stderr

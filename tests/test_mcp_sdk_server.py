@@ -53,11 +53,11 @@ from server_helpers import skill_md
 
 from skills_core import spec_examples as ex
 from skills_core.adapters.asyncio_stdio import open_stdio_client
-from skills_core.adapters.host_driver import handshake
 from skills_core.adapters.mcp_sdk import SessionRequester, client_extensions, connect
 from skills_core.adapters.mcp_server import add_skills
 from skills_core.errors import JsonRpcError
 from skills_core.host import DeliverToModel, DirectoryListing, Effect, Host, RequestApproval
+from skills_core.host.driver import handshake
 from skills_core.host.pump import Pumped, TransportFailure, pump_async
 from skills_core.jsonrpc import JsonRpcConnection
 from skills_core.messages import Era

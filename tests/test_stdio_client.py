@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
@@ -17,9 +18,14 @@ import trio
 from client_helpers import HOSTILE, alive
 from hypothesis import given
 from hypothesis import strategies as st
+from interop_helpers import PEERS, child_env, new_host, serve_argv, write_spec_skill
 
+import skills_core as sc
+from skills_core import spec_examples as ex
 from skills_core.adapters import asyncio_stdio, trio_stdio
-from skills_core.adapters._client import (
+from skills_core.adapters._io import STDERR_LINES_SHOWN, stderr_relay
+from skills_core.adapters.stdio import DEFAULT_TIMEOUT
+from skills_core.client_stream import (
     REPORTS_SHOWN,
     STDERR_LINE_BYTES,
     STDERR_TAIL,
@@ -27,10 +33,11 @@ from skills_core.adapters._client import (
     Report,
     StderrLines,
 )
-from skills_core.adapters._io import STDERR_LINES_SHOWN, stderr_relay
 from skills_core.errors import TransportError
+from skills_core.host.driver import handshake
 
 ROOT = Path(__file__).resolve().parents[1]
+PEER = str(PEERS / "echo_server.py")
 FLAVOURS = ["asyncio", "trio"]
 META = {
     "_meta": {
@@ -225,7 +232,9 @@ CLIENT_SCRIPT = """
 import sys
 sys.path.insert(0, {root!r})
 from skills_core.adapters import {module} as adapter
+from skills_core.adapters.stdio import DEFAULT_TIMEOUT
 from skills_core.errors import TransportError
+from skills_core.host.driver import handshake
 META = {meta!r}
 
 async def main():
@@ -285,3 +294,72 @@ def test_the_client_does_not_start_servers_in_our_group() -> None:
             assert os.getpgid(client.process.pid) == client.process.pid
 
     asyncio.run(body())
+
+
+# --- the client as the pump's requester ------------------------------------------------------
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_the_client_is_the_pumps_requester_with_the_timeout_it_was_opened_with(
+    flavour: str, tmp_path: Path
+) -> None:
+    """``pump_async(host, effects, {"docs": client})``: awaited as ``client(method, params)``,
+    the client waits up to the ``timeout`` given to ``open_stdio_client`` (10 s by default)."""
+    write_spec_skill(tmp_path)
+
+    async def body() -> None:
+        async with opener(flavour)(
+            serve_argv(str(tmp_path)), label="docs", env=child_env()
+        ) as client:
+            assert client.timeout == DEFAULT_TIMEOUT == 10.0
+            host = new_host()
+            await handshake(host, "docs", client, timeout=10)
+            await sc.pump_async(host, host.list_skills("docs"), {"docs": client})
+            assert host.registry.get("docs", ex.SKILL_MD_URI) is not None
+        async with opener(flavour)(
+            [sys.executable, PEER, "raw"], label="slow", timeout=0.2, on_report=lambda m: None
+        ) as slow:
+            with pytest.raises(TransportError, match=r"within 0\.2 seconds") as info:
+                await slow("sleep", {})
+            assert info.value.kind == "timeout"
+            assert await slow("echo", {"n": 1}) == {"ok": "echo"}  # the connection lives on
+
+    run(flavour, body)
+
+
+CLOSES_STDIN = (
+    "import os, sys, time\n"
+    "os.close(0)\n"
+    "sys.stderr.write('stdin closed\\n'); sys.stderr.flush()\n"
+    "time.sleep(60)\n"
+)
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_a_server_that_closed_its_stdin_fails_requests_as_closed(flavour: str) -> None:
+    """Writing to a server whose stdin is closed is a typed failure (kind ``closed``), for a
+    request and a notification alike; the server is still shut down."""
+    said: list[str] = []
+
+    async def body() -> None:
+        sleep = asyncio.sleep if flavour == "asyncio" else trio.sleep
+        async with opener(flavour)(
+            [sys.executable, "-c", CLOSES_STDIN],
+            label="deaf",
+            on_stderr=said.append,
+            shutdown_grace=0.5,
+        ) as client:
+            for _ in range(500):  # up to 10 s for the server to start and close its stdin
+                if said:
+                    break
+                await sleep(0.02)
+            assert said == ["stdin closed"]
+            with pytest.raises(TransportError, match="server 'deaf' closed its input") as info:
+                await client.request("skills/list", META, timeout=10)
+            assert info.value.kind == "closed"
+            with pytest.raises(TransportError, match="closed its input"):
+                await client.notify("notifications/initialized")
+            process = client.process
+        assert process.returncode == -signal.SIGTERM
+
+    run(flavour, body)

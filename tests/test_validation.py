@@ -40,7 +40,7 @@ def test_unknown_fields_pass_through_untouched() -> None:
 def test_frontmatter_must_be_a_mapping() -> None:
     """ENTRY-03: ``frontmatter`` given as an array is invalid."""
     (only,) = validate_frontmatter(["name", "x"])
-    assert (only.severity, only.field, only.code) == (Severity.ERROR, "", "not-a-mapping")
+    assert (only.severity, only.field, only.code) == (Severity.ERROR, "", "frontmatter-schema")
     assert "a list" in only.message
 
 

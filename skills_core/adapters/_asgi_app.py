@@ -1,7 +1,7 @@
 """The ASGI callable: a request's I/O around the checks and the server's one request path.
 
 Theory of operation: :class:`SkillsApp` is everything of Streamable HTTP that waits or touches the
-outside world; the rules are :mod:`skills_core.adapters._http_checks`'. Per ``http`` scope it
+outside world; the rules are :mod:`skills_core.http.server`'s. Per ``http`` scope it
 asks the checks about the request line and headers (rungs 1-7), reads the body within its size
 and time bounds, asks the checks about the body (rung 8, the era, the routing headers, the
 session), asks the server, and sends the answer: ``http.response.start`` with a
@@ -10,8 +10,8 @@ session), asks the server, and sends the answer: ``http.response.start`` with a
 HTTP request needs no per-client connection object. A read of a large file comes back unread and
 is read and encoded in a worker thread, so the event loop keeps serving other requests meanwhile.
 
-**Back-pressure** (the rule the stdio loop follows, see :mod:`skills_core.adapters._core`): an
-answer of at most :data:`~skills_core.adapters._http_options.LARGE_ANSWER_BYTES` goes out in one
+**Back-pressure** (the rule the stdio loop follows, see :mod:`skills_core.server_stream`): an
+answer of at most :data:`~skills_core.http.options.LARGE_ANSWER_BYTES` goes out in one
 body message. A larger one is *large*: it is sent in pieces of that size with ``more_body``, so the
 ASGI server's flow control holds this coroutine while the client does not take them, and the ASGI
 server keeps at most a piece or two of it. Large answers take turns (:class:`_Turns`): at most
@@ -52,11 +52,8 @@ from collections import deque
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any, Final, TypeAlias, TypeVar, final
 
-from ..jsonrpc import Answer
-from ..server.handler import PendingRead, SkillsServer
-from ..spec import Method
-from ._core import DEFAULT_DEFER_READS_OVER
-from ._http_checks import (
+from ..http.options import LARGE_ANSWER_BYTES, HttpOptions, Scope
+from ..http.server import (
     Call,
     Head,
     HttpChecks,
@@ -64,8 +61,11 @@ from ._http_checks import (
     encode_answer,
     text_reply,
 )
-from ._http_options import LARGE_ANSWER_BYTES, HttpOptions, Scope
-from ._http_session import SessionCodec
+from ..http.session import SessionCodec
+from ..jsonrpc import Answer
+from ..server.handler import PendingRead, SkillsServer
+from ..server_stream import DEFAULT_DEFER_READS_OVER
+from ..spec import Method
 
 __all__ = ["Message", "Receive", "Send", "SkillsApp"]
 

@@ -9,15 +9,16 @@ when mounted) and answers every HTTP exchange with one complete JSON answer: a s
 no server-initiated messages and answers synchronously, so it never needs a stream
 (http-transport.md §1; HTTP-17 allows JSON or SSE, the server's choice).
 
-**The layout.** This module is the public face; the work is split by job:
-:mod:`~skills_core.adapters._http_checks` holds the rules every request climbs (the ladder of
-http-transport.md §2.3 and §3.2, the eras, the routing headers, the session checks), without I/O;
-:mod:`~skills_core.adapters._asgi_app` is the ASGI callable (reading the body within its bounds,
-asking the server, sending); :mod:`~skills_core.adapters._http_options` the settings;
-:mod:`~skills_core.adapters._asgi_config` the shared secret and the app built from environment
-variables for ASGI servers that run several workers.
+**The layout.** This module is the public face; the work is split by job. The protocol is in the
+core, without I/O: :mod:`skills_core.http.server` holds the rules every request climbs (the ladder
+of http-transport.md §2.3 and §3.2, the eras, the routing headers, the session checks),
+:mod:`skills_core.http.options` the settings, :mod:`skills_core.http.session` the session ids.
+The I/O is here: :mod:`~skills_core.adapters._asgi_app` is the ASGI callable (reading the body
+within its bounds, asking the server, sending); :mod:`~skills_core.adapters._asgi_config` the
+shared secret and the app built from environment variables for ASGI servers that run several
+workers.
 
-**Sessions** are self-contained (:mod:`skills_core.adapters._http_session`): the id carries the
+**Sessions** are self-contained (:mod:`skills_core.http.session`): the id carries the
 negotiated version and an expiry under an HMAC, so any worker of any process sharing the key
 checks it, and no client is pinned to a process. Such an id cannot be revoked before it expires
 without state every worker shares, so ``DELETE`` is answered 405, which HTTP-26 allows ("2xx or
@@ -62,17 +63,8 @@ variables; hypercorn also takes ``'skills_core.adapters.asgi:app_from_env()'``.
 
 from __future__ import annotations
 
-from ._asgi_app import Receive, Send, SkillsApp
-from ._asgi_config import (
-    MIN_SECRET_BYTES,
-    AppConfig,
-    app_from_env,
-    create_key_file,
-    derive_key,
-    read_key_file,
-)
-from ._http_checks import HANDSHAKE_VERSIONS
-from ._http_options import (
+from ..http.headers import HANDSHAKE_VERSIONS
+from ..http.options import (
     DEFAULT_BODY_TIMEOUT,
     DEFAULT_HEAD_TIMEOUT,
     DEFAULT_IDLE_TIMEOUT,
@@ -87,6 +79,15 @@ from ._http_options import (
     LOOPBACK_ORIGINS,
     HttpOptions,
     Scope,
+)
+from ._asgi_app import Receive, Send, SkillsApp
+from ._asgi_config import (
+    MIN_SECRET_BYTES,
+    AppConfig,
+    app_from_env,
+    create_key_file,
+    derive_key,
+    read_key_file,
 )
 
 __all__ = [

@@ -18,7 +18,7 @@ import os
 from typing import Final
 
 from ..jsonrpc import NEED_DATA
-from ._core import FINISHED, Responder, ServerStream
+from ..server_stream import FINISHED, Responder, ServerStream
 from ._io import READ_CHUNK, write_all
 
 __all__ = ["serve_stdio", "READ_CHUNK"]

@@ -1,12 +1,15 @@
 """HTTP client adapter: a host's connection to an MCP server over Streamable HTTP, both eras.
 
-Theory of operation: :class:`HttpClient` is one more requester behind the host's effect pump
-(:func:`~skills_core.adapters.host_driver.carry_out`): ``request(method, params, timeout=...)``
-returns the result or raises :class:`~skills_core.errors.JsonRpcError` /
-:class:`~skills_core.errors.TransportError`, exactly as the stdio clients do, and
+Theory of operation: :class:`HttpClient` is one more requester behind the host's effect pump.
+Called as ``client(method, params)`` it is the pump's ``send`` itself
+(``sc.pump_async(host, effects, {"docs": client})``), each request bounded by the ``timeout`` it
+was made with; ``request(method, params, timeout=...)`` takes its own bound (what
+:func:`~skills_core.host.driver.carry_out` uses). Either returns the result or raises
+:class:`~skills_core.errors.JsonRpcError` / :class:`~skills_core.errors.TransportError`, exactly
+as the stdio clients do, and
 ``negotiate(...)`` settles the era the way HTTP signals it (§5.6), which
-:func:`~skills_core.adapters.host_driver.handshake` asks it to do. Every decision about headers,
-statuses, bodies, redirects and eras is made by the pure :mod:`skills_core.http_wire`; this module
+:func:`~skills_core.host.driver.handshake` asks it to do. Every decision about headers,
+statuses, bodies, redirects and eras is made by the pure :mod:`skills_core.http`; this module
 only moves bytes with httpx2 and keeps time with anyio, so it runs under asyncio and trio alike.
 It is the only module that imports httpx2 (the ``http-client`` extra).
 
@@ -23,8 +26,8 @@ cancelled by closing its stream (HTTP-38). Legacy (2025-11-25): ``initialize`` (
 version on every request; a 404 to a request carrying the session id means the session is gone:
 initialize again and retry once (HTTP-37); a timed-out request gets ``notifications/cancelled``
 (HTTP-38); closing sends DELETE (any answer, 405 included, is fine). Negotiation (unpinned): probe
-with ``server/discover``; :func:`~skills_core.http_wire.classify_probe` decides; the verdict is kept
-per origin in an :class:`~skills_core.http_wire.EraCache` when one is given (HTTP-36).
+with ``server/discover``; :func:`~skills_core.http.eras.classify_probe` decides; the verdict is kept
+per origin in an :class:`~skills_core.http.eras.EraCache` when one is given (HTTP-36).
 
 Guarantees: TLS certificates and host names are verified (the system's trust store, or
 ``SSL_CERT_FILE``; a custom ``ssl.SSLContext`` may replace it, never switch it off);
@@ -51,38 +54,41 @@ try:
     import httpx2
 except ImportError as exc:  # pragma: no cover - exercised by a subprocess test
     raise ImportError(
-        "the HTTP client transport needs the 'http-client' extra: "
-        "pip install 'skills-core[http-client]'"
+        "the HTTP client transport needs httpx2 and anyio: pip install httpx2 anyio "
+        "(or, for an installed skills-core, pip install 'skills-core[http-client]')"
     ) from exc
 
 from .._version import __version__
+from ..client_stream import ReportCounter
 from ..errors import JsonRpcError, SkillsError, TransportError, quote_for_message
+from ..host.driver import CLIENT_INFO
 from ..host.handshake import Negotiated, handshake_request, outcome_of
-from ..http_wire import (
+from ..http.client import (
     MAX_ERROR_BODY,
     Answered,
     BodyKind,
     Disposition,
-    EraCache,
     Failed,
     LegacySession,
     Noted,
-    ProbeVerdict,
     ReaderEvent,
     ResponseReader,
     bad_answer,
-    check_custom_header,
     check_session_id,
-    check_url,
-    classify_probe,
     message_headers,
-    redirect_target,
     response_disposition,
     session_headers,
     status_error,
+)
+from ..http.eras import (
+    EraCache,
+    ProbeVerdict,
+    classify_probe,
     supported_version,
     with_protocol_version,
 )
+from ..http.headers import check_custom_header
+from ..http.urls import check_url, redirect_target
 from ..jsonrpc import (
     DEFAULT_MAX_MESSAGE_SIZE,
     JSONObject,
@@ -91,21 +97,19 @@ from ..jsonrpc import (
     RequestId,
 )
 from ..jsonvalue import JSONValue
-from ..messages import Era, Implementation
+from ..messages import Era, Implementation, request_era
 from ..spec import (
-    META_PROTOCOL_VERSION,
     SUPPORTED_LEGACY_VERSIONS,
     SUPPORTED_MODERN_VERSIONS,
     ErrorCode,
     Method,
 )
-from ._client import ReportCounter
 from ._io import report_to_stderr
-from .host_driver import CLIENT_INFO
 
 __all__ = [
     "HttpClient",
     "open_http_client",
+    "REQUEST_TIMEOUT",
     "CONNECT_TIMEOUT",
     "READ_TIMEOUT",
     "CLOSE_TIMEOUT",
@@ -113,6 +117,8 @@ __all__ = [
 
 _T = TypeVar("_T")
 
+#: Seconds a request waits for its answer when the client is called as the pump's ``send``.
+REQUEST_TIMEOUT: Final = 10.0
 #: Seconds to establish a connection (TCP and TLS).
 CONNECT_TIMEOUT: Final = 10.0
 #: Seconds without a byte while sending or receiving before the connection is given up (the python
@@ -149,8 +155,13 @@ class HttpClient:
         on_notification: Called with each notification that arrives on a response stream; they
             are dropped when ``None``. Never answered.
         on_report: Called with one line for each thing ignored (a request sent on a stream, ...):
-            of each kind, the first :data:`~skills_core.adapters._client.REPORTS_SHOWN`; then, at
+            of each kind, the first :data:`~skills_core.client_stream.REPORTS_SHOWN`; then, at
             :meth:`aclose`, one line with how many there were in all.
+        timeout: Seconds each request waits for its answer when the client is called as the
+            pump's ``send`` (``None``: forever); :meth:`request` takes its own.
+
+    Attributes:
+        timeout: As given; change it to change the next calls' bound.
 
     Raises:
         ValueError: ``url`` is not an absolute http(s) URL, or it carries credentials.
@@ -168,6 +179,7 @@ class HttpClient:
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         on_notification: Callable[[NotificationReceived], None] | None = None,
         on_report: Callable[[str], None] = report_to_stderr,
+        timeout: float | None = REQUEST_TIMEOUT,
     ) -> None:
         check_url(url)
         try:
@@ -188,6 +200,7 @@ class HttpClient:
         self._session: LegacySession | None = None
         self._era: Era | None = None
         self._init_params: dict[str, JSONValue] | None = None
+        self.timeout = timeout
 
     @property
     def url(self) -> str:
@@ -205,6 +218,16 @@ class HttpClient:
         return self._session
 
     # -- the requester ----------------------------------------------------------------------
+
+    async def __call__(self, method: str, params: dict[str, JSONValue]) -> dict[str, JSONValue]:
+        """Send a request and wait for its result, at most :attr:`timeout` seconds: the pump's
+        ``send`` (``pump_async(host, effects, {label: client})``).
+
+        Raises:
+            JsonRpcError: as for :meth:`request`.
+            TransportError: as for :meth:`request`.
+        """
+        return await self.request(method, params, timeout=self.timeout)
 
     async def request(
         self, method: str, params: Mapping[str, object] | None = None, *, timeout: float | None
@@ -332,7 +355,7 @@ class HttpClient:
                 and error.rpc_code == ErrorCode.UNSUPPORTED_PROTOCOL_VERSION
                 and not version_retried
                 and attempt is not None
-                and _is_modern(attempt)
+                and request_era(attempt) is Era.MODERN
             ):
                 version = supported_version(error.data)
                 if version is not None:
@@ -377,9 +400,9 @@ class HttpClient:
 
     async def _send(self, method: str, params: Mapping[str, object] | None) -> _Exchange:
         """One request, one POST (and its redirects); abandoned requests are cancelled."""
-        request_id, data = self._rpc.send_request(method, params)
         session = self._session
         headers = message_headers(method, params, session=session) + self._extra
+        request_id, data = self._rpc.send_request(method, params)
         try:
             exchange = await self._post(data[:-1], headers, method=method, request_id=request_id)
         except BaseException as exc:
@@ -389,7 +412,11 @@ class HttpClient:
             raise
         await self._forget(request_id, tell=False)
         sent = session is not None and session.session_id is not None
-        return replace(exchange, session_sent=True) if sent and not _is_modern(params) else exchange
+        return (
+            replace(exchange, session_sent=True)
+            if sent and request_era(params) is Era.LEGACY
+            else exchange
+        )
 
     async def _forget(self, request_id: RequestId, *, tell: bool) -> None:
         """Stop waiting for a request; legacy: tell the server (HTTP-38)."""
@@ -517,11 +544,6 @@ class HttpClient:
         return TransportError(f"server {self.label!r} {message}", kind="protocol")
 
 
-def _is_modern(params: Mapping[str, object] | None) -> bool:
-    meta = params.get("_meta") if params is not None else None
-    return isinstance(meta, Mapping) and isinstance(meta.get(META_PROTOCOL_VERSION), str)
-
-
 def _over(declared: str, limit: int) -> bool:
     """True when a ``Content-Length`` value is a number over ``limit`` (h11 checked its form)."""
     if not (declared.isascii() and declared.isdigit()):
@@ -555,7 +577,7 @@ def _transport_errors(label: str, method: str) -> Iterator[None]:
 
     Messages name the label, never the URL; the library's own text, which may quote the server's
     bytes (a status line, a header), is cut. What the server sends is checked by
-    :mod:`~skills_core.http_wire` before httpx2 sees it (a redirect's target) or after (bodies),
+    :mod:`skills_core.http` before httpx2 sees it (a redirect's target) or after (bodies),
     so the last clause is a net under those checks: any ``ValueError``, ``RecursionError`` or
     ``InvalidURL`` that a server's answer still makes a parser raise is the server's fault too.
     """
@@ -616,6 +638,7 @@ async def open_http_client(
     ssl_context: ssl.SSLContext | None = None,
     on_notification: Callable[[NotificationReceived], None] | None = None,
     on_report: Callable[[str], None] = report_to_stderr,
+    timeout: float | None = REQUEST_TIMEOUT,
 ) -> AsyncIterator[HttpClient]:
     """Yield an :class:`HttpClient` for ``url``; on exit, end its session and close its connections.
 
@@ -630,6 +653,8 @@ async def open_http_client(
         ssl_context: Certificates to trust instead of the system's (verification stays on).
         on_notification: See :class:`HttpClient`.
         on_report: See :class:`HttpClient`.
+        timeout: Seconds each request waits when the client is called as the pump's ``send``
+            (see :class:`HttpClient`).
 
     Raises:
         ValueError: ``url`` is not an absolute http(s) URL, or it carries credentials.
@@ -654,6 +679,7 @@ async def open_http_client(
             max_message_size=max_message_size,
             on_notification=on_notification,
             on_report=on_report,
+            timeout=timeout,
         )
         try:
             yield connection

@@ -1,7 +1,8 @@
 """Run a :class:`~skills_core.host.Host` over the official ``mcp`` Python SDK's ``ClientSession``.
 
-For a host that already talks to its servers through ``mcp`` (2.3.x): this module needs the
-optional extra (``pip install 'skills-core[mcp]'``), and :mod:`skills_core` never imports it.
+For a host that already talks to its servers through ``mcp`` (2.3.x): this module needs it
+(``pip install 'mcp>=2.3,<2.4'``, or the ``mcp`` extra of an installed skills-core), and
+:mod:`skills_core` never imports it.
 
 Theory of operation
 -------------------
@@ -48,7 +49,8 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess without site-packages
     raise ImportError(
         "skills_core.adapters.mcp_sdk needs the official MCP Python SDK: "
-        "pip install 'skills-core[mcp]'"
+        "pip install 'mcp>=2.3,<2.4' (or, where skills-core itself is installed, "
+        "pip install 'skills-core[mcp]')"
     ) from exc
 
 from ..errors import JsonRpcError, LocalProtocolError, TransportError

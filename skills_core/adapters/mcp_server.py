@@ -3,8 +3,8 @@
 For a server that already runs on the official ``mcp`` Python SDK (2.3.x, its low-level
 ``mcp.server.lowlevel.Server``) and wants to publish skills with this library's semantics: entries
 with digests and limits, reads that look at the files as they are now, directory reads, both eras,
-``ttlMs``/``cacheScope``, ``-32602`` with ``data.uri``. Needs ``pip install 'skills-core[mcp]'``;
-:mod:`skills_core` never imports this module.
+``ttlMs``/``cacheScope``, ``-32602`` with ``data.uri``. Needs ``pip install 'mcp>=2.3,<2.4'`` (or
+the ``mcp`` extra of an installed skills-core); :mod:`skills_core` never imports this module.
 
 Theory of operation
 -------------------
@@ -61,15 +61,16 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess without site-packages
     raise ImportError(
         "skills_core.adapters.mcp_server needs the official MCP Python SDK: "
-        "pip install 'skills-core[mcp]'"
+        "pip install 'mcp>=2.3,<2.4' (or, where skills-core itself is installed, "
+        "pip install 'skills-core[mcp]')"
     ) from exc
 
 from ..jsonrpc import EncodedResult, ErrorObject
 from ..jsonvalue import JSONValue, loads_strict
 from ..server.handler import PendingRead, SkillsServer
 from ..server.paths import DEFAULT_SCHEME
+from ..server_stream import DEFAULT_DEFER_READS_OVER
 from ..spec import EXTENSION_ID, LEGACY_PROTOCOL_VERSION, SUPPORTED_LEGACY_VERSIONS, Method
-from ._core import DEFAULT_DEFER_READS_OVER
 
 __all__ = ["add_skills"]
 

@@ -1,399 +1,234 @@
 """trio stdio adapter: the same shape as :mod:`skills_core.adapters.asyncio_stdio`, on trio.
 
-Theory of operation: identical to the asyncio adapter, with trio's primitives: a nursery owns the
-reader task, ``trio.fail_after`` implements timeouts, and ``trio.lowlevel.FdStream`` serves stdio.
-trio is an optional dependency (``pip install skills-core[trio]``); importing :mod:`skills_core`
-never imports this module or trio.
+Theory of operation: the transport is :mod:`skills_core.adapters.stdio`, written once; this module
+is its trio backend: a nursery owns the client's tasks, ``trio.move_on_after`` bounds each wait,
+cancel scopes shield what must finish (telling a server a request was cancelled, shutting it
+down), ``trio.lowlevel.open_process`` spawns servers and ``trio.lowlevel.FdStream`` serves stdio
+(on duplicated descriptors, so closing the streams leaves the originals open).
+
+* :func:`serve_stdio` serves a :class:`~skills_core.server.ServerConnection` (any
+  :class:`~skills_core.server_stream.Responder`) over two descriptors;
+* :func:`open_stdio_client` spawns a server and yields a :class:`StdioClient`, whose ``process``
+  is the ``trio.Process``.
+
+See :class:`skills_core.adapters.stdio.Stdio` for what they do and take. trio is an optional
+dependency, imported by this module only; importing :mod:`skills_core` never imports it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import subprocess
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from typing import final
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Final, TypeAlias, final
 
 try:
     import trio
-except ImportError as exc:  # pragma: no cover - exercised only without the extra installed
+except ImportError as exc:  # pragma: no cover - exercised in a subprocess without trio
     raise ImportError(
-        "skills_core.adapters.trio_stdio needs trio: pip install 'skills-core[trio]'"
+        "skills_core.adapters.trio_stdio needs trio: pip install trio "
+        "(or, where skills-core itself is installed, pip install 'skills-core[trio]')"
     ) from exc
 
-from ..errors import SkillsError, TransportError
-from ..jsonrpc import NEED_DATA, RequestId
-from ..jsonvalue import JSONValue
-from ._client import (
-    ClientOutcome,
-    ClientStream,
-    Failed,
-    GiveUp,
-    Reply,
-    Report,
-    Resolved,
-    StderrLines,
-)
-from ._core import (
-    DEFAULT_DEFER_READS_OVER,
-    FINISHED,
-    PendingOutput,
-    Responder,
-    ServerStream,
-)
-from ._io import (
-    GROUP_POLL,
-    NEW_SESSION,
-    READ_CHUNK,
-    SHUTDOWN_GRACE,
-    group_alive,
-    report_to_stderr,
-    signal_group,
-    stderr_relay,
-)
+from . import stdio
+from ._io import NEW_SESSION, READ_CHUNK, SHUTDOWN_GRACE
 
-__all__ = ["serve_stdio", "open_stdio_client", "StdioClient", "READ_CHUNK", "SHUTDOWN_GRACE"]
+__all__ = [
+    "serve_stdio",
+    "open_stdio_client",
+    "StdioClient",
+    "TrioBackend",
+    "READ_CHUNK",
+    "SHUTDOWN_GRACE",
+]
+
+#: A client connection on trio: its ``process`` is the ``trio.Process``.
+StdioClient: TypeAlias = stdio.StdioClient[trio.Process]
+
+#: What a closed or broken trio stream raises.
+_GONE: Final = (trio.BrokenResourceError, trio.ClosedResourceError)
 
 
-async def serve_stdio(
-    responder: Responder,
-    *,
-    stdin_fd: int = 0,
-    stdout_fd: int = 1,
-    max_message_size: int | None = None,
-    results_have_string_keys: bool = False,
-    defer_reads_over: int | None = DEFAULT_DEFER_READS_OVER,
-) -> None:
-    """Serve ``responder`` over newline-delimited JSON-RPC on two file descriptors until end of input.
-
-    Same arguments and behaviour as :func:`skills_core.adapters.asyncio_stdio.serve_stdio`: answers
-    are written as they are made, input is read only when no complete request is left, and files
-    larger than ``defer_reads_over`` are read and encoded in a worker thread
-    (``trio.to_thread.run_sync``). The descriptors are duplicated, so closing the streams leaves the
-    originals open.
-    """
-    stream = ServerStream(
-        responder,
-        max_message_size=max_message_size,
-        results_have_string_keys=results_have_string_keys,
-        defer_reads_over=defer_reads_over,
-    )
-    async with (
-        trio.lowlevel.FdStream(os.dup(stdin_fd)) as stdin,
-        trio.lowlevel.FdStream(os.dup(stdout_fd)) as stdout,
-    ):
-        while True:
-            out = stream.next_output()
-            if out is NEED_DATA:
-                stream.receive_data(bytes(await stdin.receive_some(READ_CHUNK)))
-                continue
-            if out is FINISHED:
-                return
-            if isinstance(out, PendingOutput):
-                out = await trio.to_thread.run_sync(out.run)
-            assert isinstance(out, bytes)
-            try:
-                await stdout.send_all(out)
-            except trio.BrokenResourceError:  # the client has gone; nobody is left to answer
-                return
-
-
-class _Waiter:
-    """One pending request: an event and its outcome."""
-
-    __slots__ = ("error", "event", "result")
-
-    def __init__(self) -> None:
-        self.event = trio.Event()
-        self.result: dict[str, JSONValue] | None = None
-        self.error: SkillsError | None = None
+async def _receive_some(stream: trio.abc.ReceiveStream | None) -> bytes:
+    """The next bytes of ``stream``; ``b""`` once it is closed or broken."""
+    assert stream is not None
+    try:
+        return bytes(await stream.receive_some(READ_CHUNK))
+    except _GONE:
+        return b""
 
 
 @final
-class StdioClient:
-    """A JSON-RPC client connection to one server process (see :func:`open_stdio_client`)."""
+class _Process:
+    """A spawned server on trio (see :class:`~skills_core.adapters.stdio.ServerProcess`)."""
 
-    def __init__(
-        self,
-        process: trio.Process,
-        *,
-        label: str,
-        max_message_size: int | None,
-        on_report: Callable[[str], None],
-        on_stderr: Callable[[str], None],
-        shutdown_grace: float = SHUTDOWN_GRACE,
-        own_group: bool = False,
-    ) -> None:
-        """Wrap a started process; use :func:`open_stdio_client` instead of calling this."""
-        self.label = label
-        self._grace = shutdown_grace
-        self._process = process
-        self._own_group = own_group
-        self._loop = ClientStream(label=label, max_message_size=max_message_size)
-        self._stderr = StderrLines()
-        self._on_report = on_report
-        self._on_stderr = on_stderr
-        self._waiters: dict[RequestId, _Waiter] = {}
-        self._broken: SkillsError | None = None
-        self._closing = False
-        self._write_lock = trio.Lock()
-        self._stdout_done = trio.Event()
-        self._stderr_done = trio.Event()
-        if process.stderr is None:
-            self._stderr_done.set()
+    __slots__ = ("native",)
+
+    def __init__(self, process: trio.Process) -> None:
+        self.native = process
 
     @property
-    def process(self) -> trio.Process:
-        """The server process."""
-        return self._process
+    def pid(self) -> int:
+        return self.native.pid
 
     @property
-    def stderr_tail(self) -> tuple[str, ...]:
-        """The last lines the server wrote on its stderr (its text: show it with ``display``)."""
-        return self._stderr.tail
+    def exited(self) -> bool:
+        return self.native.returncode is not None
 
-    async def request(
-        self, method: str, params: Mapping[str, object] | None = None, *, timeout: float | None
-    ) -> dict[str, JSONValue]:
-        """Send a request and wait for its result.
+    @property
+    def has_stderr(self) -> bool:
+        return self.native.stderr is not None
 
-        Raises:
-            JsonRpcError: the server answered with an error response.
-            TransportError: the server died, broke JSON-RPC, or did not answer within ``timeout``
-                seconds (kind ``timeout``; ``notifications/cancelled`` was sent).
-        """
-        if self._broken is not None:
-            raise self._broken
-        request_id, data = self._loop.request(method, params)
-        waiter = _Waiter()
-        self._waiters[request_id] = waiter
-        try:
-            await self._write(data)
-            with trio.move_on_after(timeout if timeout is not None else float("inf")) as scope:
-                await waiter.event.wait()
-            if scope.cancelled_caught:
-                with trio.CancelScope(shield=True):
-                    await self._cancel(request_id, f"timed out after {timeout} seconds")
-                raise TransportError(
-                    f"server {self.label!r} did not answer {method} within {timeout} seconds",
-                    kind="timeout",
-                )
-        except trio.Cancelled:
-            with trio.CancelScope(shield=True):
-                await self._cancel(request_id, "cancelled by the client")
-            raise
-        finally:
-            self._waiters.pop(request_id, None)
-        if waiter.error is not None:
-            raise waiter.error
-        assert waiter.result is not None
-        return waiter.result
-
-    async def notify(self, method: str, params: Mapping[str, object] | None = None) -> None:
-        """Send a notification."""
-        await self._write(self._loop.connection.send_notification(method, params))
-
-    async def _cancel(self, request_id: RequestId, reason: str) -> None:
-        data = self._loop.cancel(request_id, reason)
-        if data:
-            with contextlib.suppress(SkillsError):
-                await self._write(data)
-
-    async def _write(self, data: bytes) -> None:
-        stdin = self._process.stdin
+    async def send(self, data: bytes) -> None:
+        stdin = self.native.stdin
         assert stdin is not None
-        async with self._write_lock:
-            try:
-                await stdin.send_all(data)
-            except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
-                raise TransportError(
-                    f"server {self.label!r} closed its input ({exc.__class__.__name__})",
-                    kind="closed",
-                ) from None
-
-    async def read_forever(self) -> None:
-        """Read the server's output until it ends (run by :func:`open_stdio_client`)."""
-        stdout = self._process.stdout
-        assert stdout is not None
         try:
-            while True:
-                try:
-                    data = bytes(await stdout.receive_some(READ_CHUNK))
-                except (trio.BrokenResourceError, trio.ClosedResourceError):
-                    data = b""
-                if self._broken is None:  # after giving up, output is drained unread
-                    await self._dispatch(self._loop.feed(data))
-                if not data:
-                    if self._broken is None:
-                        self._broken = TransportError(
-                            f"server {self.label!r} closed its output", kind="closed"
-                        )
-                    self._fail_all(self._broken)
-                    return
-        finally:
-            self._stdout_done.set()
+            await stdin.send_all(data)
+        except _GONE as exc:
+            raise stdio.ClosedPipeError(exc.__class__.__name__) from None
 
-    async def _read_stderr(self) -> None:
-        stream = self._process.stderr
-        assert stream is not None
+    async def receive(self) -> bytes:
+        return await _receive_some(self.native.stdout)
+
+    async def receive_stderr(self) -> bytes:
+        return await _receive_some(self.native.stderr)
+
+    async def wait(self) -> None:
+        await self.native.wait()
+
+    async def close_input(self) -> None:
+        stdin = self.native.stdin
+        if stdin is not None:
+            with contextlib.suppress(*_GONE):
+                await stdin.aclose()
+
+    def terminate(self) -> None:
+        self.native.terminate()
+
+    def kill(self) -> None:
+        self.native.kill()
+
+    def close(self) -> None:
+        """Nothing to do: trio's pipe streams close their descriptors when collected."""
+
+
+@final
+class _Tasks:
+    """A nursery, each task in a cancel scope of its own."""
+
+    __slots__ = ("_nursery",)
+
+    def __init__(self, nursery: trio.Nursery) -> None:
+        self._nursery = nursery
+
+    def start(self, fn: Callable[[], Awaitable[None]]) -> trio.CancelScope:
+        scope = trio.CancelScope()
+
+        async def run() -> None:
+            with scope:
+                await fn()
+
+        self._nursery.start_soon(run)
+        return scope
+
+
+@final
+class _Pipes:
+    """A server's two descriptors, duplicated, as trio streams."""
+
+    __slots__ = ("_stdin", "_stdout")
+
+    def __init__(self, stdin: trio.lowlevel.FdStream, stdout: trio.lowlevel.FdStream) -> None:
+        self._stdin = stdin
+        self._stdout = stdout
+
+    async def receive(self) -> bytes:
+        return bytes(await self._stdin.receive_some(READ_CHUNK))
+
+    async def send(self, data: bytes) -> bool:
         try:
-            while True:
-                try:
-                    data = bytes(await stream.receive_some(READ_CHUNK))
-                except (trio.BrokenResourceError, trio.ClosedResourceError):
-                    data = b""
-                for line in self._stderr.feed(data):
-                    self._on_stderr(line)
-                if not data:
-                    return
-        finally:
-            self._stderr_done.set()
-
-    async def _watch(self) -> None:
-        """When the server exits by itself, end what it left running (its pipes then close)."""
-        await self._process.wait()
-        if not self._closing:
-            await self._end(patient=False)
-
-    async def _dispatch(self, outcomes: list[ClientOutcome]) -> None:
-        for outcome in outcomes:
-            if isinstance(outcome, Resolved):
-                waiter = self._waiters.get(outcome.request_id)
-                if waiter is not None and not waiter.event.is_set():
-                    waiter.result = outcome.result
-                    waiter.event.set()
-            elif isinstance(outcome, Failed):
-                waiter = self._waiters.get(outcome.request_id)
-                if waiter is not None and not waiter.event.is_set():
-                    waiter.error = outcome.error
-                    waiter.event.set()
-            elif isinstance(outcome, Report):
-                self._on_report(outcome.message)
-            elif isinstance(outcome, Reply):
-                with contextlib.suppress(SkillsError):
-                    await self._write(outcome.data)
-            else:
-                assert isinstance(outcome, GiveUp)
-                self._broken = outcome.error
-                self._fail_all(outcome.error)
-
-    def _fail_all(self, error: SkillsError) -> None:
-        for waiter in self._waiters.values():
-            if not waiter.event.is_set():
-                waiter.error = error
-                waiter.event.set()
-
-    async def _end(self, *, patient: bool) -> None:
-        """End the server's group: wait for the server to exit (``patient``), SIGTERM, SIGKILL.
-
-        Once the server itself has exited, what remains of its group gets SIGTERM at once; each
-        signal is followed by up to the grace period for the whole group to be gone.
-        """
-        if patient:
-            with trio.move_on_after(self._grace):
-                await self._process.wait()
-        for kill in (False, True):
-            if self._gone():
-                return
-            self._signal(kill=kill)
-            with trio.move_on_after(self._grace):
-                await self._process.wait()
-                while not self._gone():
-                    await trio.sleep(GROUP_POLL)
-
-    def _gone(self) -> bool:
-        """True when the server has exited and its group (if it has one) is empty."""
-        if self._process.returncode is None:
+            await self._stdout.send_all(data)
+        except trio.BrokenResourceError:  # the client has gone; nobody is left to answer
             return False
-        return not (self._own_group and group_alive(self._process.pid))
-
-    def _signal(self, *, kill: bool) -> None:
-        process = self._process
-        if self._own_group:
-            signal_group(process.pid, kill=kill)
-        elif process.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                if kill:
-                    process.kill()
-                else:
-                    process.terminate()
-
-    async def aclose(self) -> None:
-        """Shut the server down: close its stdin, wait, terminate, wait, kill (§1.7).
-
-        The signals go to the server's whole process group where there is one (see ``_io``).
-        """
-        self._closing = True
-        process = self._process
-        with trio.CancelScope(shield=True):
-            if process.stdin is not None:
-                with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-                    await process.stdin.aclose()
-            await self._end(patient=True)
-            # Every process holding the pipes is gone: the readers reach the end of both soon.
-            with trio.move_on_after(self._grace):
-                await self._stdout_done.wait()
-                await self._stderr_done.wait()
-            for report in self._loop.summaries():
-                self._on_report(report.message)
-            if self._broken is None:
-                self._broken = TransportError(f"server {self.label!r} was shut down", kind="closed")
-            self._fail_all(self._broken)
+        return True
 
 
-@contextlib.asynccontextmanager
-async def open_stdio_client(
-    argv: Sequence[str],
-    *,
-    label: str,
-    env: Mapping[str, str] | None = None,
-    cwd: str | None = None,
-    stderr: int | None = None,
-    max_message_size: int | None = None,
-    on_report: Callable[[str], None] = report_to_stderr,
-    on_stderr: Callable[[str], None] | None = None,
-    shutdown_grace: float = SHUTDOWN_GRACE,
-) -> AsyncIterator[StdioClient]:
-    """Spawn ``argv`` as a stdio MCP server and yield a client connected to it.
+@final
+class TrioBackend:
+    """The trio primitives of :class:`~skills_core.adapters.stdio.Backend`."""
 
-    Same arguments and behaviour as :func:`skills_core.adapters.asyncio_stdio.open_stdio_client`.
+    cancelled: Final = trio.Cancelled
 
-    Raises:
-        TransportError: kind ``spawn-failed`` when the command cannot be started.
-    """
-    if not argv:
-        raise TransportError(f"server {label!r}: empty command", kind="spawn-failed")
-    try:
+    async def spawn(
+        self, argv: list[str], *, env: dict[str, str] | None, cwd: str | None, stderr: int | None
+    ) -> _Process:
+        """See :meth:`skills_core.adapters.stdio.Backend.spawn`."""
         process = await trio.lowlevel.open_process(
-            list(argv),
+            argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE if stderr is None else stderr,
-            env=dict(env) if env is not None else None,
+            env=env,
             cwd=cwd,
             start_new_session=NEW_SESSION,
         )
-    except OSError as exc:
-        raise TransportError(
-            f"server {label!r}: cannot start {argv[0]!r}: {exc.strerror or exc}",
-            kind="spawn-failed",
-        ) from None
-    client = StdioClient(
-        process,
-        label=label,
-        max_message_size=max_message_size,
-        on_report=on_report,
-        on_stderr=on_stderr if on_stderr is not None else stderr_relay(label),
-        shutdown_grace=shutdown_grace,
-        own_group=NEW_SESSION,
-    )
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(client.read_forever)
-        if process.stderr is not None:
-            nursery.start_soon(client._read_stderr)
-        nursery.start_soon(client._watch)
-        try:
-            yield client
-        finally:
-            await client.aclose()
-            nursery.cancel_scope.cancel()
+        return _Process(process)
+
+    def event(self) -> trio.Event:
+        """A new ``trio.Event``."""
+        return trio.Event()
+
+    def lock(self) -> trio.Lock:
+        """A new ``trio.Lock``."""
+        return trio.Lock()
+
+    @contextlib.asynccontextmanager
+    async def task_group(self) -> AsyncIterator[_Tasks]:
+        """A nursery whose tasks are cancelled when the block ends."""
+        async with trio.open_nursery() as nursery:
+            try:
+                yield _Tasks(nursery)
+            finally:
+                nursery.cancel_scope.cancel()
+
+    async def within(self, seconds: float | None, wait: Callable[[], Awaitable[object]]) -> bool:
+        """``trio.move_on_after``; False when it moved on."""
+        with trio.move_on_after(math.inf if seconds is None else seconds) as scope:
+            await wait()
+        return not scope.cancelled_caught
+
+    def shielded(self) -> trio.CancelScope:
+        """A shielded cancel scope."""
+        return trio.CancelScope(shield=True)
+
+    async def sleep(self, seconds: float) -> None:
+        """``trio.sleep``."""
+        await trio.sleep(seconds)
+
+    def now(self) -> float:
+        """``trio.current_time()``."""
+        return trio.current_time()
+
+    @contextlib.asynccontextmanager
+    async def pipes(self, stdin_fd: int, stdout_fd: int) -> AsyncIterator[_Pipes]:
+        """Streams on duplicates of the descriptors, closed when the block ends."""
+        async with (
+            trio.lowlevel.FdStream(os.dup(stdin_fd)) as stdin,
+            trio.lowlevel.FdStream(os.dup(stdout_fd)) as stdout,
+        ):
+            yield _Pipes(stdin, stdout)
+
+    async def run_blocking(self, fn: Callable[[], bytes]) -> bytes:
+        """``fn()`` in a worker thread (``trio.to_thread.run_sync``)."""
+        return await trio.to_thread.run_sync(fn)
+
+
+_STDIO: Final = stdio.Stdio(TrioBackend())
+
+#: Serve a responder over stdin/stdout; see :meth:`skills_core.adapters.stdio.Stdio.serve_stdio`.
+serve_stdio: Final = _STDIO.serve_stdio
+#: Spawn a server and yield a :class:`StdioClient`; see
+#: :meth:`skills_core.adapters.stdio.Stdio.open_stdio_client`.
+open_stdio_client: Final = _STDIO.open_stdio_client

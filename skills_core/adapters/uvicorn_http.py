@@ -48,11 +48,12 @@ try:
     from uvicorn.server import ServerState
 except ImportError as exc:  # pragma: no cover - exercised only without the extra installed
     raise ImportError(
-        "skills_core.adapters.uvicorn_http needs uvicorn: pip install 'skills-core[http]'"
+        "skills_core.adapters.uvicorn_http needs uvicorn: pip install uvicorn "
+        "(or, for an installed skills-core, pip install 'skills-core[http]')"
     ) from exc
 
+from ..http.options import HttpOptions
 from ._asgi_app import SkillsApp
-from ._http_options import HttpOptions
 
 __all__ = ["BoundedH11Protocol", "BoundedProtocol", "abort"]
 

@@ -1,4 +1,4 @@
-"""The ``skills-core`` command line: serve, manifest, validate, diff, host, demo.
+"""The ``skills-core`` command line: serve, manifest, publish, validate, diff, host, demo.
 
 Theory of operation: each command is a thin shell over the library, in a module of its own that
 this package imports only when that command runs (``serve`` starts fast because it loads no host,
@@ -8,6 +8,7 @@ no asyncio and no argparse sub-parsers' handlers it does not need):
   stdio loop;
 * :mod:`skills_core.cli.manifest` and :mod:`skills_core.cli.validate` print what the catalog and
   the validators decide, :mod:`skills_core.cli.diff` what changed between two skills;
+* :mod:`skills_core.cli.publish` uploads a catalog to an S3-compatible bucket;
 * :mod:`skills_core.cli.host` drives a :class:`~skills_core.host.Host` over server processes;
 * ``demo`` (:mod:`skills_core.demo`) replays the spec's example flow.
 
@@ -223,6 +224,26 @@ def _source_options(command: argparse.ArgumentParser, *, index: bool = True) -> 
     )
 
 
+def _s3_endpoint(command: argparse.ArgumentParser) -> None:
+    """``--s3-endpoint``, for the commands that take an ``s3://`` URL."""
+    command.add_argument(
+        "--s3-endpoint",
+        metavar="URL",
+        help="the S3-compatible endpoint of s3:// URLs (default: AWS_ENDPOINT_URL, else AWS); "
+        "credentials and region come from the standard AWS environment",
+    )
+
+
+def _non_negative_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must not be negative")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser (exposed for documentation and tests)."""
     parser = _Parser(
@@ -237,7 +258,11 @@ def build_parser() -> argparse.ArgumentParser:
         "serve", help="serve the skills under ROOT... as a stdio MCP server"
     )
     serve.add_argument(
-        "roots", nargs="+", metavar="ROOT", help="a folder of skills, or a skill folder itself"
+        "roots",
+        nargs="+",
+        metavar="ROOT",
+        help="a folder of skills, or a skill folder itself; or one source URL: "
+        "s3://BUCKET/PREFIX (what publish wrote) or git:PATH[@REF] (a commit's skills)",
     )
     serve.add_argument(
         "--no-directory-read",
@@ -245,7 +270,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="do not declare or serve resources/directory/read",
     )
     serve.add_argument(
-        "--page-size", type=_positive_int, default=50, help="entries per page (default 50)"
+        "--page-size",
+        type=_positive_int,
+        default=200,  # ServerOptions' default (a test keeps them equal; not imported: start-up)
+        help="entries per page (default 200)",
     )
     serve.add_argument(
         "--ttl-ms",
@@ -256,15 +284,43 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_http_options(serve)
     _source_options(serve)
+    _s3_endpoint(serve)
 
     manifest = commands.add_parser(
         "manifest", help="print the entries serve would publish, and why any are omitted"
     )
     manifest.add_argument(
-        "roots", nargs="+", metavar="ROOT", help="a folder of skills, or a skill folder itself"
+        "roots",
+        nargs="+",
+        metavar="ROOT",
+        help="a folder of skills, or a skill folder itself; or s3://BUCKET/PREFIX, git:PATH[@REF]",
     )
     manifest.add_argument("--json", action="store_true", help="machine-readable output")
     _source_options(manifest)
+    _s3_endpoint(manifest)
+
+    publish = commands.add_parser(
+        "publish",
+        help="upload what serve would publish from SOURCE to an S3-compatible bucket",
+        description="Store the files serve would publish from SOURCE under their digests in "
+        "TARGET, then commit the catalog (what replicas serve) last. Publishing an unchanged "
+        "tree uploads nothing.",
+    )
+    publish.add_argument("source", metavar="SOURCE", help="a folder of skills, or git:PATH[@REF]")
+    publish.add_argument("target", metavar="TARGET", help="s3://BUCKET/PREFIX")
+    publish.add_argument(
+        "--gc-grace",
+        type=_non_negative_seconds,
+        metavar="SECONDS",
+        help="then delete files no catalog replaced less than SECONDS ago refers to (make it "
+        "longer than any replica's --ttl-ms plus the outages it should survive)",
+    )
+    publish.add_argument(
+        "--concurrency", type=_positive_int, default=16, help="uploads at once (default 16)"
+    )
+    publish.add_argument("--json", action="store_true", help="machine-readable output")
+    _source_options(publish, index=False)
+    _s3_endpoint(publish)
 
     # validate and diff exit 0 (valid, or the same), 1 (invalid, or different) or 2 (usage or
     # I/O error), as diff(1) does, so that CI can tell a finding from a broken invocation.
@@ -278,7 +334,11 @@ def build_parser() -> argparse.ArgumentParser:
         usage_exit=2,
     )
     validate.add_argument(
-        "paths", nargs="*", metavar="PATH", help="a skill folder, its SKILL.md, or a root of skills"
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="a root of skills, a skill folder, or any file or folder inside a skill (which "
+        "selects that skill); or s3://BUCKET/PREFIX, git:PATH[@REF]",
     )
     validate.add_argument(
         "--entries",
@@ -304,7 +364,26 @@ def build_parser() -> argparse.ArgumentParser:
         help="drop findings with this code (repeatable), e.g. --ignore portability-date",
     )
     validate.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
+    validate.add_argument(
+        "--changed",
+        action="store_true",
+        help="the PATHs are changed files (as pre-commit passes them): validate the skills "
+        "that contain them, pass over files in no skill, and exit 0 when none is in a skill",
+    )
+    validate.add_argument(
+        "--sarif", metavar="FILE", help="also write the SARIF log to FILE (even on exit 2)"
+    )
+    validate.add_argument(
+        "--explain", metavar="CODE", help="print what a finding code means, and exit"
+    )
+    validate.add_argument(
+        "--rules-url",
+        metavar="URL",
+        help="where docs/rules.md is published: the page the rules' helpUri (SARIF) and "
+        "--explain point to",
+    )
     _source_options(validate, index=False)
+    _s3_endpoint(validate)
 
     diff = commands.add_parser(
         "diff",
@@ -419,6 +498,27 @@ def _host_options(parser: argparse.ArgumentParser, *, after_action: bool) -> Non
         help="seconds per request (default 10)",
     )
     parser.add_argument(
+        "--max-entries",
+        type=_positive_int,
+        default=default(None),
+        metavar="N",
+        help="entries read from one server's listing (default 10000)",
+    )
+    parser.add_argument(
+        "--max-listing-bytes",
+        type=_positive_int,
+        default=default(None),
+        metavar="N",
+        help="bytes one server's listed entries may hold (default 33554432)",
+    )
+    parser.add_argument(
+        "--max-listed-resources",
+        type=_positive_int,
+        default=default(None),
+        metavar="N",
+        help="manifest rows one server's listed entries may hold (default 50000)",
+    )
+    parser.add_argument(
         "--json", action="store_true", default=default(False), help="machine-readable output"
     )
 
@@ -453,6 +553,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         from .manifest import run_manifest  # noqa: PLC0415
 
         return run_manifest(args)
+    if command == "publish":
+        from .publish import run_publish  # noqa: PLC0415
+
+        return run_publish(args)
     if command == "validate":
         from .validate import run_validate  # noqa: PLC0415
 

@@ -2,7 +2,7 @@
 
 Theory of operation: one run of the command is one short-lived host. It spawns every ``--server``
 command (asyncio adapter, each in a process group of its own) or connects to every ``--server``
-URL (Streamable HTTP, the ``http-client`` extra; ``--header`` adds headers for one server),
+URL (Streamable HTTP, with httpx2 and anyio; ``--header`` adds headers for one server),
 handshakes with each (``server/discover``, falling back to ``initialize``, unless
 ``--protocol-era`` pins one), lists their skills to resolve the SKILL argument, then performs the
 action through a :class:`~skills_core.host.Host`, carrying out its effects with
@@ -52,7 +52,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final, TextIO
 
 from ..adapters.asyncio_stdio import StdioClient, open_stdio_client
-from ..adapters.host_driver import CLIENT_INFO, Requester, handshake
 from ..digest import compute_digest
 from ..display import display, display_line
 from ..errors import (
@@ -66,6 +65,7 @@ from ..errors import (
 from ..host.approvals import ApprovalsFileError, ApprovalStore
 from ..host.cache import CacheStore
 from ..host.codes import NoticeCode, StopReason
+from ..host.driver import CLIENT_INFO, Requester, handshake
 from ..host.effects import (
     ApprovalGranted,
     ApprovalRevoked,
@@ -114,7 +114,7 @@ from ._common import (
 from ._screen import fit
 
 if TYPE_CHECKING:
-    from ..http_wire import EraCache
+    from ..http.eras import EraCache
 
 __all__ = ["run_host", "MAX_APPROVALS_BYTES"]
 
@@ -178,7 +178,7 @@ def _parse_servers(specs: list[str]) -> dict[str, _ServerSpec]:
 
 
 def _checked_url(label: str, url: str) -> str:
-    from ..http_wire import check_url  # noqa: PLC0415 - only for URL servers
+    from ..http.urls import check_url  # noqa: PLC0415 - only for URL servers
 
     try:
         return check_url(url)
@@ -190,7 +190,7 @@ def _parse_headers(
     specs: list[str], servers: dict[str, _ServerSpec]
 ) -> dict[str, list[tuple[str, str]]]:
     """``--header LABEL=NAME:VALUE`` values per label; a message never shows a VALUE."""
-    from ..http_wire import check_custom_header  # noqa: PLC0415
+    from ..http.headers import check_custom_header  # noqa: PLC0415
 
     headers: dict[str, list[tuple[str, str]]] = {}
     for spec in specs:
@@ -260,8 +260,13 @@ class _Session:
         self.timeout: float = args.timeout
         self.outcome = _Outcome()
         self.approvals_path = Path(args.approvals) if args.approvals else None
+        caps = {
+            name: value
+            for name in ("max_entries", "max_listing_bytes", "max_listed_resources")
+            if (value := getattr(args, name, None)) is not None
+        }
         self.host = Host(
-            policy=HostPolicy(allow_dynamic=args.allow_dynamic),
+            policy=HostPolicy(allow_dynamic=args.allow_dynamic, **caps),
             client_info=CLIENT_INFO,
             approvals=self._load_approvals(),
             cache=self._open_cache(),
@@ -272,6 +277,8 @@ class _Session:
         self.delivered: list[DeliverToModel] = []
         self.listings: list[DirectoryListing] = []
         self.rejected: list[EntryRejected] = []
+        #: Servers whose listing stopped before its end (a cap or a budget), and why.
+        self.partial: dict[str, ListingPartial] = {}
         self.notices: list[str] = []
         self.warnings: list[str] = []
         #: Servers a connection or protocol failure came from: their stderr is shown at the end.
@@ -327,7 +334,7 @@ class _Session:
         """Open the connection to one ``--server`` (the one place that knows how).
 
         A command is spawned (its stderr kept, not shown: see :meth:`_show_stderr`); a URL is a
-        Streamable HTTP endpoint, reached with the ``http-client`` extra.
+        Streamable HTTP endpoint, reached with httpx2 and anyio (the ``http-client`` extra).
         """
         if not isinstance(spec, str):
             client = await stack.enter_async_context(
@@ -342,8 +349,8 @@ class _Session:
             return client
         try:
             from ..adapters.http_client import open_http_client  # noqa: PLC0415
-            from ..http_wire import EraCache  # noqa: PLC0415
-        except ImportError as exc:  # the message names the extra to install
+            from ..http.eras import EraCache  # noqa: PLC0415
+        except ImportError as exc:  # the message names the packages to install
             raise CliError(str(exc), EXIT_USAGE) from None
         if self.era_cache is None:
             self.era_cache = EraCache()  # one verdict per origin for the run (HTTP-36)
@@ -451,7 +458,8 @@ class _Session:
                 message = f"server {effect.origin!r}: {effect.message}"
                 self._request_failed(effect.origin, "skills/list", message)
             else:
-                self.warnings.append(f"{effect.origin}: {effect.message}")
+                self.partial[effect.origin] = effect
+                self.warnings.append(_incomplete_listing(effect))
         elif isinstance(effect, RequestApproval):
             return await self._approve(effect)
         elif isinstance(effect, RequestCrossOriginApproval):
@@ -631,6 +639,14 @@ class _Session:
             self.outcome.fail(
                 EXIT_CONNECTION, f"cannot look up {query!r}: the listing of {failed} failed"
             )
+        elif self.partial:
+            cut = ", ".join(repr(label) for label in self.partial)
+            self.outcome.fail(
+                EXIT_USAGE,
+                f"no skill {query!r} among the skills listed, but the listing of {cut} was "
+                "incomplete (see the warning): raise the cap it names, or name the skill as "
+                "LABEL:skill://.../SKILL.md",
+            )
         else:
             self.outcome.fail(EXIT_USAGE, f"no server lists a skill {query!r}")
         return None
@@ -709,6 +725,11 @@ class _Session:
                         for r in self.rejected
                     ],
                     "notices": self.notices,
+                    "complete": not self.partial and not self.unlisted,
+                    "incomplete": [
+                        {"origin": p.origin, "reason": p.reason.value, "message": p.message}
+                        for p in self.partial.values()
+                    ],
                 }
             )
             return
@@ -767,6 +788,29 @@ class _Session:
         if out.isatty():
             text = display(text, lines=True)
         out.write(text if text.endswith("\n") else text + "\n")
+
+
+#: The option of ``skills-core host`` that raises each cap or budget a listing can stop at.
+_RAISED_BY: Final = {
+    StopReason.ENTRY_CAP: "--max-entries",
+    StopReason.BYTE_BUDGET: "--max-listing-bytes",
+    StopReason.RESOURCE_BUDGET: "--max-listed-resources",
+}
+
+
+def _incomplete_listing(partial: ListingPartial) -> str:
+    """The warning for a listing that stopped before its end: why, and how to read it whole."""
+    option = _RAISED_BY.get(partial.reason)
+    fix = (
+        f"raise the cap with {option} N to read it whole"
+        if option is not None
+        else "the server's listing is at fault"
+    )
+    why = partial.message.removesuffix("; the listing may be incomplete")
+    return (
+        f"warning: the listing of {partial.origin!r} is INCOMPLETE: {why}; skills past that "
+        f"point are not shown and cannot be named: {fix}"
+    )
 
 
 def _request_failure(effect: RequestFailed) -> str:

@@ -12,7 +12,11 @@ break, an escape sequence or a bidirectional override cannot forge or reorder a 
 would send them), ``omitted`` (``path``, ``uri``, ``code``, ``reason``), ``warnings`` (``uri`` and
 the finding), ``problems`` (``path``, ``code``, ``reason``: links, special files, unreadable
 entries) and ``skipped`` (``path``, ``code``, ``reason``: hidden, excluded and always-ignored
-entries). It is always strict UTF-8. A file or folder name that is not valid UTF-8 cannot be a
+entries, and ``looksSecret``). A file whose name looks like a secret
+(:func:`skills_core.server.selection.looks_secret`) is a ``secret-file`` warning when it is
+published, and is marked as such when it is skipped, in text and JSON alike.
+
+The JSON is always strict UTF-8. A file or folder name that is not valid UTF-8 cannot be a
 JSON string as it is: its ``path`` then shows each byte that is not UTF-8 as ``\\xNN`` (text, for
 people), and ``pathHex`` beside it holds the exact bytes of the path, in lowercase hexadecimal
 (for programs). ``pathHex`` is present only for such names. Messages that quote such a name show
@@ -36,11 +40,14 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from json.encoder import encode_basestring
 from types import MappingProxyType
+from typing import Final
 
 from ..display import display, display_json_text
 from ..server.catalog import Catalog
-from ..validation import Finding
-from ._common import EXIT_OK, error, open_source
+from ..server.model import PublishedSkill
+from ..server.selection import looks_secret
+from ..validation import Finding, Severity
+from ._common import EXIT_OK, error, open_source, source_note
 
 __all__ = ["run_manifest", "finding_json"]
 
@@ -64,7 +71,11 @@ def run_manifest(args: argparse.Namespace) -> int:
 
 def _manifest(args: argparse.Namespace) -> int:
     source = open_source(
-        args.roots, include_hidden=args.include_hidden, exclude=args.exclude, index=args.index
+        args.roots,
+        include_hidden=args.include_hidden,
+        exclude=args.exclude,
+        index=args.index,
+        s3_endpoint=args.s3_endpoint,
     )
     progress = sys.stderr.isatty()
     if progress:
@@ -73,8 +84,9 @@ def _manifest(args: argparse.Namespace) -> int:
     catalog = source.scan()
     if progress:
         sys.stderr.write(f"\rskills-core: scanned {len(catalog.skills)} skills.      \n")
-    if source.index_note is not None:
-        error(f"manifest: {source.index_note}")
+    note = source_note(source)
+    if note is not None:
+        error(f"manifest: {note}")
     if args.json:
         _write(_shown(_json_document(catalog)))
     else:
@@ -96,12 +108,15 @@ def _text_lines(catalog: Catalog) -> list[str]:
             lines.append(
                 f"    warning {display(finding.field or '/')}: {display(finding.message)}\n"
             )
+        for path in _secrets(skill):
+            lines.append(f"    warning {display(path)}: {_LOOKS_PUBLISHED}\n")
     for omitted in catalog.omitted:
         lines.append(f"omitted {display(omitted.uri or omitted.path)}: {display(omitted.reason)}\n")
     for problem in catalog.problems:
         lines.append(f"refused {display(problem.path)}: {display(problem.reason)}\n")
     for skipped in catalog.skipped:
-        lines.append(f"skipped {display(skipped.path)}: {display(skipped.reason)}\n")
+        secret = _LOOKS_SKIPPED if looks_secret(skipped.path.rpartition("/")[2]) else ""
+        lines.append(f"skipped {display(skipped.path)}: {display(skipped.reason)}{secret}\n")
     summary = f"{len(catalog.skills)} skills published, {len(catalog.omitted)} left out"
     if catalog.problems:
         summary += f", {len(catalog.problems)} entries refused"
@@ -130,14 +145,21 @@ def _json_document(catalog: Catalog) -> list[bytes]:
         "warnings": [
             _warning_text(skill.uri, f).encode()
             for skill in catalog.skills
-            for f in catalog.findings(skill)
+            for f in (*catalog.findings(skill), *_secret_findings(skill))
         ],
         "problems": [
             encode({**_path(p.path), "code": str(p.code), "reason": _text(p.reason)}).encode()
             for p in catalog.problems
         ],
         "skipped": [
-            encode({**_path(s.path), "code": str(s.code), "reason": _text(s.reason)}).encode()
+            encode(
+                {
+                    **_path(s.path),
+                    "code": str(s.code),
+                    "reason": _text(s.reason),
+                    "looksSecret": looks_secret(s.path.rpartition("/")[2]),
+                }
+            ).encode()
             for s in catalog.skipped
         ],
     }
@@ -154,6 +176,33 @@ def _json_document(catalog: Catalog) -> list[bytes]:
         chunks.append(b"]\n" if number == len(sections) - 1 else b"],\n")
     chunks.append(b"}\n")
     return chunks
+
+
+_LOOKS_PUBLISHED: Final = "looks like a secret and is published: move it out of the skill folder"
+_LOOKS_SKIPPED: Final = (
+    " (and looks like a secret: --include-hidden or a copy of the folder would publish it; move "
+    "it out of the skill folder)"
+)
+
+
+def _secrets(skill: PublishedSkill) -> list[str]:
+    """The published files of ``skill`` whose names look like secrets, relative to its folder."""
+    if not any(looks_secret(path.rpartition("/")[2]) for path in skill.files.values()):
+        return []  # the common case: one pass over the names, no list built
+    return [path for path in skill.files.values() if looks_secret(path.rpartition("/")[2])]
+
+
+def _secret_findings(skill: PublishedSkill) -> list[Finding]:
+    return [
+        Finding(
+            severity=Severity.WARNING,
+            field="",
+            code="secret-file",
+            message=f"{path} {_LOOKS_PUBLISHED}",
+            file=path,
+        )
+        for path in _secrets(skill)
+    ]
 
 
 def _encoded_entries(catalog: Catalog, encode: Callable[[object], str]) -> Iterator[bytes]:

@@ -7,13 +7,14 @@ wrapped in a :class:`~skills_core.server.handler.SkillsServer`.
 * stdio (the default): served by the blocking stdio loop (:mod:`skills_core.adapters.blocking_stdio`)
   until the client closes stdin. Stdout belongs to the protocol; what the operator should know goes
   to stderr.
-* ``--http [HOST:]PORT``: the ASGI app (:mod:`skills_core.adapters.asgi`) under uvicorn, the
-  optional ``http`` extra. The parent checks everything first (the roots, the key, the options: a
-  mistake exits 1 before any worker starts), settles the secret every worker signs cursors and
-  sessions with (read from ``--cursor-key-file``, created there when absent, else taken from
-  ``SKILLS_CORE_CURSOR_KEY`` or generated), and hands the whole configuration to uvicorn's workers
-  through the environment (:class:`~skills_core.adapters.asgi.AppConfig`), which build the app
-  with :func:`~skills_core.adapters.asgi.app_from_env`: the same path for one worker or many.
+* ``--http [HOST:]PORT``: the ASGI app (:mod:`skills_core.adapters.asgi`) under uvicorn
+  (``pip install uvicorn``, or the ``http`` extra). The parent checks everything first (the
+  roots, the key, the options: a mistake exits 1 before any worker starts), settles the secret
+  every worker signs cursors and sessions with (read from ``--cursor-key-file``, created there
+  when absent, else taken from ``SKILLS_CORE_CURSOR_KEY`` or generated), and hands the whole
+  configuration to uvicorn's workers through the environment
+  (:class:`~skills_core.adapters.asgi.AppConfig`), which build the app with
+  :func:`~skills_core.adapters.asgi.app_from_env`: the same path for one worker or many.
   uvicorn runs :mod:`skills_core.adapters.uvicorn_http`'s protocol, which holds clients to the
   head, idle and send deadlines given (``--head-timeout``, ``--idle-timeout``, ``--send-timeout``).
 """
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._self import module_name
 from ._common import (
@@ -33,7 +34,11 @@ from ._common import (
     error,
     open_source,
     os_message,
+    source_note,
 )
+
+if TYPE_CHECKING:
+    from ..server.catalog import Catalog
 
 __all__ = ["run_serve", "parse_bind"]
 
@@ -47,15 +52,24 @@ def run_serve(args: argparse.Namespace) -> int:
     from ..server.options import ServerOptions  # noqa: PLC0415
 
     source = open_source(
-        args.roots, include_hidden=args.include_hidden, exclude=args.exclude, index=args.index
+        args.roots,
+        include_hidden=args.include_hidden,
+        exclude=args.exclude,
+        index=args.index,
+        s3_endpoint=args.s3_endpoint,
+        ttl_ms=args.ttl_ms,
+        follow=True,
+        log=lambda message: error(f"serve: {message}"),
     )
     options = ServerOptions(
         directory_read=not args.no_directory_read, page_size=args.page_size, ttl_ms=args.ttl_ms
     )
     server = SkillsServer(source, cursor_key=os.urandom(32), options=options)
-    if source.index_note is not None:
-        error(f"serve: {source.index_note}")
+    note = source_note(source)
+    if note is not None:
+        error(f"serve: {note}")
     _report_omitted(len(server.catalog.omitted))
+    _warn_past_a_default_host(server.catalog)
     # A SkillsServer's results have string keys by construction: skip the endpoint's key walk.
     serve_stdio(server.connection(), results_have_string_keys=True)
     return EXIT_OK
@@ -64,6 +78,55 @@ def run_serve(args: argparse.Namespace) -> int:
 def _report_omitted(omitted: int) -> None:
     if omitted:  # stdout belongs to the protocol; stderr is for the operator (§1.7)
         error(f"serve: {omitted} skill folder(s) left out; `skills-core manifest` says why")
+
+
+def _warn_past_a_default_host(catalog: Catalog) -> None:
+    """Say so when a host with the default policy would not read the whole listing."""
+    import json  # noqa: PLC0415 - only to size the catalog
+
+    from ..host.budgets import listing_overflow  # noqa: PLC0415
+    from ..host.policy import HostPolicy  # noqa: PLC0415
+
+    items = (
+        json.loads(skill.encoded_entry)
+        if skill.encoded_entry is not None
+        else skill.entry.to_json()
+        for skill in catalog.skills
+        if skill.listed
+    )
+    overflow = listing_overflow(items, HostPolicy())
+    if overflow is not None:
+        error(
+            f"serve: warning: the listing holds {overflow}: a host with the default policy "
+            "(skills-core host, and hosts built on this library) reads only part of it, and says "
+            "so; its users can raise the cap (skills-core host --max-entries, "
+            "--max-listed-resources, --max-listing-bytes)"
+        )
+
+
+def _source_url(roots: list[str]) -> str | None:
+    """The one source URL among ``roots`` (``s3://...``, ``git:...``), or None for folders.
+
+    Raises:
+        CliError: a URL is given with other roots, or is malformed (exit 1).
+    """
+    from ..sources.urls import is_source_url, parse_source_url  # noqa: PLC0415
+
+    if not any(is_source_url(root) for root in roots):
+        return None
+    if len(roots) != 1:
+        raise CliError(f"serve: a source URL is served alone, not with other roots: {roots}")
+    try:
+        parse_source_url(roots[0])
+    except ValueError as exc:
+        raise CliError(f"serve: {exc}") from None
+    if roots[0].startswith("git:"):  # the workers may start elsewhere: an absolute path
+        from ..sources.urls import GitURL  # noqa: PLC0415
+
+        parsed = parse_source_url(roots[0])
+        assert isinstance(parsed, GitURL)
+        return str(GitURL(os.path.abspath(parsed.path), parsed.ref))
+    return roots[0]
 
 
 def parse_bind(text: str) -> tuple[str, int]:
@@ -134,8 +197,8 @@ def _run_http(args: argparse.Namespace) -> int:
         import uvicorn  # noqa: PLC0415 - the optional extra, only for --http
     except ImportError:
         raise CliError(
-            "serve --http needs uvicorn, which comes with the http extra: "
-            "pip install 'skills-core[http]'",
+            "serve --http needs uvicorn: pip install uvicorn "
+            "(or, for an installed skills-core, pip install 'skills-core[http]')",
             EXIT_USAGE,
         ) from None
     from ..adapters.asgi import (  # noqa: PLC0415
@@ -145,8 +208,11 @@ def _run_http(args: argparse.Namespace) -> int:
     )
 
     host, port = parse_bind(args.http)
-    # a missing root or a bad --exclude is a usage error, before anything starts
-    open_source(args.roots, include_hidden=args.include_hidden, exclude=args.exclude)
+    # a missing root or a bad --exclude is a usage error, before anything starts (a source URL
+    # is checked by building the app below)
+    url = _source_url(args.roots)
+    if url is None:
+        open_source(args.roots, include_hidden=args.include_hidden, exclude=args.exclude)
     secret, key_file = _secret(args.cursor_key_file)
     loopback = _is_loopback(host)
     extra_hosts, extra_origins = tuple(args.allowed_host), tuple(args.allowed_origin)
@@ -157,7 +223,9 @@ def _run_http(args: argparse.Namespace) -> int:
         )
     try:
         config = AppConfig(
-            roots=tuple(os.path.abspath(root) for root in args.roots),
+            roots=() if url is not None else tuple(os.path.abspath(root) for root in args.roots),
+            source=url,
+            s3_endpoint=args.s3_endpoint,
             secret=secret,
             key_file=key_file,
             path=args.path,
@@ -175,12 +243,16 @@ def _run_http(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         raise CliError(f"serve: {os_message(exc)}") from None
     _report_omitted(len(app.server.catalog.omitted))
+    _warn_past_a_default_host(app.server.catalog)
     os.environ.update(config.to_environ())
     shown = f"[{host}]" if ":" in host else host
     error(
         f"serve: {len(app.server.catalog.skills)} skill(s) at http://{shown}:{port}{args.path} "
         f"(2026-07-28 and 2025-11-25), {args.workers} worker(s)"
     )
+    close = getattr(app.server.source, "close", None)
+    if close is not None:  # the workers follow the store; this process only checked it
+        close()
     del app
     try:
         uvicorn.run(

@@ -32,6 +32,7 @@ from ..errors import (
 )
 from ..messages import parse_get_skill_result, parse_list_skills_envelope
 from .approvals import approvable_set, manifest_changes
+from .budgets import Footprint, entry_footprint
 from .carrier import Carrier
 from .codes import StopReason
 from .context import HostContext, OriginRecord, protocol_failed
@@ -44,13 +45,8 @@ from .effects import (
     NameCollision,
     RegistryUpdated,
 )
-from .listing import (
-    ListingProgress,
-    budget_stop,
-    entry_footprint,
-    rejection_footprint,
-)
-from .registry import Footprint, ListingWalk, PutResult, Registry
+from .listing import ListingProgress, budget_stop, rejection_footprint
+from .registry import ListingWalk, PutResult, Registry
 from .requests import GetConfirm, GetForLoad, GetPreview, GetRefresh, Key, ListPage
 from .session import LoadSession
 
@@ -225,8 +221,8 @@ class EntryIntake:
                 stop = (
                     StopReason.ENTRY_CAP,
                     (
-                        f"stopped after {walk.entries + taken} entries (the cap); the listing may be "
-                        "incomplete"
+                        f"stopped after {walk.entries + taken} entries (the cap, "
+                        f"{walk.max_entries} entries); the listing may be incomplete"
                     ),
                 )
                 break

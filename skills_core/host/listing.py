@@ -11,9 +11,10 @@ listed twice with different entries is caught (SIL-04).
 **Budgets.** The registry keeps what servers list until they are forgotten, so a listing is
 bounded by what the registry may hold, not only by the walk's caps (issue: pages of 300 entries of
 512 files reach 1.5 GB before 10,000 entries stop the walk). Before an entry is validated,
-:func:`entry_footprint` estimates what keeping it costs: its manifest rows, and its "listing bytes"
-(compact JSON plus :data:`CONTAINER_BYTES` per object and array, since a frozen object costs far
-more than its two braces). :func:`budget_stop` refuses the entry, and stops the walk, when keeping
+:func:`~skills_core.host.budgets.entry_footprint` estimates what keeping it costs: its manifest
+rows, and its "listing bytes" (compact JSON plus
+:data:`~skills_core.host.budgets.CONTAINER_BYTES` per object and array, since a frozen object costs
+far more than its two braces). :func:`budget_stop` refuses the entry, and stops the walk, when keeping
 it would take the server's entries past ``HostPolicy.max_listed_resources`` or
 ``max_listing_bytes``, or all servers' past the host-wide ``max_total_*`` budgets; an entry that
 replaces one already registered is charged only the difference. Nothing past the stop is ever
@@ -22,27 +23,22 @@ validated. A refused entry is charged for its error report (:func:`rejection_foo
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Final, final
 
 from ..entry import SkillEntry
 from ..errors import InvalidEntryError
+from .budgets import Footprint
 from .codes import StopReason
 from .policy import HostPolicy
-from .registry import Footprint, ListingWalk
+from .registry import ListingWalk
 
 __all__ = [
-    "CONTAINER_BYTES",
     "ListingProgress",
-    "entry_footprint",
     "rejection_footprint",
     "budget_stop",
 ]
 
-#: Listing bytes charged for each JSON object and array, beyond its text: a frozen object is a
-#: read-only mapping over a dict (about 110 bytes empty), an array a tuple (56 bytes and up).
-CONTAINER_BYTES: Final = 100
 #: Listing bytes charged for each problem a refused entry's error keeps, beyond its text.
 _PROBLEM_BYTES: Final = 150
 
@@ -61,22 +57,6 @@ class ListingProgress:
     walk: ListingWalk
     seen: dict[str, SkillEntry] = field(default_factory=dict)
     conflicts: set[str] = field(default_factory=set)
-
-
-def entry_footprint(item: object) -> Footprint:
-    """Estimate what registering the wire entry ``item`` costs (see the module docstring).
-
-    Never raises: a value that is not JSON, or nests too deeply to encode, is charged its manifest
-    rows only (it is refused as invalid, and then charged for its error report instead).
-    """
-    resources = item.get("resources") if isinstance(item, dict) else None
-    rows = len(resources) if isinstance(resources, list) else 0
-    try:
-        text = json.dumps(item, separators=(",", ":"), ensure_ascii=False)
-    except (TypeError, ValueError, RecursionError):
-        return Footprint(resources=rows)
-    containers = text.count("{") + text.count("[")
-    return Footprint(resources=rows, bytes=len(text) + CONTAINER_BYTES * containers)
 
 
 def rejection_footprint(error: InvalidEntryError) -> Footprint:

@@ -77,8 +77,12 @@ class HostPolicy:
             ``False`` means the host's own policy approves loads (SEC-06); nothing is persisted.
         limits: Per-skill limits checked from the entry before anything is fetched (ENTRY-17..21).
             The spec's values are the floor.
-        max_pages: Pages followed in one ``skills/list`` walk (SIL-17, WG-05).
-        max_entries: Entries accepted in one ``skills/list`` walk (SIL-17, WG-05).
+        max_pages: Pages followed in one ``skills/list`` walk, or None (the default) for no page
+            cap of its own: the walk is then bounded by ``max_entries``, a page with no entry
+            counting as one (SIL-17, WG-05), so a server's page size never shortens a listing.
+        max_entries: Entries accepted in one ``skills/list`` walk (SIL-17, WG-05). The default,
+            10,000, is the largest catalog a default host reads whole; the byte and manifest-row
+            budgets below bound what those entries may hold.
         max_directory_pages: Pages followed in one directory read (WG-05).
         max_directory_entries: Children accepted in one directory read (WG-05).
         per_server_budget_bytes: Cumulative skill-file bytes fetched from one server (WG-04).
@@ -100,7 +104,7 @@ class HostPolicy:
     allow_dynamic: bool = False
     require_approval: bool = True
     limits: Limits = DEFAULT_LIMITS
-    max_pages: int = 50
+    max_pages: int | None = None
     max_entries: int = 10_000
     max_directory_pages: int = 50
     max_directory_entries: int = 10_000
@@ -118,8 +122,15 @@ class HostPolicy:
     max_frontmatter_bytes: int = DEFAULT_MAX_BYTES
 
     def __post_init__(self) -> None:
+        if self.max_pages is not None and (
+            isinstance(self.max_pages, bool)
+            or not isinstance(self.max_pages, int)
+            or self.max_pages < 1
+        ):
+            raise ValueError(
+                f"HostPolicy.max_pages must be None or a positive int, not {self.max_pages!r}"
+            )
         for name in (
-            "max_pages",
             "max_entries",
             "max_directory_pages",
             "max_directory_entries",

@@ -40,6 +40,7 @@ from typing import Final, final
 
 from ..entry import SkillEntry
 from ..errors import LocalProtocolError, quote_for_message
+from .budgets import Footprint
 from .codes import StopReason
 from .effects import Candidate, EntryRejected
 from .framing import one_line
@@ -51,7 +52,6 @@ __all__ = [
     "ResolutionStatus",
     "Resolution",
     "CatalogItem",
-    "Footprint",
     "Registry",
     "WalkStep",
     "ListingWalk",
@@ -188,26 +188,6 @@ class CatalogItem:
 
 # Bound on refused entries kept without a usable URI, per origin (they are shown, never loaded).
 _MAX_ANONYMOUS_REJECTIONS: Final = 1000
-
-
-@final
-@dataclass(frozen=True, slots=True)
-class Footprint:
-    """What registering an entry (or keeping a refused one) costs the host.
-
-    Attributes:
-        resources: Manifest rows kept.
-        bytes: Listing bytes kept (see ``HostPolicy.max_listing_bytes``).
-    """
-
-    resources: int = 0
-    bytes: int = 0
-
-    def __add__(self, other: Footprint) -> Footprint:
-        return Footprint(self.resources + other.resources, self.bytes + other.bytes)
-
-    def __sub__(self, other: Footprint) -> Footprint:
-        return Footprint(self.resources - other.resources, self.bytes - other.bytes)
 
 
 _NOTHING: Final = Footprint()
@@ -617,19 +597,23 @@ class ListingWalk:
     """Counts a paginated walk and decides when to stop (SIL-17, WG-05).
 
     Call :meth:`record_page` after each page; it returns the cursor to request next, or why to
-    stop. A cursor the server already returned stops the walk at once; so does reaching the page or
-    entry cap. Stopping is not failure: the pages already read stay usable (LIST-05). The walk
-    remembers a SHA-256 of each cursor, not the cursor, so huge cursors cost 32 bytes a page.
+    stop. A cursor the server already returned stops the walk at once; so does reaching the entry
+    cap, or the page cap when there is one. Without a page cap, pages are bounded by entries: a
+    page that carries none but asks for another counts as one entry towards the cap, so a server
+    answering empty pages with fresh cursors forever is stopped after ``max_entries`` of them.
+    Stopping is not failure: the pages already read stay usable (LIST-05). The walk remembers a
+    SHA-256 of each cursor, not the cursor, so huge cursors cost 32 bytes a page.
     """
 
-    __slots__ = ("_cursors", "entries", "max_entries", "max_pages", "pages")
+    __slots__ = ("_charged", "_cursors", "entries", "max_entries", "max_pages", "pages")
 
-    def __init__(self, *, max_pages: int, max_entries: int) -> None:
-        """Start a walk capped at ``max_pages`` pages and ``max_entries`` entries."""
+    def __init__(self, *, max_pages: int | None, max_entries: int) -> None:
+        """Start a walk capped at ``max_entries`` entries (and ``max_pages`` pages, if not None)."""
         self.max_pages = max_pages
         self.max_entries = max_entries
         self.pages = 0
         self.entries = 0
+        self._charged = 0  # entries, an empty page counting as one
         self._cursors: set[bytes] = set()
 
     @property
@@ -641,6 +625,7 @@ class ListingWalk:
         """Count a page of ``count`` entries whose result carried ``next_cursor``."""
         self.pages += 1
         self.entries += count
+        self._charged += max(count, 1)
         if next_cursor is None:
             return WalkStep()
         seen = hashlib.sha256(next_cursor.encode("utf-8", "surrogatepass")).digest()
@@ -650,17 +635,17 @@ class ListingWalk:
                 message=f"the server repeated the cursor {quote_for_message(next_cursor, 60)}; "
                 "the listing may be incomplete",
             )
-        if self.pages >= self.max_pages:
+        if self.max_pages is not None and self.pages >= self.max_pages:
             return WalkStep(
                 stop=StopReason.PAGE_CAP,
-                message=f"stopped after {self.pages} pages (the cap); the listing may be "
-                "incomplete",
+                message=f"stopped after {self.pages} pages (the cap, {self.max_pages}); the "
+                "listing may be incomplete",
             )
-        if self.entries >= self.max_entries:
+        if self._charged >= self.max_entries:
             return WalkStep(
                 stop=StopReason.ENTRY_CAP,
-                message=f"stopped after {self.entries} entries (the cap); the listing may be "
-                "incomplete",
+                message=f"stopped after {self.entries} entries in {self.pages} pages (the cap, "
+                f"{self.max_entries} entries); the listing may be incomplete",
             )
         self._cursors.add(seen)
         return WalkStep(cursor=next_cursor)

@@ -35,7 +35,8 @@ encoders, never the server's state, so other requests may be answered meanwhile;
 this library can be read from another thread, and a custom source must allow it to be deferred.
 
 **Eras** (base-protocol.md, DESIGN.md decision 2). A request whose ``params._meta`` carries
-``io.modelcontextprotocol/protocolVersion`` is *modern*: the version must be one we serve (else
+``io.modelcontextprotocol/protocolVersion`` is *modern* (:func:`~skills_core.messages.request_era`
+decides, the one rule every transport follows): the version must be one we serve (else
 ``-32022`` with ``data: {supported, requested}``), ``io.modelcontextprotocol/clientCapabilities``
 must be an object (else ``-32602``), and it is answered statelessly in the modern shape whatever
 the connection did before. Other requests are *legacy* when a legacy version was negotiated
@@ -117,6 +118,7 @@ from ..messages import (
     Era,
     complete_result,
     encode_resource_contents,
+    request_era,
     server_capabilities,
 )
 from ..spec import (
@@ -145,6 +147,9 @@ __all__ = ["SkillsServer", "ServerConnection", "PendingRead"]
 _MAX_QUOTED: Final = 300
 #: What any failure inside the handler answers: no exception text, no path (ERR-04).
 _INTERNAL_ERROR: Final = ErrorObject(code=ErrorCode.INTERNAL_ERROR, message="Internal error")
+#: The eras, looked up once (``Era.MODERN`` goes through the enum class each time it is read).
+_MODERN: Final = Era.MODERN
+_LEGACY: Final = Era.LEGACY
 
 _Params = dict[str, JSONValue]
 
@@ -156,6 +161,14 @@ class _ReadsSince(Protocol):
     def read_since(
         self, skill: PublishedSkill, file_path: str, version: object | None
     ) -> tuple[bytes | None, object | None] | None: ...
+
+
+@runtime_checkable
+class _ReadsBlock(Protocol):
+    """A source whose reads may wait on a network (``StoreSource``): a caller on an event loop
+    has such reads deferred to a worker thread, whatever the file's size."""
+
+    def read_blocks(self, skill: PublishedSkill, file_path: str) -> bool: ...
 
 
 class _RequestError(Exception):
@@ -206,6 +219,7 @@ class SkillsServer:
         "_cursors",
         "_live",
         "_options",
+        "_read_blocks",
         "_read_since",
         "_reads",
         "_receipts",
@@ -238,6 +252,7 @@ class SkillsServer:
         self._live = LiveCatalog(source.scan())
         self._reads = _ReadCache()
         self._read_since = source.read_since if isinstance(source, _ReadsSince) else None
+        self._read_blocks = source.read_blocks if isinstance(source, _ReadsBlock) else None
         self._receipts = 0
 
     @classmethod
@@ -531,19 +546,26 @@ class SkillsServer:
         key = (uri, era is Era.MODERN)  # a bool hashes in C; an Enum member in Python
         cached = self._reads.entries.get(key)
         # A cached file was small when last read (at most 256 KiB), so it is not deferred; one
-        # grown since is read here once, and then no longer cached.
-        if cached is None and defer_over is not None:
-            listed = skill.entry.resource(uri)
-            if listed is not None and listed.size > defer_over:
-                return PendingRead(
-                    source=self._source,
-                    skill=skill,
-                    file_path=file_path,
-                    uri=uri,
-                    era=era,
-                    hint=self._cache_hint,
-                    options=self._options,
-                )
+        # grown since is read here once, and then no longer cached. A read that would wait on a
+        # network (a source with read_blocks) is deferred whatever its size.
+        blocks = self._read_blocks
+        if defer_over is not None and (
+            (blocks is not None and blocks(skill, file_path))
+            or (
+                cached is None
+                and (listed := skill.entry.resource(uri)) is not None
+                and listed.size > defer_over
+            )
+        ):
+            return PendingRead(
+                source=self._source,
+                skill=skill,
+                file_path=file_path,
+                uri=uri,
+                era=era,
+                hint=self._cache_hint,
+                options=self._options,
+            )
         if (
             cached is not None
             and received is not None
@@ -755,8 +777,9 @@ class PendingRead:
 
 
 def _era(params: _Params, legacy_version: str | None) -> Era:
-    meta = params.get("_meta")
-    if isinstance(meta, dict) and META_PROTOCOL_VERSION in meta:
+    if request_era(params) is _MODERN:
+        meta = params["_meta"]
+        assert isinstance(meta, dict)  # request_era: an object holding the version's key
         version = meta[META_PROTOCOL_VERSION]
         if not isinstance(version, str):
             raise _invalid_params(f"_meta[{META_PROTOCOL_VERSION!r}] must be a string")
@@ -770,9 +793,10 @@ def _era(params: _Params, legacy_version: str | None) -> Era:
             raise _invalid_params(
                 f"Missing required request _meta: {META_CLIENT_CAPABILITIES} must be an object"
             )
-        return Era.MODERN
+        return _MODERN
     if legacy_version is not None:
-        return Era.LEGACY
+        return _LEGACY
+    meta = params.get("_meta")
     missing = [META_PROTOCOL_VERSION]
     if not isinstance(meta, dict) or not isinstance(meta.get(META_CLIENT_CAPABILITIES), dict):
         missing.append(META_CLIENT_CAPABILITIES)

@@ -17,8 +17,11 @@ from ..messages import SKILLS_CORE, CacheHint, CacheScope, Implementation
 
 __all__ = ["DEFAULT_PAGE_SIZE", "DEFAULT_TTL_MS", "DEFAULT_SERVER_INFO", "ServerOptions"]
 
-#: Items per page of ``skills/list``, ``resources/list`` and ``resources/directory/read``.
-DEFAULT_PAGE_SIZE: Final = 50
+#: Items per page of ``skills/list``, ``resources/list`` and ``resources/directory/read``. At 200,
+#: a catalog of 10,000 skills (what a default host of this library reads whole) is 50 pages, so it
+#: is read whole even by a host that caps a listing at 50 pages; a page of 200 typical entries is
+#: a few hundred kilobytes.
+DEFAULT_PAGE_SIZE: Final = 200
 #: ``ttlMs`` of cacheable results: five minutes, as in the spec's examples.
 DEFAULT_TTL_MS: Final = 300_000
 #: ``serverInfo`` when the caller names none.

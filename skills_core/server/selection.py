@@ -21,6 +21,14 @@ Three rules, checked in this order (the first that applies is the reason reporte
 Only names *below* a root are judged: a root itself is never hidden or excluded, so
 ``serve ./.claude/skills`` publishes what is in that folder.
 
+**Names that look like secrets.** :func:`looks_secret` says whether a file name is one that
+usually holds a key or a token: ``.env`` and ``.env.*`` (but not ``.env.example``, ``.sample``,
+``.template`` or ``.dist``), ``*.pem``, ``*.key``, ``*.p12``, ``*.pfx``, the SSH private keys
+``id_rsa``, ``id_dsa``, ``id_ecdsa`` and ``id_ed25519``, ``credentials*``, ``.netrc``,
+``.pgpass`` and ``.pypirc`` (case-insensitive). It decides nothing about publishing: the
+validation engine warns about such files whether they are published or passed over, since a
+hidden ``.env`` is one ``--include-hidden`` away from being served.
+
 **How exclude patterns match.** A pattern is matched against the path of a file or folder
 relative to the root given (the root itself, when it is a skill folder; its own name is not part
 of the path), with ``/`` between names, whatever the platform:
@@ -48,7 +56,7 @@ from typing import Final, final
 
 from .model import SkipCode
 
-__all__ = ["DEFAULT_IGNORED_NAMES", "Selection", "is_hidden"]
+__all__ = ["DEFAULT_IGNORED_NAMES", "Selection", "is_hidden", "looks_secret"]
 
 #: Names skipped everywhere, even with ``include_hidden``: version-control metadata, bytecode
 #: caches, Finder litter.
@@ -63,6 +71,23 @@ def is_hidden(name: str) -> bool:
     """Whether ``name`` is hidden (see the module docstring): ``.x``, ``x~`` or ``#x#``."""
     first = name[:1]  # indexing, not method calls: a walk asks this of every name
     return first == "." or name[-1:] == "~" or (first == "#" and name[-1] == "#" and len(name) > 1)
+
+
+_SECRET_NAMES: Final = frozenset(
+    {".env", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".netrc", ".pgpass", ".pypirc"}
+)
+_SECRET_SUFFIXES: Final = (".pem", ".key", ".p12", ".pfx")
+_TEMPLATE_SUFFIXES: Final = (".example", ".sample", ".template", ".dist")
+
+
+def looks_secret(name: str) -> bool:
+    """Whether the file name ``name`` looks like it holds a secret (see the module docstring)."""
+    lower = name.lower()
+    if lower in _SECRET_NAMES or lower.endswith(_SECRET_SUFFIXES):
+        return True
+    if lower.startswith(".env.") and not lower.endswith(_TEMPLATE_SUFFIXES):
+        return True
+    return lower.startswith("credentials")
 
 
 def _segment(text: str) -> str:

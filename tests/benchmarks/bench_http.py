@@ -194,9 +194,9 @@ def in_process(root: Path, requests: int = 20_000) -> None:
     """Microseconds per request of our app in this process, and of its parts."""
     import asyncio
 
-    from skills_core.adapters._core import DEFAULT_DEFER_READS_OVER
-    from skills_core.adapters._http_checks import Call, Head, encode_answer
     from skills_core.adapters.asgi import AppConfig
+    from skills_core.http.server import Call, Head, encode_answer
+    from skills_core.server_stream import DEFAULT_DEFER_READS_OVER
 
     app = AppConfig(roots=(str(root),), secret=b"b" * 64).build()
     body = BODY.encode()

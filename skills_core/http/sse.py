@@ -9,7 +9,7 @@ optional leading BOM, comment lines, ``data`` lines joined by ``\n``, ``event``/
 fields; an event with empty data is a keep-alive and is skipped. Every line and every event's data
 is bounded, so a hostile stream cannot grow memory without end; a ``retry`` value too large for
 64 bits is ignored (as browsers do), never turned into a number of thousands of digits. Which event
-answers which request is decided in :mod:`skills_core.http_wire`; nothing here does I/O.
+answers which request is decided in :mod:`skills_core.http.client`; nothing here does I/O.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, final
 
-from .errors import RemoteProtocolError
-from .jsonrpc import DEFAULT_MAX_MESSAGE_SIZE
+from ..errors import RemoteProtocolError
+from ..jsonrpc import DEFAULT_MAX_MESSAGE_SIZE
 
 __all__ = ["SseEvent", "SseParser"]
 

@@ -1,8 +1,8 @@
-"""What a :class:`~skills_core.adapters.asgi.SkillsApp` is told: the HTTP settings and their defaults.
+"""What a :class:`~skills_core.adapters.asgi.SkillsApp` is told: the HTTP settings and defaults.
 
 Theory of operation: :class:`HttpOptions` is a frozen value checked when it is made; its ``Host``
 and ``Origin`` allow-lists are compiled then, once, into sets the request checks
-(:mod:`skills_core.adapters._http_checks`) look names up in. Every default is the safe one
+(:mod:`skills_core.http.server`) look names up in. Every default is the safe one
 (http-transport.md §4): the loopback names only, no CORS, a 4 MiB body, 30 seconds to send it.
 
 The bounds on what clients can hold are here too: how many large answers a worker makes and sends

@@ -1,4 +1,4 @@
-"""skills_core.http_wire: the pure half of the HTTP client transport (http-transport.md §5).
+"""The client half of skills_core.http: headers, answers, URLs, eras, SSE (http-transport.md §5).
 
 Every wire fixture is fed whole and one byte at a time; parsers and classifiers get hypothesis.
 """
@@ -8,6 +8,8 @@ from __future__ import annotations
 import base64
 import json
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -15,39 +17,39 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from skills_core.errors import JsonRpcError, LocalProtocolError, RemoteProtocolError, TransportError
-from skills_core.http_wire import (
-    ACCEPT,
-    MAX_REDIRECTS,
+from skills_core.http.client import (
     Answered,
     BodyKind,
     Disposition,
-    EraCache,
     Failed,
     HttpStatusError,
     LegacySession,
     Noted,
     NoteKind,
-    ProbeVerdict,
     ReaderEvent,
     ResponseReader,
-    SseEvent,
-    SseParser,
     bad_answer,
-    check_custom_header,
     check_session_id,
-    check_url,
-    classify_probe,
-    decode_header_value,
-    encode_header_value,
     message_headers,
-    origin_of,
-    redirect_target,
     response_disposition,
     session_headers,
     status_error,
+)
+from skills_core.http.eras import (
+    EraCache,
+    ProbeVerdict,
+    classify_probe,
     supported_version,
     with_protocol_version,
 )
+from skills_core.http.headers import (
+    ACCEPT,
+    check_custom_header,
+    decode_header_value,
+    encode_header_value,
+)
+from skills_core.http.sse import SseEvent, SseParser
+from skills_core.http.urls import MAX_REDIRECTS, check_url, origin_of, redirect_target
 from skills_core.jsonrpc import JsonRpcConnection, NotificationReceived
 from skills_core.messages import Era, Implementation, request_meta
 
@@ -685,3 +687,24 @@ def test_base64_payload_is_standard_base64() -> None:
     value = "ä" * 50
     encoded = encode_header_value(value)
     assert base64.b64decode(encoded[9:-2]).decode() == value
+
+
+@pytest.mark.parametrize(
+    ("adapter", "loaded"),
+    [
+        ("skills_core.adapters.asgi", ["headers", "options", "server", "session"]),
+        ("skills_core.adapters.http_client", ["client", "eras", "headers", "sse", "urls"]),
+    ],
+)
+def test_each_half_of_the_http_package_loads_without_the_other(
+    adapter: str, loaded: list[str]
+) -> None:
+    """skills_core.http exports every name lazily: the server app loads no client module, the
+    client no server module (headers are shared)."""
+    code = (
+        f"import json, sys, {adapter}; "
+        "print(json.dumps(sorted(m.rpartition('.')[2] for m in sys.modules "
+        "if m.startswith('skills_core.http.'))))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(done.stdout) == loaded

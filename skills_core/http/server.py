@@ -1,11 +1,15 @@
-"""The checks every HTTP request climbs before the server is asked (http-transport.md §2.3, §3.2).
+"""The server half of Streamable HTTP: the checks every request climbs before the server is asked.
 
 Theory of operation
 -------------------
-:class:`HttpChecks` holds the rules of :class:`~skills_core.adapters.asgi.SkillsApp` and nothing
-of its I/O: it takes what an ASGI scope and a body hold and answers with a :class:`Reply` (a
-refusal, or an answer that needs no server) or a :class:`Call` (what to ask the server, and how to
-answer with what it says). The app reads the body, asks the server, and sends.
+:class:`HttpChecks` holds the rules of :class:`~skills_core.adapters.asgi.SkillsApp`
+(http-transport.md §2.3, §3.2) and nothing of its I/O: it takes what an ASGI scope and a body hold
+and answers with a :class:`Reply` (a refusal, or an answer that needs no server) or a
+:class:`Call` (what to ask the server, and how to answer with what it says). The app reads the
+body, asks the server, and sends.
+What the headers say is read by :mod:`skills_core.http.headers`, the settings are
+:class:`~skills_core.http.options.HttpOptions`, and legacy session ids are minted and opened by
+:class:`~skills_core.http.session.SessionCodec`.
 
 **The ladder.** The first rung a request fails answers (the numbers are the rows of §2.3):
 
@@ -13,7 +17,7 @@ answer with what it says). The app reads the body, asks the server, and sends.
 2. ``Host`` is on the allow-list, else 421 (HTTP-04; the Python SDK's status, "misdirected");
 3. an ``Origin``, when present, is on the allow-list, else 403 (HTTP-03). ``OPTIONS`` preflights
    are answered here, and only when CORS is configured. Both are parsed whole
-   (:func:`~skills_core.adapters._http_options.parse_authority`, ``parse_origin``): a value is
+   (:func:`~skills_core.http.options.parse_authority`, ``parse_origin``): a value is
    ``host[:port]`` (an origin ``scheme://host[:port]``) and nothing more, the port digits, so a
    value that merely starts with an allowed name (``[::1]evil.example``) is refused;
 4. a declared ``Content-Length`` over the cap is 413 before a byte is read (HTTP-05);
@@ -29,8 +33,10 @@ answer with what it says). The app reads the body, asks the server, and sends.
    400/-32600, with id null (HTTP-07); a notification is 202 with an empty body (HTTP-08, HTTP-29).
 
 Then the era (§3.3, HTTP-22): a ``MCP-Protocol-Version`` header naming a handshake version
-(2024-11-05 .. 2025-11-25) is legacy, any other value modern; without the header, a body whose
-``params._meta`` names a protocol version is modern, anything else legacy.
+(2024-11-05 .. 2025-11-25) is legacy, any other value modern; without the header, the request's
+params decide, by the rule every transport follows (:func:`~skills_core.messages.request_era`:
+a ``params._meta`` holding the protocol version's key is modern, whatever its value; anything
+else legacy). A notification without the header is legacy.
 
 *Modern* (2026-07-28, stateless; rows 11-19): ``_meta`` must hold ``protocolVersion`` and
 ``clientCapabilities`` (400/-32602, HTTP-09); the ``MCP-Protocol-Version`` header must equal it
@@ -53,7 +59,7 @@ when sent, must be the session's version (400, HTTP-28). Answers, errors include
 
 **What a rung costs.** The verdicts that depend on a header's bytes alone (``Host``, ``Origin``,
 ``Content-Type``, ``Accept``, and the text a routing header carries) are remembered in small
-tables keyed by those bytes, emptied when they pass :data:`_MEMO_LIMIT` entries: a client sends the
+tables keyed by those bytes, emptied when they pass :data:`MEMO_LIMIT` entries: a client sends the
 same headers request after request, and pays a dictionary lookup for each rung instead of parsing
 the header again. The tables hold verdicts of pure functions of the bytes and the fixed options,
 so a remembered verdict is the one the rung would reach; a client that sends endless new values
@@ -62,12 +68,10 @@ only makes the tables start over.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Final, TypeVar, final
 
 from ..errors import LocalProtocolError
-from ..http_wire import decode_header_value
 from ..jsonrpc import (
     Answer,
     CancelRequested,
@@ -81,6 +85,7 @@ from ..jsonrpc import (
     parse_message,
 )
 from ..jsonvalue import JSONValue
+from ..messages import Era, request_era
 from ..spec import (
     META_CLIENT_CAPABILITIES,
     META_PROTOCOL_VERSION,
@@ -89,11 +94,17 @@ from ..spec import (
     ErrorCode,
     Method,
 )
-from ._http_options import HttpOptions, Scope
-from ._http_session import SessionCodec
+from .headers import (
+    HANDSHAKE_VERSIONS,
+    accepts_json_and_sse,
+    accepts_sse,
+    decode_header_value,
+)
+from .options import HttpOptions, Scope
+from .session import SessionCodec
 
 __all__ = [
-    "HANDSHAKE_VERSIONS",
+    "MEMO_LIMIT",
     "Reply",
     "Call",
     "Head",
@@ -101,9 +112,6 @@ __all__ = [
     "encode_answer",
     "text_reply",
 ]
-
-#: Versions that open a session with ``initialize``; a header naming one routes to legacy (§3.3).
-HANDSHAKE_VERSIONS: Final = frozenset({"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"})
 
 _JSON: Final = b"application/json"
 _TEXT: Final = b"text/plain; charset=utf-8"
@@ -165,13 +173,10 @@ _NAMED_BY: Final[Mapping[str, str]] = {
 #: Every version we serve, for -32022's ``data.supported``.
 _SERVED_VERSIONS: Final[list[JSONValue]] = [*SUPPORTED_MODERN_VERSIONS, *SUPPORTED_LEGACY_VERSIONS]
 
-#: A token (RFC 9110 §5.6.2), lowercase: a media type's type or subtype.
-_TOKEN: Final = re.compile(r"[!#$%&'*+\-.^_`|~0-9a-z]+")
-#: A weight's value (RFC 9110 §12.4.2): 0 to 1 with at most three decimals.
-_QVALUE: Final = re.compile(r"0(?:\.[0-9]{0,3})?|1(?:\.0{0,3})?")
+_MODERN: Final = Era.MODERN
 
 #: Entries a table of remembered verdicts holds before it starts over.
-_MEMO_LIMIT: Final = 256
+MEMO_LIMIT: Final = 256
 
 
 @final
@@ -285,87 +290,6 @@ def _gather(raw: Sequence[Sequence[bytes]]) -> tuple[dict[bytes, bytes], frozens
         else:
             values[name] = earlier + b"," + value
     return values, frozenset(repeated)
-
-
-def _split_unquoted(text: str, separator: str) -> list[str]:
-    """``text`` split at ``separator`` outside double-quoted strings (RFC 9110 §5.6.4)."""
-    if '"' not in text:
-        return text.split(separator)
-    parts: list[str] = []
-    start = 0
-    quoted = escaped = False
-    for index, char in enumerate(text):
-        if escaped:
-            escaped = False
-        elif quoted:
-            escaped = char == "\\"
-            quoted = char != '"'
-        elif char == '"':
-            quoted = True
-        elif char == separator:
-            parts.append(text[start:index])
-            start = index + 1
-    parts.append(text[start:])
-    return parts
-
-
-def _media_ranges(accept: bytes) -> list[tuple[str, str, float]]:
-    """The media ranges of an ``Accept`` value, lowercased, each with its weight (RFC 9110
-    §12.4.2, §12.5.1). A weight that is not a qvalue counts as 0 (refused rather than guessed);
-    an element that is not a media range is left out."""
-    ranges: list[tuple[str, str, float]] = []
-    for element in _split_unquoted(accept.decode("latin-1").lower(), ","):
-        media_range, *parameters = _split_unquoted(element, ";")
-        kind, slash, subtype = media_range.strip().partition("/")
-        if (
-            not slash
-            or _TOKEN.fullmatch(kind) is None
-            or _TOKEN.fullmatch(subtype) is None
-            or (kind == "*" and subtype != "*")
-        ):
-            continue
-        weight = 1.0
-        for parameter in parameters:
-            name, _, value = parameter.partition("=")
-            if name.strip() == "q":  # the weight; parameters after it are not the range's
-                value = value.strip()
-                weight = float(value) if _QVALUE.fullmatch(value) else 0.0
-                break
-        ranges.append((kind, subtype, weight))
-    return ranges
-
-
-def _acceptable(ranges: list[tuple[str, str, float]], kind: str, subtype: str) -> bool:
-    """Whether ``kind/subtype`` has a weight above 0: that of the most specific range naming
-    it (``type/subtype`` over ``type/*`` over ``*/*``; the highest among equals)."""
-    best, weight = -1, 0.0
-    for range_kind, range_subtype, range_weight in ranges:
-        if range_kind == kind and range_subtype == subtype:
-            specificity = 2
-        elif range_kind == kind and range_subtype == "*":
-            specificity = 1
-        elif range_kind == "*":
-            specificity = 0
-        else:
-            continue
-        if specificity > best:
-            best, weight = specificity, range_weight
-        elif specificity == best:
-            weight = max(weight, range_weight)
-    return weight > 0
-
-
-def _accepts_json_and_sse(accept: bytes) -> bool:
-    ranges = _media_ranges(accept)
-    return _acceptable(ranges, "application", "json") and _acceptable(
-        ranges, "text", "event-stream"
-    )
-
-
-def _accepts_sse(accept: bytes | None) -> bool:
-    if accept is None:  # RFC 9110 §12.5.1: no Accept means any media type
-        return True
-    return _acceptable(_media_ranges(accept), "text", "event-stream")
 
 
 def _is_json(content_type: bytes) -> bool:
@@ -496,7 +420,7 @@ class HttpChecks:
         if accept is not None:  # RFC 9110 §12.5.1: no Accept means any media type
             accepted = self._accepts.get(accept)
             if accepted is None:
-                accepted = _remember(self._accepts, accept, _accepts_json_and_sse(accept))
+                accepted = _remember(self._accepts, accept, accepts_json_and_sse(accept))
             if not accepted:
                 return text_reply(
                     406, "Not Acceptable: Accept must allow application/json and text/event-stream"
@@ -507,7 +431,7 @@ class HttpChecks:
         if method == "GET":
             version = self._text_of(values.get(_H_VERSION) or b"")
             legacy = not version or version in HANDSHAKE_VERSIONS
-            if legacy and not _accepts_sse(values.get(_H_ACCEPT)):
+            if legacy and not accepts_sse(values.get(_H_ACCEPT)):
                 return text_reply(406, "Not Acceptable: a GET stream is text/event-stream")
             return text_reply(405, "Method Not Allowed: this server offers no GET stream", _ALLOW)
         if method == "DELETE":
@@ -519,7 +443,7 @@ class HttpChecks:
         return text_reply(405, "Method Not Allowed: use POST", _ALLOW)
 
     def _text_of(self, raw: bytes) -> str | None:
-        """:func:`~skills_core.http_wire.decode_header_value` of ``raw``, remembered."""
+        """:func:`~skills_core.http.headers.decode_header_value` of ``raw``, remembered."""
         try:
             return self._decoded[raw]
         except KeyError:
@@ -534,7 +458,7 @@ class HttpChecks:
         if header_version is not None:
             modern = self._text_of(header_version) not in HANDSHAKE_VERSIONS
         else:
-            modern = type(event) is RequestReceived and _meta_version(event.params) is not None
+            modern = type(event) is RequestReceived and request_era(event.params) is _MODERN
         if type(event) is InvalidMessage:
             reply = event.reply
             if reply is None:  # a notification with array params: refused, without an id
@@ -720,7 +644,7 @@ _T = TypeVar("_T")
 
 def _remember(table: dict[bytes, _T], key: bytes, value: _T) -> _T:
     """Put ``value`` in ``table`` (emptied first when full); return it."""
-    if len(table) >= _MEMO_LIMIT:
+    if len(table) >= MEMO_LIMIT:
         table.clear()
     table[key] = value
     return value

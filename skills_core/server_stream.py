@@ -16,6 +16,10 @@ response, and says what the loop must do next:
   :meth:`~ServerStream.receive_data`;
 * :data:`FINISHED`: the input has ended and every request is answered; stop.
 
+:func:`serve_async` is that loop for an event loop, written once (``async``/``await`` only, no
+event-loop primitive): the asyncio and trio stdio servers give it their reads, writes and worker
+threads.
+
 **Back-pressure.** Answers are written as they are made: ``next_output`` returns as soon as its
 output reaches :data:`OUTPUT_BATCH` bytes (or one answer, when that is larger), and a loop reads
 input only when told :data:`~skills_core.jsonrpc.NEED_DATA`. So a loop that writes before it asks
@@ -38,11 +42,11 @@ Messages the endpoint refuses get the error reply it suggests.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Final, Protocol, final
 
-from ..errors import LocalProtocolError
-from ..jsonrpc import (
+from .errors import LocalProtocolError
+from .jsonrpc import (
     NEED_DATA,
     Answer,
     ConnectionClosed,
@@ -54,8 +58,8 @@ from ..jsonrpc import (
     RequestId,
     RequestReceived,
 )
-from ..server.handler import PendingRead
-from ..spec import ErrorCode
+from .server.handler import PendingRead
+from .spec import ErrorCode
 
 __all__ = [
     "Responder",
@@ -65,6 +69,7 @@ __all__ = [
     "FINISHED",
     "OUTPUT_BATCH",
     "DEFAULT_DEFER_READS_OVER",
+    "serve_async",
 ]
 
 #: Bytes of small answers gathered into one write. One write per 64 KiB costs about 0.3 µs per
@@ -237,3 +242,39 @@ class ServerStream:
             return self._conn.send_error(
                 request_id, ErrorCode.INTERNAL_ERROR, "Internal error: unencodable result"
             )
+
+
+async def serve_async(
+    stream: ServerStream,
+    *,
+    receive: Callable[[], Awaitable[bytes]],
+    send: Callable[[bytes], Awaitable[bool]],
+    run_blocking: Callable[[Callable[[], bytes]], Awaitable[bytes]],
+) -> None:
+    """Drive ``stream`` until its input ends or its client leaves: the server loop, once.
+
+    Writes what :meth:`ServerStream.next_output` makes before asking again (the back-pressure of
+    the module docstring), reads only when told :data:`~skills_core.jsonrpc.NEED_DATA`, and runs
+    each :class:`PendingOutput` through ``run_blocking``. It does no I/O itself: it awaits the
+    three callables and nothing else, so it runs under any event loop.
+
+    Args:
+        stream: The server side of the connection.
+        receive: Returns the next bytes from the client; ``b""`` once its input has ended.
+        send: Writes all of the bytes; returns False when the client has gone (nothing is left to
+            answer), True otherwise.
+        run_blocking: Runs a blocking callable (a large read and its encoding) where the loop
+            stays free, such as a worker thread, and returns what it returned.
+    """
+    while True:
+        out = stream.next_output()
+        if out is NEED_DATA:
+            stream.receive_data(await receive())
+            continue
+        if out is FINISHED:
+            return
+        if isinstance(out, PendingOutput):
+            out = await run_blocking(out.run)
+        assert isinstance(out, bytes)
+        if not await send(out):
+            return

@@ -1,9 +1,10 @@
-"""The I/O-free client half of the asyncio and trio stdio adapters, and the clients' bounded reports.
+"""The client side of a JSON-RPC byte stream to a server, without I/O, and its bounded reports.
 
 Theory of operation: :class:`ClientStream` turns received bytes into :data:`ClientOutcome` values: a
 pending request resolved or failed, a line to report, bytes to write back, or the connection given
-up. The adapters differ only in how they read, write and wait. (The server half,
-:class:`~skills_core.adapters._core.ServerStream`, lives apart, so that a server imports none of this.)
+up. The stdio client (:mod:`skills_core.adapters.stdio`) reads, writes and waits around it.
+(The server side, :class:`~skills_core.server_stream.ServerStream`, lives apart, so that a server
+imports none of this.)
 
 Client policy (DESIGN.md, the ``host`` command): a line that is not JSON is reported and skipped; a
 message over the size cap, or anything else that is not JSON-RPC, gives the connection up (exit 2);
@@ -30,13 +31,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final, TypeAlias, final
 
-from ..errors import (
+from .errors import (
     JsonRpcError,
     RemoteProtocolError,
     SkillsError,
     TransportError,
 )
-from ..jsonrpc import (
+from .jsonrpc import (
     NEED_DATA,
     CancelRequested,
     ConnectionClosed,
@@ -52,8 +53,8 @@ from ..jsonrpc import (
     ResponseReceived,
     UnmatchedResponse,
 )
-from ..jsonvalue import JSONValue
-from ..spec import ErrorCode
+from .jsonvalue import JSONValue
+from .spec import ErrorCode
 
 __all__ = [
     "REPORTS_SHOWN",

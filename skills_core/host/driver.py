@@ -1,9 +1,10 @@
 """Drive a :class:`~skills_core.host.Host` over live connections: the handshake, and the pump over them.
 
 Theory of operation: the loop that carries out a host's requests is
-:func:`skills_core.host.pump.pump_async` (sans-IO, no event-loop primitive). This module adapts the
-connections the stdio adapters give (``StdioClient``, or anything with the :class:`Requester`
-shape) to that pump's requester protocol: :func:`carry_out` turns each connection's
+:func:`skills_core.host.pump.pump_async` (sans-IO, no event-loop primitive). This module, sans-IO
+as well (it awaits the connections it is given, and does nothing else), adapts the connections the
+adapters give (``StdioClient``, ``HttpClient``, or anything with the :class:`Requester` shape) to
+that pump's requester protocol: :func:`carry_out` turns each connection's
 ``request(method, params, timeout=...)`` into a ``send(method, params)`` and runs the pump.
 Everything that is not a request (approval prompts, deliveries, notices, failures) comes back to
 the caller in causal order, with a :class:`~skills_core.host.pump.TransportFailure` wherever a
@@ -24,12 +25,12 @@ from collections.abc import Iterable, Mapping
 from typing import Final, Protocol, runtime_checkable
 
 from ..errors import JsonRpcError, RemoteProtocolError, SkillsError, TransportError
-from ..host.effects import Effect
-from ..host.handshake import INITIALIZED_NOTIFICATION, Negotiated
-from ..host.pump import AsyncSend, Pumped, TransportFailure, pump_async
-from ..host.router import DEFAULT_CLIENT_INFO, Host
 from ..jsonvalue import JSONValue
 from ..messages import Era, Implementation
+from .effects import Effect
+from .handshake import INITIALIZED_NOTIFICATION, Negotiated
+from .pump import AsyncSend, Pumped, TransportFailure, pump_async
+from .router import DEFAULT_CLIENT_INFO, Host
 
 __all__ = [
     "Requester",
