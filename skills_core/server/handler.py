@@ -26,7 +26,8 @@ callers that hold a decoded message dict: the same envelope checks
 **Reads block.** The handler reads files through its source, synchronously: with
 :class:`~skills_core.server.filesystem.FilesystemSource`, a ``resources/read`` waits for the disk
 and then encodes the whole file (text or base64). Called on an event loop, a 16 MiB file stops the
-loop for tens of milliseconds. So a caller on an event loop passes ``defer_reads_over=N``: a read
+loop until it is done (``tests/benchmarks/bench_loop_latency.py`` measures how long). So a caller
+on an event loop passes ``defer_reads_over=N``: a read
 of a file the catalog lists as larger than ``N`` bytes then comes back unread, as a
 :class:`PendingRead`, whose :meth:`~PendingRead.complete` reads and encodes it; run that in a
 worker thread (the asyncio and trio adapters do). ``complete`` touches only the source and pure
@@ -106,7 +107,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Final, Protocol, final, overload, runtime_checkable
 
-from .._jsonrpc_encode import _encode_spliced
+from .._jsonrpc_encode import encode_spliced
 from ..digest import compute_digest
 from ..errors import URIError
 from ..jsonrpc import (
@@ -883,7 +884,7 @@ def _encode_read(
     result = complete_result(
         {"contents": [item]}, era=era, cache=hint, server_info=options.server_info
     )
-    return _encode_spliced(result, item, "text" if "text" in item else "blob")
+    return encode_spliced(result, item, "text" if "text" in item else "blob")
 
 
 def _response_object(request_id: RequestId, answer: Answer) -> dict[str, JSONValue]:
