@@ -124,10 +124,7 @@ from .._version import __version__
 from ..display import display
 from ..entry import DEFAULT_LIMITS, Limits
 from ..spec import SKILL_MD
-from ._fileio import FILE_FLAGS, Roots
-from ._fileio import read_hashing as _read_fd
-from ._fileio import read_only as _read_only
-from ._fileio import stat_key as _stat_key
+from ._fileio import FILE_FLAGS, Roots, read_hashing, read_only, stat_key
 from ._walk import (
     DIR_FLAGS,
     NOT_SERVED,
@@ -174,6 +171,10 @@ from .source import TreeSource
 __all__ = ["DEFAULT_IGNORED_NAMES", "MAX_INDEX_BYTES", "FilesystemSource"]
 
 _FILE_FLAGS: Final = FILE_FLAGS
+# Looked up at each call (tests replace them here to count or fail reads).
+_read_fd = read_hashing
+_read_only = read_only
+_stat_key = stat_key
 _DIR_FLAGS: Final = DIR_FLAGS  # what tests/benchmarks/bench_catalog.py walks with
 #: How long after its last change a file's stat key is trusted (timestamps are coarse: 2 s on FAT).
 _RACY_NS: Final = 3_000_000_000
