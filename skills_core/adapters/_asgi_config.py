@@ -13,9 +13,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final, final
+from typing import TYPE_CHECKING, Any, Final, final
 
 from ..http.options import (
     DEFAULT_BODY_TIMEOUT,
@@ -31,6 +32,10 @@ from ..http.options import (
     HttpOptions,
 )
 from ._asgi_app import SkillsApp
+from ._reload import reload_on_hangup
+
+if TYPE_CHECKING:
+    from ..server.source import SkillSource
 
 __all__ = [
     "MIN_SECRET_BYTES",
@@ -128,7 +133,12 @@ class AppConfig:
     :meth:`to_environ`; a hypercorn or gunicorn deployment sets the same variables by hand:
 
     ==================================  ===========================================================
-    ``SKILLS_CORE_ROOTS``               folders of skills, separated by ``os.pathsep`` (required)
+    ``SKILLS_CORE_ROOTS``               folders of skills, separated by ``os.pathsep`` (or:)
+    ``SKILLS_CORE_SOURCE``              a source URL, ``s3://BUCKET/PREFIX`` or ``git:PATH[@REF]``
+                                        (one of the two is required)
+    ``SKILLS_CORE_S3_ENDPOINT``         the S3 endpoint of an ``s3://`` source (default
+                                        ``AWS_ENDPOINT_URL``; credentials come from the standard
+                                        AWS environment each worker inherits, never from here)
     ``SKILLS_CORE_CURSOR_KEY``          the shared secret itself, or:
     ``SKILLS_CORE_CURSOR_KEY_FILE``     a file holding it (one of the two is required)
     ``SKILLS_CORE_HTTP_PATH``           the endpoint (default ``/mcp``)
@@ -175,6 +185,8 @@ class AppConfig:
     include_hidden: bool = False
     exclude: tuple[str, ...] = ()
     index: str | None = None
+    source: str | None = None
+    s3_endpoint: str | None = None
 
     def to_environ(self) -> dict[str, str]:
         """The environment variables that make :meth:`from_environ` return this config."""
@@ -199,6 +211,8 @@ class AppConfig:
             "INCLUDE_HIDDEN": "1" if self.include_hidden else "",
             "EXCLUDE": "\n".join(self.exclude),
             "INDEX": self.index or "",
+            "SOURCE": self.source or "",
+            "S3_ENDPOINT": self.s3_endpoint or "",
         }
         return {_ENV_PREFIX + name: value for name, value in env.items()}
 
@@ -214,8 +228,12 @@ class AppConfig:
             return environ.get(_ENV_PREFIX + name, "").strip()
 
         roots = tuple(root for root in get("ROOTS").split(os.pathsep) if root)
-        if not roots:
-            raise ValueError(f"set {_ENV_PREFIX}ROOTS to the folders of skills to serve")
+        source = get("SOURCE") or None
+        if not roots and source is None:
+            raise ValueError(
+                f"set {_ENV_PREFIX}ROOTS to the folders of skills to serve, or "
+                f"{_ENV_PREFIX}SOURCE to a source URL"
+            )
         secret_text, key_file = get("CURSOR_KEY"), get("CURSOR_KEY_FILE")
         if not secret_text and not key_file:
             raise ValueError(
@@ -252,6 +270,8 @@ class AppConfig:
             include_hidden=get("INCLUDE_HIDDEN") == "1",
             exclude=tuple(glob for glob in get("EXCLUDE").split("\n") if glob),
             index=get("INDEX") or None,
+            source=source,
+            s3_endpoint=get("S3_ENDPOINT") or None,
         )
 
     def build(self) -> SkillsApp:
@@ -269,14 +289,25 @@ class AppConfig:
             settings["page_size"] = self.page_size
         if self.ttl_ms is not None:
             settings["ttl_ms"] = self.ttl_ms
-        server = server_from_roots(
-            list(self.roots),
-            cursor_key=derive_key(secret, "cursor"),
-            options=ServerOptions(**settings),
-            include_hidden=self.include_hidden,
-            exclude=self.exclude,
-            index=self.index,
-        )
+        options_ = ServerOptions(**settings)
+        if self.source is not None:
+            from ..server.handler import SkillsServer  # noqa: PLC0415
+
+            server = SkillsServer(
+                self._open_source(options_.ttl_ms),
+                cursor_key=derive_key(secret, "cursor"),
+                options=options_,
+            )
+        else:
+            server = server_from_roots(
+                list(self.roots),
+                cursor_key=derive_key(secret, "cursor"),
+                options=options_,
+                include_hidden=self.include_hidden,
+                exclude=self.exclude,
+                index=self.index,
+                log=_say,
+            )
         options = HttpOptions(
             path=self.path,
             allowed_hosts=self.allowed_hosts,
@@ -291,6 +322,41 @@ class AppConfig:
             large_answer_queue=self.large_answer_queue,
         )
         return SkillsApp(server, session_key=derive_key(secret, "session"), options=options)
+
+    def _open_source(self, ttl_ms: int) -> SkillSource:
+        """The source of :attr:`source`, following its store (a refresher thread).
+
+        Raises:
+            ValueError: the URL is malformed, or the store cannot be read (the message says why).
+        """
+        from ..sources.git import GitError, open_git_source  # noqa: PLC0415
+        from ..sources.s3 import StoreError, open_s3_source  # noqa: PLC0415
+        from ..sources.urls import GitURL, parse_source_url  # noqa: PLC0415
+
+        assert self.source is not None
+        url = parse_source_url(self.source)
+        try:
+            if isinstance(url, GitURL):
+                return open_git_source(
+                    url,
+                    include_hidden=self.include_hidden,
+                    exclude=self.exclude,
+                    ttl_ms=ttl_ms,
+                    log=_say,
+                )
+            if url is None:
+                raise ValueError(f"{self.source!r} is not s3://BUCKET/PREFIX or git:PATH[@REF]")
+            return open_s3_source(url, endpoint=self.s3_endpoint, ttl_ms=ttl_ms, log=_say)
+        except (GitError, StoreError) as exc:
+            raise ValueError(exc.message) from None
+
+
+def _say(message: str) -> None:
+    """A source's line for the operator, on stderr (every character made visible)."""
+    from ..display import display  # noqa: PLC0415
+
+    sys.stderr.write(f"skills-core: serve: {display(message)}\n")
+    sys.stderr.flush()
 
 
 def _env_int(text: str, name: str) -> int | None:
@@ -321,9 +387,15 @@ def app_from_env() -> SkillsApp:
 
     For ``uvicorn --factory skills_core.adapters.asgi:app_from_env``, or ``app = app_from_env()``
     in a module of your own for servers that import an app object; see :class:`AppConfig`.
+    Called from the main thread, it makes ``SIGHUP`` re-scan the catalog on the asyncio loop
+    that runs the app (:func:`~skills_core.adapters._reload.reload_on_hangup`), so each worker
+    process reloads on its own signal.
 
     Raises:
         ValueError: a variable is missing or malformed.
         OSError: a root or the key file cannot be read.
     """
-    return AppConfig.from_environ(os.environ).build()
+    app = AppConfig.from_environ(os.environ).build()
+    # SIGHUP re-scans this worker's catalog at once (see skills_core.adapters._reload)
+    reload_on_hangup(app.server, _say)
+    return app
