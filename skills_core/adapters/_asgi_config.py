@@ -32,6 +32,7 @@ from ..http.options import (
     HttpOptions,
 )
 from ._asgi_app import SkillsApp
+from ._reload import reload_on_hangup
 
 if TYPE_CHECKING:
     from ..server.source import SkillSource
@@ -305,6 +306,7 @@ class AppConfig:
                 include_hidden=self.include_hidden,
                 exclude=self.exclude,
                 index=self.index,
+                log=_say,
             )
         options = HttpOptions(
             path=self.path,
@@ -385,9 +387,15 @@ def app_from_env() -> SkillsApp:
 
     For ``uvicorn --factory skills_core.adapters.asgi:app_from_env``, or ``app = app_from_env()``
     in a module of your own for servers that import an app object; see :class:`AppConfig`.
+    Called from the main thread, it makes ``SIGHUP`` re-scan the catalog on the asyncio loop
+    that runs the app (:func:`~skills_core.adapters._reload.reload_on_hangup`), so each worker
+    process reloads on its own signal.
 
     Raises:
         ValueError: a variable is missing or malformed.
         OSError: a root or the key file cannot be read.
     """
-    return AppConfig.from_environ(os.environ).build()
+    app = AppConfig.from_environ(os.environ).build()
+    # SIGHUP re-scans this worker's catalog at once (see skills_core.adapters._reload)
+    reload_on_hangup(app.server, _say)
+    return app

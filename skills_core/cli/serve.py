@@ -40,7 +40,11 @@ from ._common import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..adapters.loading import LoadingServer
     from ..server.catalog import Catalog
+    from ..server.handler import SkillsServer
 
 __all__ = ["run_serve", "parse_bind"]
 
@@ -89,11 +93,24 @@ def run_serve(args: argparse.Namespace) -> int:
         loading = LoadingServer(load, options=options)
     loading.start()
     # A SkillsServer's results have string keys by construction: skip the endpoint's key walk.
-    serve_stdio(loading.connection(), results_have_string_keys=True)
+    serve_stdio(loading.connection(), results_have_string_keys=True, on_hangup=_reloader(loading))
     # A client that left before asking for the catalog: the load still ends (and reports what
     # it found, or its failure) as it did when it came first.
     loading.wait()
     return EXIT_OK
+
+
+def _reloader(loading: LoadingServer) -> Callable[[], None]:
+    """What ``SIGHUP`` does to a stdio server: re-scan now (see :mod:`skills_core.adapters._reload`);
+    nothing while the catalog still loads (the load reads the folders as they are)."""
+    from ..adapters._reload import reload  # noqa: PLC0415
+
+    def hangup() -> None:
+        server = loading.wait(0)
+        if server is not None:
+            reload(server, lambda message: error(f"serve: {message}"))
+
+    return hangup
 
 
 def _report_omitted(omitted: int) -> None:
