@@ -60,16 +60,25 @@ class LoadingServer:
         >>> serve_stdio(loading.connection())  # doctest: +SKIP
     """
 
-    __slots__ = ("_done", "_error", "_front", "_load", "_server", "_thread")
+    __slots__ = ("_done", "_error", "_front", "_load", "_server", "_then", "_thread")
 
-    def __init__(self, load: Callable[[], SkillsServer], *, options: ServerOptions) -> None:
+    def __init__(
+        self,
+        load: Callable[[], SkillsServer],
+        *,
+        options: ServerOptions,
+        then: Callable[[SkillsServer], object] | None = None,
+    ) -> None:
         """Make the real server with ``load()`` once :meth:`start` is called.
 
         Args:
             load: Makes the real server (opens the source, scans it); called on the thread.
             options: The real server's options (its answers to the handshake come from them).
+            then: Called on the thread with the real server once it is served (reports to the
+                operator that need not delay the first listing); :meth:`join` waits for it.
         """
         self._load = load
+        self._then = then
         self._front = SkillsServer(MemorySource({}), cursor_key=os.urandom(32), options=options)
         self._server: SkillsServer | None = None
         self._error: BaseException | None = None
@@ -94,6 +103,13 @@ class LoadingServer:
                 gc.freeze()
                 gc.enable()
             self._done.set()
+        if self._server is not None and self._then is not None:
+            self._then(self._server)
+
+    def join(self) -> None:
+        """Wait for the thread to end: the load, and ``then`` after it (if started)."""
+        if self._thread is not None:
+            self._thread.join()
 
     @property
     def loaded(self) -> bool:

@@ -77,25 +77,28 @@ def run_serve(args: argparse.Namespace) -> int:
         note = source_note(source)
         if note is not None:
             error(f"serve: {note}")
+        return server
+
+    def report(server: SkillsServer) -> None:  # once served: sizing the listing takes a while
         _report_omitted(len(server.catalog.omitted))
         _warn_past_a_default_host(server.catalog)
-        return server
 
     from ..sources.urls import is_source_url  # noqa: PLC0415
 
     if any(is_source_url(root) for root in args.roots):  # a store checks itself as it opens
         server = load()
-        loading = LoadingServer(lambda: server, options=options)
+        loading = LoadingServer(lambda: server, options=options, then=report)
     else:
         # Folders: a missing root or a bad --exclude is a usage error at once (cheap: no index
         # read, no walk); the catalog then loads while the handshake is answered.
         open_source(args.roots, include_hidden=args.include_hidden, exclude=args.exclude)
-        loading = LoadingServer(load, options=options)
+        loading = LoadingServer(load, options=options, then=report)
     loading.start()
     # A SkillsServer's results have string keys by construction: skip the endpoint's key walk.
     serve_stdio(loading.connection(), results_have_string_keys=True, on_hangup=_reloader(loading))
     # A client that left before asking for the catalog: the load still ends (and reports what
     # it found, or its failure) as it did when it came first.
+    loading.join()
     loading.wait()
     return EXIT_OK
 
