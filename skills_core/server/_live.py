@@ -7,8 +7,8 @@ server needs more: ``skills/get`` re-checks one skill and the answer must replac
 later listings, and listing pages must cost ``O(log n + page)``. :class:`LiveCatalog` keeps
 
 * the listed SKILL.md URIs in a sorted list (keyset pagination by binary search),
-* published skills by SKILL.md URI and by root URI (a client URI maps to the innermost published
-  skill containing it in ``O(depth)`` lookups),
+* published skills by SKILL.md URI (a client URI maps to the innermost published skill
+  containing it in ``O(depth)`` lookups: each folder prefix of it, with ``/SKILL.md`` added),
 * nothing per entry for listings: each page decodes the entries it shows from the encoded
   entries the skills hold (JSON text, a few microseconds each in C), so a catalog of any size
   costs the same per page and nothing more once listed (a skill without one, a dynamic skill,
@@ -68,6 +68,7 @@ __all__ = ["CatalogChange", "LiveCatalog"]
 
 #: ``annotations.priority`` of ``resources/list`` items (WG-14): SKILL.md matters most.
 _SKILL_MD_PRIORITY: Final = 0.8
+_SLASH_SKILL_MD: Final = "/" + SKILL_MD
 _FILE_PRIORITY: Final = 0.3
 
 
@@ -106,7 +107,6 @@ class LiveCatalog:
 
     __slots__ = (
         "_base",
-        "_by_root",
         "_by_uri",
         "_catalog",
         "_json",
@@ -125,7 +125,6 @@ class LiveCatalog:
         self._base = catalog
         self._catalog: Catalog | None = catalog
         self._by_uri: dict[str, PublishedSkill] = {skill.uri: skill for skill in catalog.skills}
-        self._by_root: dict[str, PublishedSkill] = {s.root_uri: s for s in catalog.skills}
         self._listed: list[str] = [skill.uri for skill in catalog.skills if skill.listed]
         self._omitted: list[OmittedSkill] = list(catalog.omitted)
         self._json: dict[str, dict[str, JSONValue]] = {}
@@ -215,7 +214,6 @@ class LiveCatalog:
                 return _NO_CHANGE
             self._drop(uri, old)
             self._by_uri[uri] = result
-            self._by_root[result.root_uri] = result
             if result.listed:
                 bisect.insort(self._listed, uri)
             change = CatalogChange(changed=(uri,)) if old else CatalogChange(added=(uri,))
@@ -237,7 +235,6 @@ class LiveCatalog:
         if old is None:
             return
         del self._by_uri[uri]
-        del self._by_root[old.root_uri]
         index = bisect.bisect_left(self._listed, uri)
         if index < len(self._listed) and self._listed[index] == uri:
             del self._listed[index]
@@ -269,8 +266,9 @@ class LiveCatalog:
             ends.append(position)
             position += 1
         ends.append(len(uri))
-        for count in range(len(names), 0, -1):
-            skill = self._by_root.get(uri[: ends[count - 1]])
+        by_uri = self._by_uri
+        for count in range(len(names), 0, -1):  # a skill's root URI and "/SKILL.md" is its URI
+            skill = by_uri.get(uri[: ends[count - 1]] + _SLASH_SKILL_MD)
             if skill is not None:
                 return skill, "/".join(names[count:])
         return None
