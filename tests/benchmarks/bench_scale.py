@@ -14,7 +14,9 @@ does), in this order:
 * **cold**: ``python -m skills_core serve TREE``;
 * **cold, writing the index**: ``serve --index FILE TREE`` with no index yet (then the index
   file's size);
-* **warm**: ``serve --index FILE TREE`` again, the tree unchanged.
+* **warm**: ``serve --index FILE TREE`` again, the tree unchanged;
+* **warm floor**: read and check the index, then ``stat`` (no link followed) every folder and
+  file it lists, nothing else: the least a warm start that checks every signature does.
 
 For each ``serve``, the client writes ``initialize``, ``server/discover`` and a modern
 ``skills/list`` at once as soon as the process is spawned, and notes when each answer arrives
@@ -61,6 +63,20 @@ while stack:
                 os.stat(entry.path, follow_symlinks=False)
                 files += 1
 print(files, folders)
+"""
+#: The floor of a warm start that keeps the rules: read and check the index, then one
+#: ``fstatat`` (no link followed) per folder and file it lists; no object per file, no catalog.
+WARM_FLOOR = """
+import os, sys
+from skills_core.server.index import decode_index
+from skills_core.server.index_file import read_index_file
+data = read_index_file(sys.argv[2])
+(root,) = decode_index(data).roots
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+for path in root.folders:
+    os.stat(path or ".", dir_fd=fd, follow_symlinks=False)
+for path in root.files:
+    os.stat(path, dir_fd=fd, follow_symlinks=False)
 """
 
 
@@ -183,6 +199,14 @@ def stat_walk(tree: Path) -> float:
     return time.perf_counter() - start
 
 
+def warm_floor(tree: Path, index: Path) -> float:
+    start = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-c", WARM_FLOOR, str(tree), str(index)], check=True, env=child_env()
+    )
+    return time.perf_counter() - start
+
+
 def mib(value: int) -> str:
     return f"{value / 2**20:.0f} MiB"
 
@@ -227,6 +251,11 @@ def main() -> int:
             print(f"  index file   {size / 1e6:.1f} MB", flush=True)
             warm = run_serve(tree, index)
             show("warm", warm)
+            floor = warm_floor(tree, index)
+            print(
+                f"  warm floor   {floor:6.2f} s (read the index, one stat per folder and file)",
+                flush=True,
+            )
             print(
                 f"  warm / stat walk: {warm.first_list / walk:.2f}x "
                 f"(stat walk again: {stat_walk(tree):.2f} s)",
