@@ -73,7 +73,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from types import MappingProxyType
-from typing import Final, final
+from typing import Final, cast, final
 
 from ..digest import compute_digest
 from ..entry import (
@@ -484,7 +484,7 @@ class CatalogBuilder:
         for folder, record in records.items():
             try:
                 key = _pack_key(record.key)
-            except (struct.error, ValueError):  # numbers past a file's: never a skill's key
+            except (struct.error, ValueError, TypeError):  # not a key a file can have
                 continue
             stored[(root, folder)] = (key, record.encoded_entry, record.findings)
             digest = record_digest(record)
@@ -702,13 +702,15 @@ def _files_key(folder: str, skill_md: SnapshotFile, files_below: Sequence[Snapsh
 def _pack_key(key: SkillKey) -> bytes:
     """A skill's key as a builder keeps it: the count of files, a row per file (size, raw
     digest: 40 bytes), then the paths joined by NUL (a fifth of the memory of the list)."""
-    paths = [str(name) for name in key[::3]]
-    rows = [
-        _KEY_ROW.pack(int(key[i + 1]), bytes.fromhex(str(key[i + 2])[7:]))
-        for i in range(0, len(key), 3)
-    ]
-    joined = "\0".join(paths).encode("utf-8", "surrogateescape")
-    return b"".join([_COUNT.pack(len(paths)), *rows, joined])
+    paths = cast("list[str]", key[::3])
+    digests = [bytes.fromhex(digest[7:]) for digest in cast("list[str]", key[2::3])]
+    return b"".join(
+        [
+            _COUNT.pack(len(paths)),
+            *map(_KEY_ROW.pack, key[1::3], digests),
+            "\0".join(paths).encode("utf-8", "surrogateescape"),
+        ]
+    )
 
 
 def _unpack_key(key: bytes) -> SkillKey:
