@@ -15,10 +15,12 @@ import hmac
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final, final
+from typing import TYPE_CHECKING, Any, Final, final
 
+from ..http.logs import LEVELS, LOG_FORMATS
 from ..http.options import (
     DEFAULT_BODY_TIMEOUT,
+    DEFAULT_GRACEFUL_TIMEOUT,
     DEFAULT_HEAD_TIMEOUT,
     DEFAULT_IDLE_TIMEOUT,
     DEFAULT_LARGE_ANSWER_QUEUE,
@@ -31,6 +33,10 @@ from ..http.options import (
     HttpOptions,
 )
 from ._asgi_app import SkillsApp
+from ._asgi_observe import configure_logging
+
+if TYPE_CHECKING:
+    from ..server.handler import SkillsServer
 
 __all__ = [
     "MIN_SECRET_BYTES",
@@ -150,6 +156,19 @@ class AppConfig:
     ``SKILLS_CORE_INCLUDE_HIDDEN``      ``1`` to publish hidden files and folders too
     ``SKILLS_CORE_EXCLUDE``             globs of paths not to publish, one per line
     ``SKILLS_CORE_INDEX``               the digest index file to start warm from (shared by workers)
+    ``SKILLS_CORE_LOG_LEVEL``           ``debug``, ``info``, ``warning`` or ``error``: write a line
+                                        per request (info) and the app's events to stderr; unset,
+                                        the ``skills_core.http`` logger is left to your logging
+    ``SKILLS_CORE_LOG_FORMAT``          ``text`` (default) or ``json`` (JSON lines)
+    ``SKILLS_CORE_METRICS``             ``1`` to answer ``GET /metrics`` (Prometheus text format)
+    ``SKILLS_CORE_GRACEFUL_TIMEOUT``    seconds requests in flight have to finish when the server
+                                        stops (default 5; enforced by
+                                        :mod:`~skills_core.adapters.uvicorn_http`)
+    ``SKILLS_CORE_STATE_DIR``           a private folder the workers share, where each reports its
+                                        counters (for ``/metrics``) and its drain's outcome
+    ``SKILLS_CORE_LOAD_IN_BACKGROUND``  ``1`` to answer at once and scan in a thread:
+                                        ``/readyz`` (and the endpoint) 503 until the skills are
+                                        loaded (:meth:`SkillsApp.loading`)
     ==================================  ===========================================================
 
     Every worker must get the same secret: it signs cursors and session ids.
@@ -175,6 +194,12 @@ class AppConfig:
     include_hidden: bool = False
     exclude: tuple[str, ...] = ()
     index: str | None = None
+    log_level: str | None = None
+    log_format: str = "text"
+    metrics: bool = False
+    graceful_timeout: float = DEFAULT_GRACEFUL_TIMEOUT
+    state_dir: str | None = None
+    load_in_background: bool = False
 
     def to_environ(self) -> dict[str, str]:
         """The environment variables that make :meth:`from_environ` return this config."""
@@ -199,6 +224,12 @@ class AppConfig:
             "INCLUDE_HIDDEN": "1" if self.include_hidden else "",
             "EXCLUDE": "\n".join(self.exclude),
             "INDEX": self.index or "",
+            "LOG_LEVEL": self.log_level or "",
+            "LOG_FORMAT": self.log_format,
+            "METRICS": "1" if self.metrics else "",
+            "GRACEFUL_TIMEOUT": str(self.graceful_timeout),
+            "STATE_DIR": self.state_dir or "",
+            "LOAD_IN_BACKGROUND": "1" if self.load_in_background else "",
         }
         return {_ENV_PREFIX + name: value for name, value in env.items()}
 
@@ -224,6 +255,13 @@ class AppConfig:
             )
         hosts = get("ALLOWED_HOSTS")
         origins = get("ALLOWED_ORIGINS")
+        log_level, log_format = get("LOG_LEVEL").lower(), get("LOG_FORMAT").lower()
+        if log_level and log_level not in LEVELS:
+            raise ValueError(
+                f"{_ENV_PREFIX}LOG_LEVEL must be one of {', '.join(LEVELS)}, not {log_level!r}"
+            )
+        if log_format and log_format not in LOG_FORMATS:
+            raise ValueError(f"{_ENV_PREFIX}LOG_FORMAT must be text or json, not {log_format!r}")
         return cls(
             roots=roots,
             secret=_checked_secret(secret_text.encode("latin-1"), _ENV_PREFIX + "CURSOR_KEY")
@@ -252,10 +290,19 @@ class AppConfig:
             include_hidden=get("INCLUDE_HIDDEN") == "1",
             exclude=tuple(glob for glob in get("EXCLUDE").split("\n") if glob),
             index=get("INDEX") or None,
+            log_level=log_level or None,
+            log_format=log_format or "text",
+            metrics=get("METRICS") == "1",
+            graceful_timeout=_env_seconds(
+                get("GRACEFUL_TIMEOUT"), "GRACEFUL_TIMEOUT", DEFAULT_GRACEFUL_TIMEOUT
+            ),
+            state_dir=get("STATE_DIR") or None,
+            load_in_background=get("LOAD_IN_BACKGROUND") == "1",
         )
 
     def build(self) -> SkillsApp:
-        """Scan the roots and make the app.
+        """Scan the roots and make the app (or, with ``load_in_background``, make the app and
+        let it scan in a thread: :meth:`SkillsApp.loading`).
 
         Raises:
             OSError: a root or the key file cannot be read.
@@ -269,14 +316,7 @@ class AppConfig:
             settings["page_size"] = self.page_size
         if self.ttl_ms is not None:
             settings["ttl_ms"] = self.ttl_ms
-        server = server_from_roots(
-            list(self.roots),
-            cursor_key=derive_key(secret, "cursor"),
-            options=ServerOptions(**settings),
-            include_hidden=self.include_hidden,
-            exclude=self.exclude,
-            index=self.index,
-        )
+        server_options = ServerOptions(**settings)
         options = HttpOptions(
             path=self.path,
             allowed_hosts=self.allowed_hosts,
@@ -289,8 +329,26 @@ class AppConfig:
             idle_timeout=self.idle_timeout,
             max_large_answers=self.max_large_answers,
             large_answer_queue=self.large_answer_queue,
+            metrics=self.metrics,
+            graceful_timeout=self.graceful_timeout,
         )
-        return SkillsApp(server, session_key=derive_key(secret, "session"), options=options)
+
+        def load() -> SkillsServer:
+            return server_from_roots(
+                list(self.roots),
+                cursor_key=derive_key(secret, "cursor"),
+                options=server_options,
+                include_hidden=self.include_hidden,
+                exclude=self.exclude,
+                index=self.index,
+            )
+
+        session_key = derive_key(secret, "session")
+        if self.load_in_background:
+            return SkillsApp.loading(
+                load, session_key=session_key, options=options, state_dir=self.state_dir
+            )
+        return SkillsApp(load(), session_key=session_key, options=options, state_dir=self.state_dir)
 
 
 def _env_int(text: str, name: str) -> int | None:
@@ -319,6 +377,9 @@ def _env_seconds(text: str, name: str, default: float) -> float:
 def app_from_env() -> SkillsApp:
     """The app that :class:`AppConfig` describes in ``os.environ`` (an ASGI factory).
 
+    With ``SKILLS_CORE_LOG_LEVEL`` set, it also configures the ``skills_core.http`` logger to write
+    to stderr (:func:`~skills_core.adapters._asgi_observe.configure_logging`).
+
     For ``uvicorn --factory skills_core.adapters.asgi:app_from_env``, or ``app = app_from_env()``
     in a module of your own for servers that import an app object; see :class:`AppConfig`.
 
@@ -326,4 +387,8 @@ def app_from_env() -> SkillsApp:
         ValueError: a variable is missing or malformed.
         OSError: a root or the key file cannot be read.
     """
-    return AppConfig.from_environ(os.environ).build()
+    config = AppConfig.from_environ(os.environ)
+    app = config.build()
+    if config.log_level is not None:
+        configure_logging(config.log_level, config.log_format)
+    return app

@@ -85,11 +85,13 @@ class LiveCatalog:
         # uri -> resolve() answer; emptied whenever a skill is added, replaced or dropped.
         self._resolved: dict[str, tuple[PublishedSkill, str] | None] = {}
 
-    def sync(self, source: SkillSource, max_age_ms: int) -> None:
-        """Serve ``source``'s new catalog if it re-scanned (see the module docstring)."""
+    def sync(self, source: SkillSource, max_age_ms: int) -> bool:
+        """Serve ``source``'s new catalog if it re-scanned (see the module docstring); say so."""
         catalog = source.poll(max_age_ms)
-        if catalog is not None:
-            self._reset(catalog)
+        if catalog is None:
+            return False
+        self._reset(catalog)
+        return True
 
     @property
     def catalog(self) -> Catalog:

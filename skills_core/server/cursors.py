@@ -78,21 +78,39 @@ class CursorCodec:
 
     def decode(self, context: str, cursor: object) -> str | None:
         """Return the position a cursor carries, or None when it is not one of ours for ``context``."""
-        if not isinstance(cursor, str) or not cursor or len(cursor) > MAX_CURSOR_LENGTH:
-            return None
-        if not cursor.isascii():
-            return None
-        padded = cursor + "=" * (-len(cursor) % 4)
-        try:
-            raw = base64.b64decode(padded, altchars=b"-_", validate=True)
-        except (binascii.Error, ValueError):
-            return None
-        if len(raw) < _TAG_BYTES:
-            return None
-        if base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii") != cursor:
+        raw = _raw(cursor)
+        if raw is None:
             return None
         tag, data = raw[:_TAG_BYTES], raw[_TAG_BYTES:]
         if not hmac.compare_digest(tag, self._tag(context, data)):
             return None
         # Authentic, so it is a position we encoded: always UTF-8.
         return data.decode("utf-8")
+
+    @staticmethod
+    def well_formed(cursor: object) -> bool:
+        """Whether ``cursor`` has the form of a cursor (whatever key signed it, for whatever context).
+
+        :meth:`decode` refuses a well-formed cursor only when its signature does not match: it
+        was signed with another key (a server with another secret), for another context, or
+        altered. Only for telling an operator why a cursor was refused.
+        """
+        return _raw(cursor) is not None
+
+
+def _raw(cursor: object) -> bytes | None:
+    """The bytes a cursor spells (tag and position), or None when it is not of a cursor's form."""
+    if not isinstance(cursor, str) or not cursor or len(cursor) > MAX_CURSOR_LENGTH:
+        return None
+    if not cursor.isascii():
+        return None
+    padded = cursor + "=" * (-len(cursor) % 4)
+    try:
+        raw = base64.b64decode(padded, altchars=b"-_", validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    if len(raw) < _TAG_BYTES:
+        return None
+    if base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii") != cursor:
+        return None
+    return raw
