@@ -184,6 +184,12 @@ def _add_http_options(serve: argparse.ArgumentParser) -> None:
         help="seconds a kept-alive connection may stay idle after an answer (default 5)",
     )
     http.add_argument(
+        "--body-timeout",
+        type=_seconds,
+        metavar="S",
+        help="seconds a request's body has to arrive once its headers have; then 408 (default 30)",
+    )
+    http.add_argument(
         "--send-timeout",
         type=_seconds,
         metavar="S",
@@ -232,7 +238,7 @@ def _add_http_options(serve: argparse.ArgumentParser) -> None:
     http.add_argument("--tls-cert", metavar="F", help="serve HTTPS with this certificate (PEM)")
     http.add_argument("--tls-key", metavar="F", help="the certificate's private key (PEM)")
     http.add_argument(
-        "--tls-client-ca",
+        "--tls-ca",
         metavar="F",
         help="require client certificates signed by these CA certificates (PEM)",
     )

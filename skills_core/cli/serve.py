@@ -21,7 +21,7 @@ wrapped in a :class:`~skills_core.server.handler.SkillsServer`.
   Operating it: each worker scans the roots again in a thread while it already answers
   ``/healthz`` (``/readyz`` is 503 until its catalog is loaded); ``--log-level`` and
   ``--log-format`` set the line per request and uvicorn's own lines on stderr (one handler, one
-  format); ``--metrics`` answers ``/metrics``; ``--tls-cert``/``--tls-key``/``--tls-client-ca``
+  format); ``--metrics`` answers ``/metrics``; ``--tls-cert``/``--tls-key``/``--tls-ca``
   and ``--proxy-headers``/``--forwarded-allow-ips`` are checked here and passed to uvicorn. On
   SIGTERM or SIGINT the requests in flight get ``--graceful-timeout`` seconds; the workers report
   their drains in a private state folder (made here, removed on exit), and the exit status says
@@ -163,6 +163,7 @@ def _secret(key_file: str | None) -> tuple[bytes | None, str | None]:
 
 
 _BOUNDS = (
+    "body_timeout",
     "head_timeout",
     "idle_timeout",
     "send_timeout",
@@ -190,12 +191,12 @@ def _stop(signum: int, frame: object) -> None:
 
 
 def _tls(args: argparse.Namespace) -> dict[str, Any]:
-    """uvicorn's TLS settings from ``--tls-cert``, ``--tls-key`` and ``--tls-client-ca``, checked
+    """uvicorn's TLS settings from ``--tls-cert``, ``--tls-key`` and ``--tls-ca``, checked
     (a certificate that does not load stops ``serve`` here, before any worker starts)."""
-    cert, key, client_ca = args.tls_cert, args.tls_key, args.tls_client_ca
+    cert, key, client_ca = args.tls_cert, args.tls_key, args.tls_ca
     if cert is None and key is None:
         if client_ca is not None:
-            raise CliError("serve: --tls-client-ca needs --tls-cert and --tls-key")
+            raise CliError("serve: --tls-ca needs --tls-cert and --tls-key")
         return {}
     if cert is None or key is None:
         raise CliError("serve: --tls-cert and --tls-key go together")
@@ -216,7 +217,7 @@ def _tls(args: argparse.Namespace) -> dict[str, Any]:
         try:
             context.load_verify_locations(cafile=client_ca)
         except ssl.SSLError as exc:
-            raise CliError(f"serve: --tls-client-ca does not load: {exc.reason}") from None
+            raise CliError(f"serve: --tls-ca does not load: {exc.reason}") from None
         except OSError as exc:
             raise CliError(f"serve: {os_message(exc)}") from None
         settings["ssl_ca_certs"] = os.path.abspath(client_ca)
@@ -277,7 +278,7 @@ def _run_http(args: argparse.Namespace) -> int:
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
-        cut, _, silent = read_drain_reports(state_dir)
+        cut, finished, silent = read_drain_reports(state_dir)
     finally:
         shutil.rmtree(state_dir, ignore_errors=True)
     if silent:
@@ -285,7 +286,13 @@ def _run_http(args: argparse.Namespace) -> int:
             "warning",
             f"worker(s) {', '.join(map(str, silent))} ended without draining (killed, or died)",
         )
-    return EXIT_DRAIN_INCOMPLETE if cut or silent else EXIT_OK
+    status = EXIT_DRAIN_INCOMPLETE if cut or silent else EXIT_OK
+    _say(
+        "warning" if status else "info",
+        f"shut down: {finished} request(s) finished during the drain, {cut} ended at the "
+        f"graceful timeout of {args.graceful_timeout:g} s; exit status {status}",
+    )
+    return status
 
 
 def _app_config(

@@ -42,7 +42,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final, final
 
-from ..display import display_json, display_line
+from ..display import display_json, display_json_text, display_line
 from ..spec import ErrorCode, Method
 
 __all__ = [
@@ -337,7 +337,7 @@ def event_line(
         for name, value in fields.items():
             document[name] = _cut(value) if isinstance(value, str) else value
         document["message"] = message
-        return display_json(document, indent=None)
+        return display_json_text(json.dumps(document, ensure_ascii=False, separators=(",", ":")))
     pairs = "".join(
         f" {name}={_text(value) if isinstance(value, str) or value is None else value}"
         for name, value in fields.items()
