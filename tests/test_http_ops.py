@@ -167,6 +167,8 @@ def test_probes_answer_without_being_logged_at_the_default_level(skills: Path) -
     level (info) they leave no line, while the MCP request beside them does."""
     with serving(skills, "--workers", "2", "--log-format", "json") as served:
         both_ready(served.port)
+        loaded = [x for x in json_lines(served.stderr()) if x.get("event") == "ready"]
+        assert [x["skills"] for x in loaded] == [1, 1]  # each worker loaded in its thread
         for _ in range(6):  # on either worker
             health = exchange(served.port, "GET", "/healthz")
             assert (health.status, health.body) == (200, b"ok\n")
@@ -629,8 +631,8 @@ def test_past_the_graceful_timeout_requests_end_cleanly_and_the_exit_status_says
     status is 6."""
     body = read_body("skill://pdf-processing/SKILL.md")
     waiting = raw_request(read_headers("skill://pdf-processing/SKILL.md"), body)
-    args = ("--graceful-timeout", "1", "--log-format", "json", "--send-timeout", "60")
-    with serving(skills, *args) as served:
+    args = ("--workers", "2", "--graceful-timeout", "1", "--log-format", "json", "--send-timeout")
+    with serving(skills, *args, "60") as served:
         stalled = socket.socket()
         stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         stalled.connect(("127.0.0.1", served.port))
