@@ -102,10 +102,13 @@ def request_lines(stderr: Callable[[], str]) -> list[dict[str, Any]]:
     ]
 
 
-def both_ready(port: int) -> None:
-    """Wait until both workers are ready: each scans in a thread once it answers, and the
-    :func:`serving` helper waits for the first answer only."""
-    eventually(lambda: all(_answers(port, "/readyz") == 200 for _ in range(6)), "both ready")
+def both_ready(stderr: Callable[[], str]) -> None:
+    """Wait until both workers have loaded their skills (each scans in a thread once it starts;
+    :func:`serving` waits for one answer, from either)."""
+    eventually(
+        lambda: len([x for x in json_lines(stderr()) if x.get("event") == "ready"]) == 2,
+        "both workers ready",
+    )
 
 
 def read_body(uri: str, request_id: int = 1) -> bytes:
@@ -166,7 +169,7 @@ def test_probes_answer_without_being_logged_at_the_default_level(skills: Path) -
     """``/healthz`` and ``/readyz`` answer 200 with ``no-store`` on both workers; at the default
     level (info) they leave no line, while the MCP request beside them does."""
     with serving(skills, "--workers", "2", "--log-format", "json") as served:
-        both_ready(served.port)
+        both_ready(served.stderr)
         loaded = [x for x in json_lines(served.stderr()) if x.get("event") == "ready"]
         assert [x["skills"] for x in loaded] == [1, 1]  # each worker loaded in its thread
         for _ in range(6):  # on either worker
@@ -544,8 +547,8 @@ def test_metrics_count_every_workers_requests(skills: Path) -> None:
     """With ``--metrics`` and two workers, ``/metrics`` (Prometheus text) answers for both: the
     request counter, the latency histogram and the bytes served move by what was asked, the
     catalog gauges say one skill and its files."""
-    with serving(skills, "--workers", "2", "--metrics") as served:
-        both_ready(served.port)
+    with serving(skills, "--workers", "2", "--metrics", "--log-format", "json") as served:
+        both_ready(served.stderr)
         first = exchange(served.port, "GET", "/metrics")
         assert first.status == 200
         assert first.headers["Content-Type"].startswith("text/plain; version=0.0.4")
@@ -572,9 +575,13 @@ def test_metrics_count_every_workers_requests(skills: Path) -> None:
             return body if reads - before == 10 and workers == 2 else None
 
         text = eventually(counted, "ten reads counted over both workers")
-        for _ in range(6):  # whichever worker answers the scrape, it answers for both
-            again = exchange(served.port, "GET", "/metrics").body.decode()
-            assert metric(again, 'skills_core_http_requests_total{method="resources/read"') == 10
+
+        def settled() -> bool:  # once each worker's report is out, any worker answers for both
+            scrapes = [exchange(served.port, "GET", "/metrics").body.decode() for _ in range(6)]
+            reads = 'skills_core_http_requests_total{method="resources/read"'
+            return all(metric(scrape, reads) - before == 10 for scrape in scrapes)
+
+        eventually(settled, "every scrape counts the ten reads")
     assert metric(text, 'skills_core_http_response_bytes_total{method="resources/read"') == sent
     count = 'skills_core_http_request_duration_seconds_count{method="resources/read"'
     assert metric(text, count) == 10

@@ -478,6 +478,7 @@ class Observer:
             return
         _write_file(os.path.join(folder, f"{_STARTED_PREFIX}{os.getpid()}"), b"")
         if self._counters is not None:
+            self._report()  # at once: a scrape counts this worker from its start
             with contextlib.suppress(RuntimeError):  # under trio: no reports (one worker)
                 self._loop = asyncio.get_running_loop()
                 self._loop.call_later(_REPORT_EVERY, self._report_now_and_then)

@@ -12,6 +12,8 @@ counter would jump from one worker's count to another's: each worker writes a
 :class:`WorkerReport` of itself now and then (the adapter, to a directory the workers share) and
 the one that answers adds the others' reports to its own (:func:`merge_reports`). A worker that
 has stopped keeps its counts in the sum (a counter never goes back), not its requests in flight.
+The others' reports are as old as the period they are written at (a second, in the adapter): two
+scrapes closer than that, answered by different workers, may see a counter go back.
 
 What is exported (``method`` is a JSON-RPC method this library knows, ``other`` for any other,
 ``none`` when the request named none, as a refusal before the body was read or a probe):
