@@ -24,6 +24,7 @@ IO_MODULES = {
     "skills_core/server/index_file.py",
     "skills_core/server/open_files.py",
     "skills_core/server/_walk.py",
+    "skills_core/server/_fileio.py",
     "skills_core/check.py",
     "skills_core/host/cache_store.py",
     "skills_core/cli/__init__.py",
@@ -37,6 +38,10 @@ IO_MODULES = {
     "skills_core/__main__.py",
     # where this copy of the package lives, to start it again in a child process
     "skills_core/_self.py",
+    # the object-store and git adapters of skills_core.sources, and their threads
+    "skills_core/sources/s3.py",
+    "skills_core/sources/git.py",
+    "skills_core/sources/_background.py",
 }
 IO_PACKAGES = ("skills_core/adapters/",)
 

@@ -259,6 +259,12 @@ class SkillsApp:
         )
 
     @property
+    def loaded(self) -> bool:
+        """Whether the server is made (always, unless the app was made by :meth:`loading` and
+        its thread has not finished)."""
+        return self._load is None
+
+    @property
     def server(self) -> SkillsServer:
         """The skills server."""
         return self._server
@@ -499,6 +505,8 @@ class SkillsApp:
         if name == "healthz":
             return Reply(200, b"ok\n", _TEXT, _NO_STORE)
         if name == "readyz":
+            if self._observer.stopping:  # draining: take no new work here
+                return Reply(503, b"not ready: the server is stopping\n", _TEXT, _NO_STORE)
             if self._load is None and self._server.has_catalog:
                 return Reply(200, b"ready\n", _TEXT, _NO_STORE)
             return Reply(503, b"not ready: the catalog is loading\n", _TEXT, _NO_STORE)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, final
@@ -33,10 +34,12 @@ from ..http.options import (
     HttpOptions,
 )
 from ._asgi_app import SkillsApp
-from ._asgi_observe import configure_logging
+from ._asgi_observe import configure_logging, log_event, logging_configured
+from ._reload import reload_on_hangup
 
 if TYPE_CHECKING:
     from ..server.handler import SkillsServer
+    from ..server.source import SkillSource
 
 __all__ = [
     "MIN_SECRET_BYTES",
@@ -134,7 +137,12 @@ class AppConfig:
     :meth:`to_environ`; a hypercorn or gunicorn deployment sets the same variables by hand:
 
     ==================================  ===========================================================
-    ``SKILLS_CORE_ROOTS``               folders of skills, separated by ``os.pathsep`` (required)
+    ``SKILLS_CORE_ROOTS``               folders of skills, separated by ``os.pathsep`` (or:)
+    ``SKILLS_CORE_SOURCE``              a source URL, ``s3://BUCKET/PREFIX`` or ``git:PATH[@REF]``
+                                        (one of the two is required)
+    ``SKILLS_CORE_S3_ENDPOINT``         the S3 endpoint of an ``s3://`` source (default
+                                        ``AWS_ENDPOINT_URL``; credentials come from the standard
+                                        AWS environment each worker inherits, never from here)
     ``SKILLS_CORE_CURSOR_KEY``          the shared secret itself, or:
     ``SKILLS_CORE_CURSOR_KEY_FILE``     a file holding it (one of the two is required)
     ``SKILLS_CORE_HTTP_PATH``           the endpoint (default ``/mcp``)
@@ -194,6 +202,8 @@ class AppConfig:
     include_hidden: bool = False
     exclude: tuple[str, ...] = ()
     index: str | None = None
+    source: str | None = None
+    s3_endpoint: str | None = None
     log_level: str | None = None
     log_format: str = "text"
     metrics: bool = False
@@ -224,6 +234,8 @@ class AppConfig:
             "INCLUDE_HIDDEN": "1" if self.include_hidden else "",
             "EXCLUDE": "\n".join(self.exclude),
             "INDEX": self.index or "",
+            "SOURCE": self.source or "",
+            "S3_ENDPOINT": self.s3_endpoint or "",
             "LOG_LEVEL": self.log_level or "",
             "LOG_FORMAT": self.log_format,
             "METRICS": "1" if self.metrics else "",
@@ -245,8 +257,12 @@ class AppConfig:
             return environ.get(_ENV_PREFIX + name, "").strip()
 
         roots = tuple(root for root in get("ROOTS").split(os.pathsep) if root)
-        if not roots:
-            raise ValueError(f"set {_ENV_PREFIX}ROOTS to the folders of skills to serve")
+        source = get("SOURCE") or None
+        if not roots and source is None:
+            raise ValueError(
+                f"set {_ENV_PREFIX}ROOTS to the folders of skills to serve, or "
+                f"{_ENV_PREFIX}SOURCE to a source URL"
+            )
         secret_text, key_file = get("CURSOR_KEY"), get("CURSOR_KEY_FILE")
         if not secret_text and not key_file:
             raise ValueError(
@@ -290,6 +306,8 @@ class AppConfig:
             include_hidden=get("INCLUDE_HIDDEN") == "1",
             exclude=tuple(glob for glob in get("EXCLUDE").split("\n") if glob),
             index=get("INDEX") or None,
+            source=source,
+            s3_endpoint=get("S3_ENDPOINT") or None,
             log_level=log_level or None,
             log_format=log_format or "text",
             metrics=get("METRICS") == "1",
@@ -334,6 +352,14 @@ class AppConfig:
         )
 
         def load() -> SkillsServer:
+            if self.source is not None:
+                from ..server.handler import SkillsServer  # noqa: PLC0415
+
+                return SkillsServer(
+                    self._open_source(server_options.ttl_ms),
+                    cursor_key=derive_key(secret, "cursor"),
+                    options=server_options,
+                )
             return server_from_roots(
                 list(self.roots),
                 cursor_key=derive_key(secret, "cursor"),
@@ -341,6 +367,7 @@ class AppConfig:
                 include_hidden=self.include_hidden,
                 exclude=self.exclude,
                 index=self.index,
+                log=_say,
             )
 
         session_key = derive_key(secret, "session")
@@ -349,6 +376,47 @@ class AppConfig:
                 load, session_key=session_key, options=options, state_dir=self.state_dir
             )
         return SkillsApp(load(), session_key=session_key, options=options, state_dir=self.state_dir)
+
+    def _open_source(self, ttl_ms: int) -> SkillSource:
+        """The source of :attr:`source`, following its store (a refresher thread).
+
+        Raises:
+            ValueError: the URL is malformed, or the store cannot be read (the message says why).
+        """
+        from ..sources.git import GitError, open_git_source  # noqa: PLC0415
+        from ..sources.s3 import StoreError, open_s3_source  # noqa: PLC0415
+        from ..sources.urls import GitURL, parse_source_url  # noqa: PLC0415
+
+        assert self.source is not None
+        url = parse_source_url(self.source)
+        try:
+            if isinstance(url, GitURL):
+                return open_git_source(
+                    url,
+                    include_hidden=self.include_hidden,
+                    exclude=self.exclude,
+                    ttl_ms=ttl_ms,
+                    log=_say,
+                )
+            if url is None:
+                raise ValueError(f"{self.source!r} is not s3://BUCKET/PREFIX or git:PATH[@REF]")
+            return open_s3_source(url, endpoint=self.s3_endpoint, ttl_ms=ttl_ms, log=_say)
+        except (GitError, StoreError) as exc:
+            raise ValueError(exc.message) from None
+
+
+def _say(message: str) -> None:
+    """A source's line for the operator (a root gone, a reload), on stderr, every character made
+    visible: in the log's format when the log is configured (a line the reload or the source
+    reports as done is info, any other a warning), else as a plain line."""
+    if logging_configured():
+        level = "info" if message.startswith("reloaded:") else "warning"
+        log_event(level, "source", message)
+        return
+    from ..display import display  # noqa: PLC0415
+
+    sys.stderr.write(f"skills-core: serve: {display(message)}\n")
+    sys.stderr.flush()
 
 
 def _env_int(text: str, name: str) -> int | None:
@@ -382,13 +450,19 @@ def app_from_env() -> SkillsApp:
 
     For ``uvicorn --factory skills_core.adapters.asgi:app_from_env``, or ``app = app_from_env()``
     in a module of your own for servers that import an app object; see :class:`AppConfig`.
+    Called from the main thread, it makes ``SIGHUP`` re-scan the catalog on the asyncio loop
+    that runs the app (:func:`~skills_core.adapters._reload.reload_on_hangup`), so each worker
+    process reloads on its own signal.
 
     Raises:
         ValueError: a variable is missing or malformed.
         OSError: a root or the key file cannot be read.
     """
     config = AppConfig.from_environ(os.environ)
-    app = config.build()
-    if config.log_level is not None:
+    if config.log_level is not None:  # before the build: a source's lines are in the log's form
         configure_logging(config.log_level, config.log_format)
+    app = config.build()
+    # SIGHUP re-scans this worker's catalog at once (see skills_core.adapters._reload); while
+    # the app still loads its skills in a thread, there is nothing to re-scan yet
+    reload_on_hangup(lambda: app.server if app.loaded else None, _say)
     return app

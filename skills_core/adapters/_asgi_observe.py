@@ -84,6 +84,7 @@ __all__ = [
     "configure_logging",
     "log_event",
     "log_handler",
+    "logging_configured",
     "uvicorn_log_config",
     "Exchange",
     "Observer",
@@ -221,6 +222,11 @@ def configure_logging(level: str, log_format: str = "text") -> None:
     _LOGGER.addHandler(_Lines())
     _LOGGER.setLevel(number)
     _LOGGER.propagate = False
+
+
+def logging_configured() -> bool:
+    """Whether :func:`configure_logging` gave the ``skills_core.http`` logger our handler."""
+    return any(type(handler) is _Lines for handler in _LOGGER.handlers)
 
 
 def log_handler() -> logging.Handler:

@@ -8,6 +8,11 @@ is not reading, and nothing is read or answered meanwhile: that is the back-pres
 memory bounded whatever a client pipelines. Without asyncio there is nothing to import at start-up
 and no thread hop per read. Use the asyncio or trio adapter instead when the server shares a
 process with other asynchronous work.
+
+``on_hangup`` (what ``skills-core serve`` passes: a reload, see :mod:`skills_core.adapters._reload`)
+is called for each ``SIGHUP`` while the loop runs: from the signal handler itself when the loop is
+waiting for input (nothing of the server is under way then), otherwise just before the next
+request is taken, never in the middle of one. The previous handler is restored at the end.
 """
 
 from __future__ import annotations
@@ -15,6 +20,9 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import signal
+import threading
+from collections.abc import Callable, Iterator
 from typing import Final
 
 from ..jsonrpc import NEED_DATA
@@ -31,6 +39,7 @@ def serve_stdio(
     stdout_fd: int = 1,
     max_message_size: int | None = None,
     results_have_string_keys: bool = False,
+    on_hangup: Callable[[], None] | None = None,
 ) -> None:
     """Serve ``responder`` over newline-delimited JSON-RPC until end of input (or the client leaves).
 
@@ -40,6 +49,8 @@ def serve_stdio(
         stdout_fd: Descriptor to write responses to (nothing else is ever written to it).
         max_message_size: The endpoint's message cap; ``None`` keeps the default.
         results_have_string_keys: See :class:`~skills_core.adapters.ServerStream`.
+        on_hangup: Called for each ``SIGHUP`` between requests (see the module docstring);
+            installed only from the main thread.
     """
     stream = ServerStream(
         responder,
@@ -48,18 +59,67 @@ def serve_stdio(
     )
     _widen_pipe(stdin_fd)
     _widen_pipe(stdout_fd)
-    while True:
-        out = stream.next_output()
-        if out is NEED_DATA:
-            stream.receive_data(os.read(stdin_fd, READ_CHUNK))
-        elif out is FINISHED:
-            return
-        else:
-            assert isinstance(out, bytes)  # nothing is deferred: this loop has nothing else to do
-            try:
-                write_all(stdout_fd, out)
-            except BrokenPipeError:  # the client has gone; nobody is left to answer
+    with _hangups(on_hangup) as hangup:
+        while True:
+            if hangup.due:
+                hangup.run()
+            out = stream.next_output()
+            if out is NEED_DATA:
+                hangup.waiting = True
+                try:
+                    data = os.read(stdin_fd, READ_CHUNK)
+                finally:
+                    hangup.waiting = False
+                stream.receive_data(data)
+            elif out is FINISHED:
                 return
+            else:
+                assert isinstance(out, bytes)  # nothing is deferred: nothing else to do here
+                try:
+                    write_all(stdout_fd, out)
+                except BrokenPipeError:  # the client has gone; nobody is left to answer
+                    return
+
+
+class _Hangup:
+    """Whether a ``SIGHUP`` waits to be acted on, and whether the loop is waiting for input."""
+
+    __slots__ = ("action", "due", "waiting")
+
+    def __init__(self, action: Callable[[], None] | None) -> None:
+        self.action = action
+        self.due = False
+        self.waiting = False
+
+    def run(self) -> None:
+        self.due = False
+        if self.action is not None:
+            self.action()
+
+    def signalled(self, signum: int, frame: object) -> None:
+        if self.waiting:  # in os.read: no request is under way
+            self.run()
+        else:
+            self.due = True
+
+
+@contextlib.contextmanager
+def _hangups(action: Callable[[], None] | None) -> Iterator[_Hangup]:
+    """Route ``SIGHUP`` to ``action`` for the block (when given, on the main thread)."""
+    hangup = _Hangup(action)
+    number = getattr(signal, "SIGHUP", None)
+    if (
+        action is None
+        or number is None
+        or threading.current_thread() is not threading.main_thread()
+    ):
+        yield hangup
+        return
+    previous = signal.signal(number, hangup.signalled)
+    try:
+        yield hangup
+    finally:
+        signal.signal(number, previous)
 
 
 #: Pipe buffer asked for on Linux (the default is 64 KiB, 50 answers of a 1 KB file); a larger one

@@ -1,4 +1,4 @@
-"""The ``skills-core`` command line: serve, manifest, validate, diff, host, demo.
+"""The ``skills-core`` command line: serve, manifest, publish, validate, diff, host, demo.
 
 Theory of operation: each command is a thin shell over the library, in a module of its own that
 this package imports only when that command runs (``serve`` starts fast because it loads no host,
@@ -8,6 +8,7 @@ no asyncio and no argparse sub-parsers' handlers it does not need):
   stdio loop;
 * :mod:`skills_core.cli.manifest` and :mod:`skills_core.cli.validate` print what the catalog and
   the validators decide, :mod:`skills_core.cli.diff` what changed between two skills;
+* :mod:`skills_core.cli.publish` uploads a catalog to an S3-compatible bucket;
 * :mod:`skills_core.cli.host` drives a :class:`~skills_core.host.Host` over server processes;
 * ``demo`` (:mod:`skills_core.demo`) replays the spec's example flow.
 
@@ -41,7 +42,8 @@ _N = TypeVar("_N")
 
 
 def _terminal_columns() -> int:
-    """``shutil.get_terminal_size().columns``, without importing shutil (3 ms of start-up)."""
+    """``shutil.get_terminal_size().columns``, without importing shutil (which start-up would pay
+    for)."""
     try:
         return int(os.environ["COLUMNS"])
     except (KeyError, ValueError):
@@ -283,6 +285,26 @@ def _source_options(command: argparse.ArgumentParser, *, index: bool = True) -> 
     )
 
 
+def _s3_endpoint(command: argparse.ArgumentParser) -> None:
+    """``--s3-endpoint``, for the commands that take an ``s3://`` URL."""
+    command.add_argument(
+        "--s3-endpoint",
+        metavar="URL",
+        help="the S3-compatible endpoint of s3:// URLs (default: AWS_ENDPOINT_URL, else AWS); "
+        "credentials and region come from the standard AWS environment",
+    )
+
+
+def _non_negative_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must not be negative")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser (exposed for documentation and tests)."""
     parser = _Parser(
@@ -297,7 +319,11 @@ def build_parser() -> argparse.ArgumentParser:
         "serve", help="serve the skills under ROOT... as a stdio MCP server"
     )
     serve.add_argument(
-        "roots", nargs="+", metavar="ROOT", help="a folder of skills, or a skill folder itself"
+        "roots",
+        nargs="+",
+        metavar="ROOT",
+        help="a folder of skills, or a skill folder itself; or one source URL: "
+        "s3://BUCKET/PREFIX (what publish wrote) or git:PATH[@REF] (a commit's skills)",
     )
     serve.add_argument(
         "--no-directory-read",
@@ -319,15 +345,43 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_http_options(serve)
     _source_options(serve)
+    _s3_endpoint(serve)
 
     manifest = commands.add_parser(
         "manifest", help="print the entries serve would publish, and why any are omitted"
     )
     manifest.add_argument(
-        "roots", nargs="+", metavar="ROOT", help="a folder of skills, or a skill folder itself"
+        "roots",
+        nargs="+",
+        metavar="ROOT",
+        help="a folder of skills, or a skill folder itself; or s3://BUCKET/PREFIX, git:PATH[@REF]",
     )
     manifest.add_argument("--json", action="store_true", help="machine-readable output")
     _source_options(manifest)
+    _s3_endpoint(manifest)
+
+    publish = commands.add_parser(
+        "publish",
+        help="upload what serve would publish from SOURCE to an S3-compatible bucket",
+        description="Store the files serve would publish from SOURCE under their digests in "
+        "TARGET, then commit the catalog (what replicas serve) last. Publishing an unchanged "
+        "tree uploads nothing.",
+    )
+    publish.add_argument("source", metavar="SOURCE", help="a folder of skills, or git:PATH[@REF]")
+    publish.add_argument("target", metavar="TARGET", help="s3://BUCKET/PREFIX")
+    publish.add_argument(
+        "--gc-grace",
+        type=_non_negative_seconds,
+        metavar="SECONDS",
+        help="then delete files no catalog replaced less than SECONDS ago refers to (make it "
+        "longer than any replica's --ttl-ms plus the outages it should survive)",
+    )
+    publish.add_argument(
+        "--concurrency", type=_positive_int, default=16, help="uploads at once (default 16)"
+    )
+    publish.add_argument("--json", action="store_true", help="machine-readable output")
+    _source_options(publish, index=False)
+    _s3_endpoint(publish)
 
     # validate and diff exit 0 (valid, or the same), 1 (invalid, or different) or 2 (usage or
     # I/O error), as diff(1) does, so that CI can tell a finding from a broken invocation.
@@ -345,7 +399,7 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="*",
         metavar="PATH",
         help="a root of skills, a skill folder, or any file or folder inside a skill (which "
-        "selects that skill)",
+        "selects that skill); or s3://BUCKET/PREFIX, git:PATH[@REF]",
     )
     validate.add_argument(
         "--entries",
@@ -390,6 +444,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--explain point to",
     )
     _source_options(validate, index=False)
+    _s3_endpoint(validate)
 
     diff = commands.add_parser(
         "diff",
@@ -559,6 +614,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         from .manifest import run_manifest  # noqa: PLC0415
 
         return run_manifest(args)
+    if command == "publish":
+        from .publish import run_publish  # noqa: PLC0415
+
+        return run_publish(args)
     if command == "validate":
         from .validate import run_validate  # noqa: PLC0415
 

@@ -23,13 +23,14 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Final, TextIO
 
 from ..display import display, display_json
 
 if TYPE_CHECKING:
     from ..server.filesystem import FilesystemSource
+    from ..sources.store import StoreSource
 
 __all__ = [
     "EXIT_OK",
@@ -44,6 +45,8 @@ __all__ = [
     "error",
     "print_json",
     "open_source",
+    "open_url_source",
+    "source_note",
     "os_message",
     "read_regular_file",
     "terminal_width",
@@ -94,17 +97,95 @@ def open_source(
     include_hidden: bool = False,
     exclude: Sequence[str] = (),
     index: str | None = None,
-) -> FilesystemSource:
-    """A :class:`~skills_core.server.filesystem.FilesystemSource` over ``roots``, or a CliError.
+    s3_endpoint: str | None = None,
+    ttl_ms: int = 300_000,
+    follow: bool = False,
+    log: Callable[[str], None] | None = None,
+) -> FilesystemSource | StoreSource:
+    """The source of ``roots``, or a CliError.
 
-    The keywords are the source's own (``serve`` and ``manifest`` take them as options).
+    ``roots`` is folders (a :class:`~skills_core.server.filesystem.FilesystemSource`), or one
+    source URL, ``s3://BUCKET/PREFIX`` or ``git:PATH[@REF]`` (a
+    :class:`~skills_core.sources.store.StoreSource`, see :func:`open_url_source`). The other
+    keywords are the sources' own (``serve`` and ``manifest`` take them as options).
     """
+    from ..sources.urls import is_source_url  # noqa: PLC0415 - only when used
+
+    if any(is_source_url(root) for root in roots):
+        if len(roots) != 1:
+            raise CliError(f"a source URL is served alone, not with other roots: {' '.join(roots)}")
+        return open_url_source(
+            roots[0],
+            include_hidden=include_hidden,
+            exclude=exclude,
+            s3_endpoint=s3_endpoint,
+            ttl_ms=ttl_ms,
+            follow=follow,
+            log=log,
+        )
     from ..server.filesystem import FilesystemSource  # noqa: PLC0415 - only when used
 
     try:
-        return FilesystemSource(roots, include_hidden=include_hidden, exclude=exclude, index=index)
+        return FilesystemSource(
+            roots, include_hidden=include_hidden, exclude=exclude, index=index, log=log
+        )
     except (OSError, ValueError) as exc:
         raise CliError(os_message(exc), EXIT_USAGE) from None
+
+
+def open_url_source(
+    url: str,
+    *,
+    include_hidden: bool = False,
+    exclude: Sequence[str] = (),
+    s3_endpoint: str | None = None,
+    ttl_ms: int = 300_000,
+    follow: bool = False,
+    log: Callable[[str], None] | None = None,
+) -> StoreSource:
+    """The source of a URL: the catalog of an S3-compatible bucket, or a git commit's skills.
+
+    Args:
+        url: ``s3://BUCKET/PREFIX`` or ``git:PATH[@REF]``.
+        include_hidden, exclude: What a git commit publishes (as for a folder).
+        s3_endpoint: The S3 endpoint URL (else ``AWS_ENDPOINT_URL``, else AWS).
+        ttl_ms: The server's ``ttlMs``: new publishes and commits are served within it.
+        follow: Look for them in a background thread (``serve``); else one look.
+        log: Where the source tells the operator something (default: stderr).
+
+    Raises:
+        CliError: the URL is malformed (exit 1), or the store cannot be read (exit 2).
+    """
+    from ..sources.git import GitError, open_git_source  # noqa: PLC0415 - only when used
+    from ..sources.s3 import StoreError, open_s3_source  # noqa: PLC0415
+    from ..sources.urls import GitURL, parse_source_url  # noqa: PLC0415
+
+    say = log if log is not None else error
+    try:
+        parsed = parse_source_url(url)
+        if isinstance(parsed, GitURL):
+            return open_git_source(
+                parsed,
+                include_hidden=include_hidden,
+                exclude=exclude,
+                ttl_ms=ttl_ms,
+                refresh=follow,
+                log=say,
+            )
+        assert parsed is not None
+        return open_s3_source(parsed, endpoint=s3_endpoint, ttl_ms=ttl_ms, refresh=follow, log=say)
+    except ValueError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from None
+    except GitError as exc:
+        raise CliError(exc.message, EXIT_USAGE) from None
+    except StoreError as exc:
+        raise CliError(exc.message, EXIT_CONNECTION) from None
+
+
+def source_note(source: object) -> str | None:
+    """What a source wants said once it is open (a folder source's digest index), or None."""
+    note = getattr(source, "index_note", None)
+    return note if isinstance(note, str) else None
 
 
 def os_message(exc: BaseException) -> str:

@@ -47,7 +47,7 @@ from ..server.catalog import Catalog
 from ..server.model import PublishedSkill
 from ..server.selection import looks_secret
 from ..validation import Finding, Severity
-from ._common import EXIT_OK, error, open_source
+from ._common import EXIT_OK, error, open_source, source_note
 
 __all__ = ["run_manifest", "finding_json"]
 
@@ -71,7 +71,11 @@ def run_manifest(args: argparse.Namespace) -> int:
 
 def _manifest(args: argparse.Namespace) -> int:
     source = open_source(
-        args.roots, include_hidden=args.include_hidden, exclude=args.exclude, index=args.index
+        args.roots,
+        include_hidden=args.include_hidden,
+        exclude=args.exclude,
+        index=args.index,
+        s3_endpoint=args.s3_endpoint,
     )
     progress = sys.stderr.isatty()
     if progress:
@@ -80,8 +84,9 @@ def _manifest(args: argparse.Namespace) -> int:
     catalog = source.scan()
     if progress:
         sys.stderr.write(f"\rskills-core: scanned {len(catalog.skills)} skills.      \n")
-    if source.index_note is not None:
-        error(f"manifest: {source.index_note}")
+    note = source_note(source)
+    if note is not None:
+        error(f"manifest: {note}")
     if args.json:
         _write(_shown(_json_document(catalog)))
     else:

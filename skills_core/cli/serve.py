@@ -46,11 +46,13 @@ from ._common import (
     error,
     open_source,
     os_message,
+    source_note,
 )
 
 if TYPE_CHECKING:
     from ..adapters.asgi import AppConfig
     from ..server.catalog import Catalog
+    from ..server.handler import SkillsServer
 
 __all__ = ["run_serve", "parse_bind"]
 
@@ -64,19 +66,34 @@ def run_serve(args: argparse.Namespace) -> int:
     from ..server.options import ServerOptions  # noqa: PLC0415
 
     source = open_source(
-        args.roots, include_hidden=args.include_hidden, exclude=args.exclude, index=args.index
+        args.roots,
+        include_hidden=args.include_hidden,
+        exclude=args.exclude,
+        index=args.index,
+        s3_endpoint=args.s3_endpoint,
+        ttl_ms=args.ttl_ms,
+        follow=True,
+        log=lambda message: error(f"serve: {message}"),
     )
     options = ServerOptions(
         directory_read=not args.no_directory_read, page_size=args.page_size, ttl_ms=args.ttl_ms
     )
     server = SkillsServer(source, cursor_key=os.urandom(32), options=options)
-    if source.index_note is not None:
-        error(f"serve: {source.index_note}")
+    note = source_note(source)
+    if note is not None:
+        error(f"serve: {note}")
     _report_omitted(len(server.catalog.omitted))
     _warn_past_a_default_host(server.catalog)
     # A SkillsServer's results have string keys by construction: skip the endpoint's key walk.
-    serve_stdio(server.connection(), results_have_string_keys=True)
+    serve_stdio(server.connection(), results_have_string_keys=True, on_hangup=_reloader(server))
     return EXIT_OK
+
+
+def _reloader(server: SkillsServer) -> Callable[[], None]:
+    """What ``SIGHUP`` does to a stdio server: re-scan now (see :mod:`skills_core.adapters._reload`)."""
+    from ..adapters._reload import reload  # noqa: PLC0415
+
+    return lambda: reload(server, lambda message: error(f"serve: {message}"))
 
 
 def _error(level: str, message: str) -> None:
@@ -111,6 +128,31 @@ def _warn_past_a_default_host(catalog: Catalog, say: Callable[[str, str], None] 
             "so; its users can raise the cap (skills-core host --max-entries, "
             "--max-listed-resources, --max-listing-bytes)",
         )
+
+
+def _source_url(roots: list[str]) -> str | None:
+    """The one source URL among ``roots`` (``s3://...``, ``git:...``), or None for folders.
+
+    Raises:
+        CliError: a URL is given with other roots, or is malformed (exit 1).
+    """
+    from ..sources.urls import is_source_url, parse_source_url  # noqa: PLC0415
+
+    if not any(is_source_url(root) for root in roots):
+        return None
+    if len(roots) != 1:
+        raise CliError(f"serve: a source URL is served alone, not with other roots: {roots}")
+    try:
+        parse_source_url(roots[0])
+    except ValueError as exc:
+        raise CliError(f"serve: {exc}") from None
+    if roots[0].startswith("git:"):  # the workers may start elsewhere: an absolute path
+        from ..sources.urls import GitURL  # noqa: PLC0415
+
+        parsed = parse_source_url(roots[0])
+        assert isinstance(parsed, GitURL)
+        return str(GitURL(os.path.abspath(parsed.path), parsed.ref))
+    return roots[0]
 
 
 def parse_bind(text: str) -> tuple[str, int]:
@@ -263,13 +305,18 @@ def _run_http(args: argparse.Namespace) -> int:
     from ..adapters._asgi_observe import read_drain_reports  # noqa: PLC0415
 
     host, port = parse_bind(args.http)
-    # a missing root or a bad --exclude is a usage error, before anything starts
-    open_source(args.roots, include_hidden=args.include_hidden, exclude=args.exclude)
+    # a missing root or a bad --exclude is a usage error, before anything starts (a source URL
+    # is checked by building the app below)
+    url = _source_url(args.roots)
+    if url is None:
+        open_source(args.roots, include_hidden=args.include_hidden, exclude=args.exclude)
     tls, proxies = _tls(args), _proxies(args)
     secret, key_file = _secret(args.cursor_key_file)
     state_dir = tempfile.mkdtemp(prefix="skills-core-serve-")
     try:
-        app_config = _app_config(args, (host, port), secret, key_file, state_dir, tls=bool(tls))
+        app_config = _app_config(
+            args, (host, port), secret, key_file, state_dir, url=url, tls=bool(tls)
+        )
         previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGINT)}
         try:
             _serve_with_uvicorn(uvicorn, args, (host, port), app_config, tls | proxies)
@@ -302,6 +349,7 @@ def _app_config(
     key_file: str | None,
     state_dir: str,
     *,
+    url: str | None,
     tls: bool,
 ) -> AppConfig:
     """The workers' configuration, built once here to fail early (exit 1, one message)."""
@@ -323,7 +371,9 @@ def _app_config(
         origins += tuple(origin.replace("http://", "https://", 1) for origin in LOOPBACK_ORIGINS)
     try:
         config = AppConfig(
-            roots=tuple(os.path.abspath(root) for root in args.roots),
+            roots=() if url is not None else tuple(os.path.abspath(root) for root in args.roots),
+            source=url,
+            s3_endpoint=args.s3_endpoint,
             secret=secret,
             key_file=key_file,
             path=args.path,
@@ -354,6 +404,10 @@ def _app_config(
         f"{len(app.server.catalog.skills)} skill(s) at {scheme}://{shown}:{port}"
         f"{args.path} (2026-07-28 and 2025-11-25), {args.workers} worker(s)",
     )
+    close = getattr(app.server.source, "close", None)
+    if close is not None:  # the workers follow the store; this process only checked it
+        close()
+    del app
     # Each worker scans again, in a thread, answering /healthz at once and /readyz 503 meanwhile.
     return dataclasses.replace(config, load_in_background=True)
 

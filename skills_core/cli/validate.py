@@ -9,7 +9,9 @@ four forms, and picks the exit code.
 folder or its ``SKILL.md`` as given; any other file, and a folder with no ``SKILL.md`` at or below
 it, stands for the nearest folder above it that holds one (the skill that contains it), each
 scanned once. With ``--changed`` (the pre-commit hook) the paths are changed files: one in no
-skill is passed over, and one that no longer exists still selects the skill that held it.
+skill is passed over, and one that no longer exists still selects the skill that held it. A
+source URL (``s3://BUCKET/PREFIX``, ``git:PATH[@REF]``) is checked as a whole: each entry its
+catalog or commit publishes by the entry rules, and an error for each skill its rules leave out.
 
 **Forms.**
 
@@ -50,15 +52,22 @@ import os
 import sys
 from pathlib import Path
 
-from ..check import SkillReport, ValidationReport, validate_entries, validate_folder
+from ..check import (
+    SkillReport,
+    SubjectKind,
+    ValidationReport,
+    validate_entries,
+    validate_folder,
+)
 from ..ci import github_commands, to_sarif
 from ..display import display, display_json
 from ..errors import JsonRpcError
 from ..jsonvalue import loads_strict
 from ..rules import RULES, RULES_URL, explain
+from ..server.model import OmitCode
 from ..spec import SKILL_MD
-from ..validation import Finding
-from ._common import CliError, error, os_message, print_json
+from ..validation import Finding, Severity
+from ._common import CliError, error, open_url_source, os_message, print_json
 
 __all__ = [
     "EXIT_VALID",
@@ -76,6 +85,10 @@ EXIT_VALID = 0
 EXIT_INVALID = 1
 #: A usage or I/O error: nothing (or not everything) could be checked.
 EXIT_TROUBLE = 2
+
+#: How a source URL starts (:func:`skills_core.sources.urls.is_source_url`; the sources package
+#: is imported only when one is given).
+_SOURCE_URLS = ("s3://", "git:")
 
 
 def run_validate(args: argparse.Namespace) -> int:
@@ -136,7 +149,12 @@ def _validate(args: argparse.Namespace) -> tuple[ValidationReport, list[str]]:
         empty += outside
     for path in targets:
         try:
-            report = validate_folder(path, include_hidden=args.include_hidden, exclude=args.exclude)
+            if path.startswith(_SOURCE_URLS):
+                report = _source_report(path, args)
+            else:
+                report = validate_folder(
+                    path, include_hidden=args.include_hidden, exclude=args.exclude
+                )
         except OSError as exc:
             raise CliError(os_message(exc), EXIT_TROUBLE) from None
         if not report.skills and not args.changed:
@@ -151,7 +169,8 @@ def skill_targets(paths: list[str], *, changed: bool = False) -> tuple[list[str]
     A folder or a ``SKILL.md`` is scanned as it is (a root of skills, or one skill). Any other
     file, and a folder that holds no ``SKILL.md`` at or below it, stands for the skill that
     contains it: the nearest folder above it holding a ``SKILL.md`` (so ``skills/x/notes.md``
-    and ``skills/x/references/`` select ``skills/x``). Each folder is scanned once.
+    and ``skills/x/references/`` select ``skills/x``). Each folder is scanned once. A source URL
+    (``s3://BUCKET/PREFIX``, ``git:PATH[@REF]``) is kept as given.
 
     Args:
         paths: The paths given, in order.
@@ -170,6 +189,9 @@ def skill_targets(paths: list[str], *, changed: bool = False) -> tuple[list[str]
     outside: list[str] = []
     for path in paths:
         target: str | None = path
+        if path.startswith(_SOURCE_URLS):
+            folders.setdefault(path, None)  # a bucket's catalog or a commit, read as a whole
+            continue
         if not os.path.lexists(path):
             if not changed:
                 raise CliError(f"{path}: No such file or directory", EXIT_TROUBLE)
@@ -251,6 +273,42 @@ def _write_sarif(
             Path(args.sarif).write_text(display_json(log) + "\n", encoding="utf-8")
         except OSError as exc:
             raise CliError(f"--sarif {args.sarif}: {exc.strerror or exc}", EXIT_TROUBLE) from None
+
+
+def _source_report(url: str, args: argparse.Namespace) -> ValidationReport:
+    """What a bucket's catalog or a git commit publishes, checked: each published entry by the
+    host's and the Agent Skills rules, and an error for each skill the source's rules leave out.
+    """
+    try:
+        source = open_url_source(
+            url,
+            include_hidden=args.include_hidden,
+            exclude=args.exclude,
+            s3_endpoint=args.s3_endpoint,
+        )
+    except CliError as exc:
+        raise CliError(exc.message, EXIT_TROUBLE) from None
+    catalog = source.scan()
+    source.close()
+    report = validate_entries([skill.entry.to_json() for skill in catalog.skills], source=url)
+    left_out = [
+        SkillReport(
+            kind=SubjectKind.ENTRY,
+            path=url,
+            uri=omitted.uri,
+            findings=(
+                Finding(
+                    severity=Severity.ERROR,
+                    field="",
+                    code="too-large" if omitted.code is OmitCode.OVER_LIMIT else str(omitted.code),
+                    message=f"{omitted.path}: {omitted.reason}",
+                    file=url,
+                ),
+            ),
+        )
+        for omitted in catalog.omitted
+    ]
+    return ValidationReport.merge([report, ValidationReport(skills=tuple(left_out))])
 
 
 def read_json_documents(name: str, *, label: str = "") -> list[tuple[str, object]]:

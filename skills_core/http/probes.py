@@ -7,9 +7,9 @@ paths (under a mount's ``root_path``, as the endpoint is) for load balancers, or
 monitoring, each cheap and none touching the skills:
 
 * ``/healthz``: the process answers (200, always);
-* ``/readyz``: the server has a catalog to serve (200), or not yet (503): an app that scans its
-  skills in a thread while it answers (``SkillsApp.loading``, as each ``serve --http`` worker
-  does), or a source whose first catalog arrives from a background fetch
+* ``/readyz``: the server has a catalog to serve (200), or not yet, or it is stopping (503): an
+  app that scans its skills in a thread while it answers (``SkillsApp.loading``, as each
+  ``serve --http`` worker does), or a source whose first catalog arrives from a background fetch
   (:attr:`SkillsServer.has_catalog <skills_core.server.SkillsServer.has_catalog>`);
 * ``/metrics``: counters in the Prometheus text format (:mod:`skills_core.http.metrics`), only
   when :attr:`HttpOptions.metrics <skills_core.http.options.HttpOptions.metrics>` is set.

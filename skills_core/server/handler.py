@@ -26,7 +26,8 @@ callers that hold a decoded message dict: the same envelope checks
 **Reads block.** The handler reads files through its source, synchronously: with
 :class:`~skills_core.server.filesystem.FilesystemSource`, a ``resources/read`` waits for the disk
 and then encodes the whole file (text or base64). Called on an event loop, a 16 MiB file stops the
-loop for tens of milliseconds. So a caller on an event loop passes ``defer_reads_over=N``: a read
+loop until it is done (``tests/benchmarks/bench_loop_latency.py`` measures how long). So a caller
+on an event loop passes ``defer_reads_over=N``: a read
 of a file the catalog lists as larger than ``N`` bytes then comes back unread, as a
 :class:`PendingRead`, whose :meth:`~PendingRead.complete` reads and encodes it; run that in a
 worker thread (the asyncio and trio adapters do). ``complete`` touches only the source and pure
@@ -52,7 +53,14 @@ re-scanned when the source sees skills added or removed (it looks at most once p
 ``resources/directory/read`` look at the files as they are now: ``skills/get`` re-checks that one
 skill through the source (and updates the catalog with what it finds), reads look at the file.
 So a file added to a served folder shows up in the next ``skills/get``, as in the spec's
-``credit-note.md`` flow. What is reused is the *encoded answer* of a read: kept per URI and era
+``credit-note.md`` flow. The server never answers from two views: a read that finds a listed file
+gone, or bytes the listing does not describe (another size; for files up to 256 KiB, another
+digest, hashed once per change), re-checks its skill at once, so the next ``skills/list`` agrees
+with the read without waiting for ``ttlMs`` (a deleted skill is no longer listed, an edited file's
+entry carries its new digest). :meth:`SkillsServer.refresh` re-scans on demand (``SIGHUP`` in
+``skills-core serve``); a scan that fails keeps the catalog served.
+
+What is reused is the *encoded answer* of a read: kept per URI and era
 while the file's bytes are equal to the ones it was made from, for files up to 256 KiB, 8 MiB in
 all, oldest out first. A source with ``read_since`` (``FilesystemSource``) reads through a
 descriptor it holds and could say a file is unchanged without reading it; the filesystem source
@@ -99,7 +107,8 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Final, Protocol, final, overload, runtime_checkable
 
-from .._jsonrpc_encode import _encode_spliced
+from .._jsonrpc_encode import encode_spliced
+from ..digest import compute_digest
 from ..errors import URIError
 from ..jsonrpc import (
     Answer,
@@ -191,6 +200,14 @@ class _ReadsSince(Protocol):
     ) -> tuple[bytes | None, object | None] | None: ...
 
 
+@runtime_checkable
+class _ReadsBlock(Protocol):
+    """A source whose reads may wait on a network (``StoreSource``): a caller on an event loop
+    has such reads deferred to a worker thread, whatever the file's size."""
+
+    def read_blocks(self, skill: PublishedSkill, file_path: str) -> bool: ...
+
+
 class _PreparedError(Exception):
     """An error answer made before (one of the module's constants); raised inside the handler."""
 
@@ -247,6 +264,7 @@ class SkillsServer:
         "_cursors",
         "_live",
         "_options",
+        "_read_blocks",
         "_read_since",
         "_reads",
         "_receipts",
@@ -282,6 +300,7 @@ class SkillsServer:
         self._live = LiveCatalog(source.scan())
         self._reads = _ReadCache()
         self._read_since = source.read_since if isinstance(source, _ReadsSince) else None
+        self._read_blocks = source.read_blocks if isinstance(source, _ReadsBlock) else None
         self._receipts = 0
         self._scans = 1
         self._scan_failures = 0
@@ -314,8 +333,15 @@ class SkillsServer:
         return self._live.catalog
 
     def refresh(self) -> Catalog:
-        """Re-scan the source and serve the result; returns the new catalog."""
-        self._live = LiveCatalog(self._source.scan())
+        """Re-scan the source now and serve the result; returns the catalog now served.
+
+        What ``SIGHUP`` does to ``skills-core serve``: the source does the looking (the
+        filesystem source follows each root as named, so a root switched to another release is
+        scanned there), this server only swaps catalogs. Call it from the thread or event loop
+        that drives the server. Nothing is emptied by a failure: when the scan raises (a root
+        gone or unreadable), the catalog served is kept and the exception propagates.
+        """
+        self._live.replace(self._source.scan())
         self._scans += 1
         return self._live.catalog
 
@@ -516,7 +542,7 @@ class SkillsServer:
         """
         live = self._live
         source = self._source
-        if live.sync(source, self.options.ttl_ms):
+        if live.sync(source, self.options.ttl_ms) is not None:
             self._scans += 1
         failing = getattr(source, "poll_note", None) is not None
         if failing and not self._scan_failing:
@@ -597,12 +623,21 @@ class SkillsServer:
         live = self._live
         result = self._source.recheck(uri)
         live.update(uri, result)
-        if not isinstance(result, PublishedSkill):
+        # A re-check may have seen more than its skill (the filesystem source: a root switched
+        # to another release): the source then re-scans here, and the answer comes from that.
+        live.sync(self._source, self._options.ttl_ms)
+        skill = live.get(uri)
+        if skill is None:
             detail = f" ({result.reason})" if isinstance(result, OmittedSkill) else ""
             raise _invalid_params(f"No skill is served at {_show(uri)}{detail}", {"uri": uri})
-        skill = live.get(uri)
-        assert skill is not None
         return {"skill": live.entry_json(skill)}, True
+
+    def _notice(self, skill: PublishedSkill) -> bool:
+        """A read found the files differ from the catalog: re-check ``skill`` and sync, so later
+        listings agree with what the read saw (one view). True when the catalog was replaced."""
+        live = self._live
+        live.update(skill.uri, self._source.recheck(skill.uri))
+        return live.sync(self._source, self._options.ttl_ms) is not None
 
     # -- resources/read and resources/directory/read ----------------------------------------------
 
@@ -612,9 +647,15 @@ class SkillsServer:
         legacy_version: str | None,
         defer_over: int | None,
         received: int | None,
+        again: bool = True,
     ) -> EncodedResult | PendingRead:
         """``resources/read``: the file as it is now (or as looked at since the request arrived);
-        the encoded answer reused while its bytes are the file's."""
+        the encoded answer reused while its bytes are the file's.
+
+        A listed file found gone, or with bytes other than the listing's, makes the server
+        re-check its skill at once (:meth:`_notice`); when that brings a whole new catalog (a
+        root switched to another release), the read is resolved ``again`` in it, once.
+        """
         era = _era(params, legacy_version)
         uri = params.get("uri")
         if type(uri) is not str:
@@ -628,19 +669,26 @@ class SkillsServer:
         key = (uri, era is Era.MODERN)  # a bool hashes in C; an Enum member in Python
         cached = self._reads.entries.get(key)
         # A cached file was small when last read (at most 256 KiB), so it is not deferred; one
-        # grown since is read here once, and then no longer cached.
-        if cached is None and defer_over is not None:
-            listed = skill.entry.resource(uri)
-            if listed is not None and listed.size > defer_over:
-                return PendingRead(
-                    source=self._source,
-                    skill=skill,
-                    file_path=file_path,
-                    uri=uri,
-                    era=era,
-                    hint=self._cache_hint,
-                    options=self._options,
-                )
+        # grown since is read here once, and then no longer cached. A read that would wait on a
+        # network (a source with read_blocks) is deferred whatever its size.
+        blocks = self._read_blocks
+        if defer_over is not None and (
+            (blocks is not None and blocks(skill, file_path))
+            or (
+                cached is None
+                and (listed := skill.entry.resource(uri)) is not None
+                and listed.size > defer_over
+            )
+        ):
+            return PendingRead(
+                source=self._source,
+                skill=skill,
+                file_path=file_path,
+                uri=uri,
+                era=era,
+                hint=self._cache_hint,
+                options=self._options,
+            )
         if (
             cached is not None
             and received is not None
@@ -651,11 +699,20 @@ class SkillsServer:
         read_since = self._read_since
         version: object | None = None
         if read_since is None:
-            data = _read_now(self._source, skill, file_path, uri)
+            read = self._source.read(skill, file_path)
+            if read is None:
+                refusal = _unread(self._source, skill, file_path, uri)
+                if skill.entry.resource(uri) is not None and self._notice(skill) and again:
+                    return self._read(params, legacy_version, defer_over, received, False)
+                raise refusal
+            data = read
         else:
             got = read_since(skill, file_path, None if cached is None else cached.version)
             if got is None:
-                raise _unread(self._source, skill, file_path, uri)
+                refusal = _unread(self._source, skill, file_path, uri)
+                if skill.entry.resource(uri) is not None and self._notice(skill) and again:
+                    return self._read(params, legacy_version, defer_over, received, False)
+                raise refusal
             fresh, version = got
             if fresh is None:  # unchanged since the cached answer was made
                 assert cached is not None
@@ -663,6 +720,11 @@ class SkillsServer:
             data = fresh
         if cached is not None and cached.data == data:
             return cached.confirm(version, self._receipts, skill)
+        if not skill.is_dynamic and not _as_listed(skill, uri, data):
+            self._notice(skill)  # these bytes are served: the listing now agrees with them
+            now = self._live.resolve(uri)
+            if now is not None:  # the skill re-checked: what later reads resolve to
+                skill = now[0]
         encoded = _encode_read(
             uri, data, file_path, era=era, hint=self._cache_hint, options=self._options
         )
@@ -890,6 +952,15 @@ def _read_now(source: SkillSource, skill: PublishedSkill, file_path: str, uri: s
     return data
 
 
+def _as_listed(skill: PublishedSkill, uri: str, data: bytes) -> bool:
+    """Whether ``data`` is the file ``uri`` as ``skill``'s entry lists it: its size, and its
+    digest for a file the read cache may hold (larger files, read each time, by size only)."""
+    listed = skill.entry.resource(uri)
+    if listed is None or listed.size != len(data):
+        return False
+    return len(data) > _READ_CACHE_FILE or compute_digest(data) == listed.digest
+
+
 def _unread(source: SkillSource, skill: PublishedSkill, file_path: str, uri: str) -> _RequestError:
     """The refusal of a read the source answered with nothing: a directory, or not found."""
     if source.list_directory(skill, file_path) is not None:
@@ -906,7 +977,7 @@ def _encode_read(
     result = complete_result(
         {"contents": [item]}, era=era, cache=hint, server_info=options.server_info
     )
-    return _encode_spliced(result, item, "text" if "text" in item else "blob")
+    return encode_spliced(result, item, "text" if "text" in item else "blob")
 
 
 def _response_object(request_id: RequestId, answer: Answer) -> dict[str, JSONValue]:

@@ -1,33 +1,68 @@
-"""Where a server's skills come from: the :class:`SkillSource` protocol, and an in-memory source.
+"""Where a server's skills come from: the :class:`SkillSource` protocol (public API), and two
+ready-made bases for it.
 
 Theory of operation
 -------------------
-The request handler needs five things from whatever holds the skills, and nothing else:
+A :class:`~skills_core.server.handler.SkillsServer` reads skills through one object, its
+*source*, and never touches storage itself. A source is any object with the five methods of
+:class:`SkillSource` (a structural protocol: no base class is needed). This library has four:
+:class:`MemorySource`, :class:`~skills_core.server.filesystem.FilesystemSource`, and for object
+stores and git repositories :class:`~skills_core.sources.store.StoreSource`. Write your own for
+storage of another kind (a database, a CMS), preferably on :class:`TreeSource` (below).
 
-* :meth:`~SkillSource.scan`: the whole catalog, when the server starts and on ``refresh()``;
-* :meth:`~SkillSource.poll`: a new catalog when skills may have been added or removed, or None;
-  asked at the start of ``skills/list`` and ``resources/list`` with the server's ``ttlMs``, so a
-  skill added or removed shows up in listings within that time. It must be cheap when nothing
-  changed (the filesystem source looks at most once per ``ttlMs``, at the folders and each
-  ``SKILL.md``'s stat signature only, and re-scans only when they changed);
+**What each method must do.**
+
+* :meth:`~SkillSource.scan`: the whole catalog (a :class:`~skills_core.server.catalog.Catalog`:
+  the published skills sorted by URI, and those left out with a reason). Called once when the
+  server is made and on every ``refresh()``.
+* :meth:`~SkillSource.poll`: a new catalog when skills may have been added or removed since the
+  last one returned, else None. Called at the start of every ``skills/list`` and
+  ``resources/list`` with the server's ``ttlMs``: a skill added or removed must show up in
+  listings within that time, and it must be cheap when nothing changed (the filesystem source
+  looks at most once per ``ttlMs``, at the folders and each ``SKILL.md``'s stat signature only;
+  the store source only swaps in a catalog its own thread checked).
 * :meth:`~SkillSource.recheck`: one skill *as it is now*, for ``skills/get`` (the spec's
-  ``credit-note.md`` flow: a file added to a served folder shows up in the next ``skills/get``
-  without a full re-scan);
-* :meth:`~SkillSource.read`: one file's bytes now, for ``resources/read``;
+  ``credit-note.md`` flow: a file added to a served folder shows in the next ``skills/get``
+  without a full scan). The answer replaces that skill in later listings too.
+* :meth:`~SkillSource.read`: one file's bytes now, for ``resources/read``; None for a missing
+  file, a folder, or anything the source will not serve.
 * :meth:`~SkillSource.list_directory`: one folder's direct children now, for
-  ``resources/directory/read``.
+  ``resources/directory/read``; None when it is not a folder.
 
-Paths handed to a source are already decoded and clean (no empty, ``.`` or ``..`` segment): the
-handler decodes client URIs with :mod:`skills_core.server.paths`, and anything that does not
-decode canonically never reaches the source.
+A source may also have ``read_blocks(skill, file_path) -> bool``, True when :meth:`read` would
+wait on a network (the store source: bytes not in its memory). A server driven by an event loop
+then reads that file in a worker thread whatever its size.
 
-:class:`TreeSource` implements all five on top of six small primitives per root (snapshot a
-folder, test for a skill folder, read a file, list a folder, count roots, tell whether skill
-folders changed) and the pure
-:class:`~skills_core.server.catalog.CatalogBuilder`, and adds dynamic skills. :class:`MemorySource`
-implements the primitives over ``{path: bytes}`` dictionaries (tests, embedding, generated
-catalogs), with no clock and no randomness; :class:`skills_core.server.filesystem.FilesystemSource`
-implements them over real folders.
+**What the server guarantees a source.** Paths are decoded and clean: raw names, ``/``-separated,
+relative to the skill's folder (``""`` is the folder itself), no empty, ``.`` or ``..`` segment.
+The handler decodes client URIs with :mod:`skills_core.server.paths`, so anything that does not
+decode canonically never reaches the source, and a ``skill`` passed to :meth:`read` and
+:meth:`list_directory` is one the source itself returned (from :meth:`scan`, :meth:`poll` or
+:meth:`recheck`). A catalog returned is served whole: listings never mix two of them. An
+exception a method raises is never shown to a client: the request it served is answered
+``-32603`` (Internal error) and the server carries on with the catalog it had (an exception
+from the first :meth:`scan` propagates out of the server's constructor).
+
+**Threads.** The server calls :meth:`scan`, :meth:`poll`, :meth:`recheck` and ``read_blocks``
+from the thread (or event loop) that drives it, one call at a time. :meth:`read` and
+:meth:`list_directory` may also be called from worker threads, at the same time as each other
+and as the calls above: an ASGI server, and the asyncio and trio adapters, read large files
+(and, with ``read_blocks``, slow ones) in a worker thread (a
+:class:`~skills_core.server.handler.PendingRead`). A source must allow that: keep what those two
+use safe to share (a connection per thread, or one behind a lock). The sources of this library
+do.
+
+**Building one.** :class:`TreeSource` implements all five methods on top of six small
+primitives per root (snapshot a folder, test for a skill folder, read a file, list a folder,
+count roots, tell whether skill folders changed) and the pure
+:class:`~skills_core.server.catalog.CatalogBuilder`, which applies every rule a folder gets
+(names, limits, the Agent Skills rules on the frontmatter, file names, path collisions, nested
+skills): such a source cannot publish anything ``skills-core validate`` would refuse. It adds
+dynamic skills. Its ``_read_file`` and ``_list_dir`` primitives are what :meth:`read` and
+:meth:`list_directory` call, from worker threads too. :class:`MemorySource` implements the
+primitives over ``{path: bytes}`` dictionaries (tests, embedding, generated catalogs), with no
+clock and no randomness; :class:`~skills_core.server.filesystem.FilesystemSource` implements them
+over real folders; ``examples/custom_source.py`` over SQLite.
 """
 
 from __future__ import annotations
@@ -58,24 +93,32 @@ _SKILL_MD_SUFFIX = "/" + SKILL_MD
 
 
 class SkillSource(Protocol):
-    """What the request handler needs from a store of skills (see the module docstring)."""
+    """What the request handler needs from a store of skills (public API; see the module
+    docstring for what the server guarantees and which methods may run in worker threads)."""
 
     def scan(self) -> Catalog:
-        """Return the catalog of every skill, as the files are now."""
+        """Return the catalog of every skill, as the files are now.
+
+        Called when the server is made and on ``refresh()``, from the thread that drives the
+        server. The published skills are sorted by URI; every skill not published is in
+        ``omitted`` with a code and a reason.
+        """
         ...
 
     def poll(self, max_age_ms: int) -> Catalog | None:
         """Return a new catalog (a :meth:`scan`) when skills may have been added or removed.
 
         Return None when nothing changed, or when the last look is younger than ``max_age_ms``
-        (a source may look less often, never more: it is asked on every listing request).
+        (a source may look less often, never more: it is asked on every listing request, from
+        the thread that drives the server, so it must be cheap when nothing changed).
         """
         ...
 
     def recheck(self, uri: str) -> PublishedSkill | OmittedSkill | None:
         """Return the skill whose SKILL.md URI is ``uri`` as it is now, looking at that skill only.
 
-        Returns None when no folder (or dynamic skill) claims ``uri``.
+        Returns None when no folder (or dynamic skill) claims ``uri``. Called for ``skills/get``
+        from the thread that drives the server; the answer replaces the skill in listings.
         """
         ...
 
@@ -83,6 +126,8 @@ class SkillSource(Protocol):
         """Return the current bytes of ``file_path`` (relative to the skill, raw names), or None.
 
         None covers a missing file, a directory, and anything the source refuses to serve.
+        ``skill`` is one this source returned; ``file_path`` is clean. May be called from worker
+        threads, concurrently with any other method.
         """
         ...
 
@@ -92,6 +137,8 @@ class SkillSource(Protocol):
         """Return ``(name, is_dir)`` for each servable direct child of ``dir_path``, sorted by name.
 
         ``dir_path`` is relative to the skill (``""`` is its root). None when it is not a folder.
+        May be called from worker threads, concurrently with any other method (a read that
+        found nothing asks whether the path is a folder).
         """
         ...
 
@@ -179,11 +226,17 @@ class TreeSource(ABC):
 
     @abstractmethod
     def _read_file(self, root: int, path: str) -> bytes | None:
-        """The bytes of the servable regular file at ``path``, or None."""
+        """The bytes of the servable regular file at ``path``, or None.
+
+        Called by :meth:`read`, so from worker threads too (see the module docstring).
+        """
 
     @abstractmethod
     def _list_dir(self, root: int, path: str) -> Sequence[tuple[str, bool]] | None:
-        """The servable regular files and folders directly in ``path``, or None if not a folder."""
+        """The servable regular files and folders directly in ``path``, or None if not a folder.
+
+        Called by :meth:`list_directory`, so from worker threads too (see the module docstring).
+        """
 
     @abstractmethod
     def _changed(self, max_age_ms: int) -> bool:
