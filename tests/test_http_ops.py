@@ -257,9 +257,19 @@ def load():
     return server_from_roots([os.environ["OPS_ROOT"]], cursor_key=derive_key(SECRET, "cursor"))
 
 def make():
-    from skills_core.adapters._asgi_observe import configure_logging
+    from skills_core.adapters._asgi_observe import configure_logging, log_event
+    from skills_core.adapters._reload import reload, reload_on_hangup
     configure_logging("info", "json")
-    return SkillsApp.loading(load, session_key=derive_key(SECRET, "session"), options=HttpOptions())
+    app = SkillsApp.loading(load, session_key=derive_key(SECRET, "session"), options=HttpOptions())
+    say = lambda message: log_event("info", "source", message)
+
+    def current():  # as app_from_env wires it
+        if app.when_loaded(lambda server: reload(server, say)):
+            return None
+        return app.server
+
+    reload_on_hangup(current, say)
+    return app
 """
 
 
@@ -279,7 +289,7 @@ def loading_server(skills: Path, tmp_path: Path, *, fail: bool = False) -> Itera
         process = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stderr=stderr)
     try:
         eventually(lambda: _answers(port, "/healthz"), "the process answers")
-        yield Loading(port, gate, lambda: log.read_text(errors="replace"))
+        yield Loading(port, gate, lambda: log.read_text(errors="replace"), process)
     finally:
         process.terminate()
         process.wait(timeout=WAIT)
@@ -290,6 +300,7 @@ class Loading:
     port: int
     gate: Path
     stderr: Callable[[], str]
+    process: subprocess.Popen[bytes]
 
 
 def _answers(port: int, path: str) -> int | None:
@@ -327,6 +338,22 @@ def test_readyz_is_503_until_the_catalog_is_loaded(skills: Path, tmp_path: Path)
         ]
         ready = [line for line in json_lines(server.stderr()) if line.get("event") == "ready"]
         assert ready[0]["skills"] == 1
+
+
+def test_a_sighup_during_the_load_rescans_once_loaded(skills: Path, tmp_path: Path) -> None:
+    """The load may have read the folders before the change the SIGHUP announces: the skills
+    are scanned again once loaded, before they are served (and the signal kills nothing)."""
+    with loading_server(skills, tmp_path) as server:
+        server.process.send_signal(signal.SIGHUP)
+        assert _answers(server.port, "/healthz") == 200  # still there: the handler is installed
+        assert "reloaded" not in server.stderr()
+        server.gate.touch()
+        eventually(lambda: "reloaded: 1 skill(s) served" in server.stderr(), "the re-scan")
+        eventually(lambda: _answers(server.port, "/readyz") == 200, "ready")
+        lines = json_lines(server.stderr())
+        events = [x.get("event") for x in lines if x.get("event") in ("source", "ready")]
+        assert events == ["source", "ready"]  # re-scanned before it serves
+        assert server.process.poll() is None
 
 
 def test_a_catalog_that_fails_to_load_fails_the_probes_without_a_traceback(

@@ -135,12 +135,14 @@ class SkillsApp:
         "_failure",
         "_load",
         "_load_started",
+        "_loaded_guard",
         "_making",
         "_observer",
         "_send_timeout",
         "_server",
         "_timeout",
         "_turns",
+        "_when_loaded",
     )
 
     def __init__(
@@ -180,6 +182,9 @@ class SkillsApp:
         #: Makes the server in a worker thread (:meth:`loading`), until it has; else None.
         self._load: Callable[[], SkillsServer] | None = None
         self._load_started = False
+        #: What to do to the server once made, before it serves (:meth:`when_loaded`).
+        self._when_loaded: list[Callable[[SkillsServer], None]] = []
+        self._loaded_guard = threading.Lock()
         #: Why making the server failed, or None.
         self._failure: str | None = None
 
@@ -245,9 +250,16 @@ class SkillsApp:
             self._failure = f"the catalog failed to load: {text}"
             self._observer.event(ERROR, "load", self._failure)
             return
-        self._server = server
-        self._observer.serve(server)
-        self._load = None
+        while True:  # publish the server once nothing is left to do to it first
+            with self._loaded_guard:
+                callbacks, self._when_loaded = self._when_loaded, []
+                if not callbacks:
+                    self._server = server
+                    self._observer.serve(server)
+                    self._load = None
+                    break
+            for callback in callbacks:
+                callback(server)
         catalog = server.catalog
         self._observer.event(
             INFO,
@@ -257,6 +269,22 @@ class SkillsApp:
             skills=len(catalog.skills),
             omitted=len(catalog.omitted),
         )
+
+    def when_loaded(self, callback: Callable[[SkillsServer], None]) -> bool:
+        """Have ``callback`` called with the server once it is made, before it serves a request.
+
+        For what must wait for the load (a ``SIGHUP`` re-scan that arrives during it: the load
+        may have read the folders before they changed). Called in the loading thread.
+
+        Returns:
+            True when it will be; False when the server is made already (nothing is kept: do
+            it now, on the event loop).
+        """
+        with self._loaded_guard:
+            if self._load is None:
+                return False
+            self._when_loaded.append(callback)
+            return True
 
     @property
     def loaded(self) -> bool:

@@ -35,7 +35,7 @@ from ..http.options import (
 )
 from ._asgi_app import SkillsApp
 from ._asgi_observe import configure_logging, log_event, logging_configured
-from ._reload import reload_on_hangup
+from ._reload import reload, reload_on_hangup
 
 if TYPE_CHECKING:
     from ..server.handler import SkillsServer
@@ -463,6 +463,12 @@ def app_from_env() -> SkillsApp:
         configure_logging(config.log_level, config.log_format)
     app = config.build()
     # SIGHUP re-scans this worker's catalog at once (see skills_core.adapters._reload); while
-    # the app still loads its skills in a thread, there is nothing to re-scan yet
-    reload_on_hangup(lambda: app.server if app.loaded else None, _say)
+    # the app still loads its skills in a thread, once they are loaded (before they are served)
+
+    def current() -> SkillsServer | None:
+        if app.when_loaded(lambda server: reload(server, _say)):
+            return None
+        return app.server
+
+    reload_on_hangup(current, _say)
     return app

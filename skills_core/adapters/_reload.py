@@ -55,9 +55,9 @@ def reload_on_hangup(
     its server's loop runs); the handler hands :func:`reload` to the running loop. Returns
     False, and installs nothing, off the main thread or where there is no ``SIGHUP``.
 
-    ``server`` may be a function returning the server when the signal arrives, or None while
-    there is none yet (an app still loading its skills in a thread: the signal is then ignored,
-    and said so).
+    ``server`` may be a function returning the server when the signal arrives, or None when it
+    took care of the reload itself (an app still loading its skills in a thread re-scans them
+    once loaded: :meth:`~skills_core.adapters.asgi.SkillsApp.when_loaded`).
     """
     import asyncio  # noqa: PLC0415 - not for the stdio server, whose start-up stays lean
 
@@ -72,8 +72,7 @@ def reload_on_hangup(
             log("SIGHUP ignored: no event loop is running to reload on")
             return
         target = server() if callable(server) else server
-        if target is None:
-            log("SIGHUP ignored: the skills are still loading (a fresh scan is under way)")
+        if target is None:  # deferred by ``server``: the skills are still loading
             return
         loop.call_soon_threadsafe(reload, target, log)
 
