@@ -34,6 +34,8 @@ IO_MODULES = {
     "skills_core/cli/validate.py",
     "skills_core/cli/diff.py",
     "skills_core/cli/host.py",
+    "skills_core/cli/check_server.py",
+    "skills_core/cli/_servers.py",
     "skills_core/demo.py",
     "skills_core/__main__.py",
     # where this copy of the package lives, to start it again in a child process
