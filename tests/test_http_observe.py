@@ -44,13 +44,13 @@ from skills_core.http.session import (
 )
 from skills_core.jsonrpc import ErrorObject
 from skills_core.jsonvalue import JSONValue
-from skills_core.server.cursors import CursorCodec
-from skills_core.server.handler import (
+from skills_core.server.cursors import (
     CURSOR_FOREIGN,
     CURSOR_MALFORMED,
     CURSOR_OTHER_LISTING,
-    SkillsServer,
+    CursorCodec,
 )
+from skills_core.server.handler import SkillsServer
 
 HOSTILE = 'skill://x\n2026-01-01T00:00:00.000Z INFO request status=200 "\x1b[2J\u202e=/SKILL.md'
 

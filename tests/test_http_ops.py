@@ -620,6 +620,40 @@ def test_metrics_count_every_workers_requests(skills: Path) -> None:
     assert metric(text, "skills_core_catalog_scan_failures_total") == 0
 
 
+def test_metrics_follow_the_catalog_scans_and_failed_looks(tmp_path: Path) -> None:
+    """A skill added is a new catalog (scans 1 -> 2, the scan time moves, skills 1 -> 2); a root
+    that disappears is a failed look (counted once), the catalog kept."""
+    root = tmp_path / "current"
+    write_spec_skill(root)
+    with serving(root, "--metrics", "--ttl-ms", "1") as served:
+
+        def scrape() -> str:
+            return exchange(served.port, "GET", "/metrics").body.decode()
+
+        def listed() -> int:
+            body = rpc("skills/list", {"_meta": MODERN_META})
+            answer = exchange(served.port, "POST", "/mcp", modern_headers("skills/list"), body)
+            return len(answer.json()["result"]["skills"])
+
+        first = scrape()
+        assert metric(first, "skills_core_catalog_scans_total") == 1
+        shutil.copytree(root / "pdf-processing", root / "other")
+        text = (root / "other" / "SKILL.md").read_text().replace("pdf-processing", "other", 1)
+        (root / "other" / "SKILL.md").write_text(text)
+        eventually(lambda: listed() == 2, "the new skill listed")
+        second = scrape()
+        assert metric(second, "skills_core_catalog_scans_total") == 2
+        assert metric(second, "skills_core_catalog_skills") == 2
+        assert metric(second, "skills_core_catalog_last_scan_timestamp_seconds") >= metric(
+            first, "skills_core_catalog_last_scan_timestamp_seconds"
+        )
+        shutil.rmtree(root)
+        assert listed() == 2  # the catalog is kept
+        assert metric(scrape(), "skills_core_catalog_scan_failures_total") == 1
+        assert listed() == 2
+        assert metric(scrape(), "skills_core_catalog_scan_failures_total") == 1  # once
+
+
 # --- the drain --------------------------------------------------------------------------------------
 
 

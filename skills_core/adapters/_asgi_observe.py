@@ -77,7 +77,8 @@ from ..http.metrics import (
 from ..http.options import HttpOptions, Scope
 from ..http.server import Call, Reply
 from ..http.session import SESSION_FOREIGN
-from ..server.handler import CURSOR_FOREIGN, SkillsServer
+from ..server.cursors import CURSOR_FOREIGN
+from ..server.handler import SkillsServer
 
 __all__ = [
     "LOGGER_NAME",
@@ -315,7 +316,10 @@ class Observer:
         "_last_scan",
         "_lines",
         "_loop",
+        "_scan_failing",
+        "_scan_failures",
         "_scans",
+        "_served",
         "_server",
         "_state_dir",
         "_time",
@@ -329,8 +333,13 @@ class Observer:
         self._counters = RequestCounters() if options.metrics else None
         self._in_flight: dict[int, Exchange] = {}
         self._time = TimeText()
-        self._scans = server.scans
+        #: Catalogs seen served (the first, and each one a re-scan made), and when the last
+        #: was first seen; looks for added or removed skills that failed (``poll_note``).
+        self._served: object = server.catalog
+        self._scans = 1
         self._last_scan = time.time()
+        self._scan_failures = 0
+        self._scan_failing = False
         self._catalog: object = None
         self._counted = (0, 0)
         self._draining: float | None = None
@@ -353,10 +362,6 @@ class Observer:
         del self._in_flight[id(exchange.scope)]
         if self._draining is not None and exchange.cut is None:
             self._finished_in_drain += 1
-        server = self._server
-        if server.scans != self._scans:  # a re-scan happened while answering
-            self._scans = server.scans
-            self._last_scan = time.time()
         reply, call = exchange.reply, exchange.call
         status = exchange.status
         if status is None and reply is not None and exchange.sent:
@@ -411,8 +416,25 @@ class Observer:
     def serve(self, server: SkillsServer) -> None:
         """Follow ``server`` from now on (it replaces the one an app served while loading)."""
         self._server = server
-        self._scans = server.scans
+        self._served = server.catalog
         self._last_scan = time.time()
+
+    def _rescanned(self) -> None:
+        """Note a new catalog (counted and timed) and whether the source's looks for added or
+        removed skills fail (``FilesystemSource.poll_note``: the catalog is kept meanwhile).
+
+        Looked at when metrics are made (a scrape, a report every second), never per request:
+        a catalog changed by a read is rebuilt only when asked for.
+        """
+        server = self._server
+        failing = getattr(server.source, "poll_note", None) is not None
+        if server.catalog is not self._served:
+            self._served = server.catalog
+            self._scans += 1
+            self._last_scan = time.time()
+        if failing and not self._scan_failing:
+            self._scan_failures += 1
+        self._scan_failing = failing
 
     @property
     def in_flight(self) -> int:
@@ -423,14 +445,15 @@ class Observer:
 
     def metrics(self) -> bytes:
         """The metrics text (every worker's counts, given a state directory)."""
+        self._rescanned()
         counters = self._counters if self._counters is not None else RequestCounters()
         own = WorkerReport(
             worker=os.getpid(),
             counters=counters,
             in_flight=self.in_flight,
-            scans=self._server.scans,
+            scans=self._scans,
             last_scan=self._last_scan,
-            scan_failures=self._server.scan_failures,
+            scan_failures=self._scan_failures,
         )
         skills, files = self._catalog_counts()
         state = ServerState(
@@ -499,13 +522,14 @@ class Observer:
         folder, counters = self._state_dir, self._counters
         if folder is None or counters is None:
             return
+        self._rescanned()
         report = WorkerReport(
             worker=os.getpid(),
             counters=counters,
             in_flight=self.in_flight,
-            scans=self._server.scans,
+            scans=self._scans,
             last_scan=self._last_scan,
-            scan_failures=self._server.scan_failures,
+            scan_failures=self._scan_failures,
         )
         path = os.path.join(folder, f"{_METRICS_PREFIX}{os.getpid()}.json")
         _write_file(path, json.dumps(report.to_json()).encode())

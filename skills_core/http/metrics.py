@@ -28,7 +28,8 @@ What is exported (``method`` is a JSON-RPC method this library knows, ``other`` 
 * ``skills_core_catalog_skills``, ``skills_core_catalog_files``: skills published, files in
   their manifests;
 * ``skills_core_catalog_scans_total``, ``skills_core_catalog_last_scan_timestamp_seconds``:
-  catalogs loaded (the first scan and each re-scan) and when the last one was;
+  catalogs served (the first scan, each re-scan, each skill a read found changed) and when the
+  worker first saw the last one (within a second of it);
 * ``skills_core_catalog_scan_failures_total``: looks for skills added or removed that failed
   (the catalog was kept);
 * ``skills_core_workers``: workers whose counts are in the answer.

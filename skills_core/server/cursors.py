@@ -27,9 +27,30 @@ import base64
 import binascii
 import hashlib
 import hmac
+from collections.abc import Iterable
 from typing import Final, final
 
-__all__ = ["MIN_KEY_BYTES", "MAX_CURSOR_LENGTH", "CursorCodec"]
+__all__ = [
+    "MIN_KEY_BYTES",
+    "MAX_CURSOR_LENGTH",
+    "CURSOR_MALFORMED",
+    "CURSOR_OTHER_LISTING",
+    "CURSOR_FOREIGN",
+    "REFUSALS",
+    "CursorCodec",
+]
+
+#: Why a cursor was refused (:meth:`CursorCodec.refusal`), in words for an operator's log; the
+#: client is told ``-32602 Invalid cursor`` whatever the reason.
+CURSOR_MALFORMED: Final = "the cursor is malformed (not one this server issues)"
+CURSOR_OTHER_LISTING: Final = "the cursor was issued by this server for another listing"
+CURSOR_FOREIGN: Final = (
+    "the cursor is not signed with this server's key (issued by a server with another secret: "
+    "workers or servers that do not share the key file, or a restart with a new secret; or "
+    "altered, or issued for another directory)"
+)
+#: Every reason :meth:`CursorCodec.refusal` gives.
+REFUSALS: Final = (CURSOR_MALFORMED, CURSOR_OTHER_LISTING, CURSOR_FOREIGN)
 
 #: Shortest accepted HMAC key.
 MIN_KEY_BYTES: Final = 16
@@ -96,6 +117,23 @@ class CursorCodec:
         altered. Only for telling an operator why a cursor was refused.
         """
         return _raw(cursor) is not None
+
+    def refusal(self, cursor: object, listings: Iterable[str]) -> str:
+        """Why :meth:`decode` refused ``cursor`` for a context (call it only for one it refused).
+
+        Args:
+            cursor: The cursor refused.
+            listings: The contexts of this server's other listings (the methods whose context
+                is the method alone), to tell a cursor of another listing.
+
+        Returns:
+            :data:`CURSOR_MALFORMED`, :data:`CURSOR_OTHER_LISTING` or :data:`CURSOR_FOREIGN`.
+        """
+        if _raw(cursor) is None:
+            return CURSOR_MALFORMED
+        if any(self.decode(context, cursor) is not None for context in listings):
+            return CURSOR_OTHER_LISTING
+        return CURSOR_FOREIGN
 
 
 def _raw(cursor: object) -> bytes | None:

@@ -142,21 +142,14 @@ from ..spec import (
 from ..uri import SkillURI
 from ._live import LiveCatalog
 from .catalog import Catalog
-from .cursors import CursorCodec
+from .cursors import REFUSALS, CursorCodec
 from .mime import mime_type_for
 from .model import OmittedSkill, PublishedSkill
 from .options import ServerOptions
 from .paths import encode_segment
 from .source import MemorySource, SkillSource
 
-__all__ = [
-    "SkillsServer",
-    "ServerConnection",
-    "PendingRead",
-    "CURSOR_MALFORMED",
-    "CURSOR_OTHER_LISTING",
-    "CURSOR_FOREIGN",
-]
+__all__ = ["SkillsServer", "ServerConnection", "PendingRead"]
 
 #: Longest URI quoted back in an error message; longer ones are cut (the full one is in ``data``).
 _MAX_QUOTED: Final = 300
@@ -168,26 +161,17 @@ _LEGACY: Final = Era.LEGACY
 
 _Params = dict[str, JSONValue]
 
-#: Why a cursor was refused (:meth:`SkillsServer.refusal_note`); the client is told
-#: ``-32602 Invalid cursor`` whatever the reason.
-CURSOR_MALFORMED: Final = "the cursor is malformed (not one this server issues)"
-CURSOR_OTHER_LISTING: Final = "the cursor was issued by this server for another listing"
-CURSOR_FOREIGN: Final = (
-    "the cursor is not signed with this server's key (issued by a server with another secret: "
-    "workers or servers that do not share the key file, or a restart with a new secret; or "
-    "altered, or issued for another directory)"
-)
-#: The answers to refused cursors, one per reason: the same on the wire, told apart by identity.
+#: ``-32602 Invalid cursor`` once per reason (``cursors.REFUSALS``), told apart by identity.
 _INVALID_CURSOR: Final = {
     reason: ErrorObject(code=ErrorCode.INVALID_PARAMS, message="Invalid cursor")
-    for reason in (CURSOR_MALFORMED, CURSOR_OTHER_LISTING, CURSOR_FOREIGN)
+    for reason in REFUSALS
 }
 _REFUSAL_NOTES: Final = {id(answer): reason for reason, answer in _INVALID_CURSOR.items()}
 #: The cursor contexts that are a method alone (a directory's includes its URI).
 _FIXED_CONTEXTS: Final = (
-    Method.SKILLS_LIST.value,
-    Method.RESOURCES_LIST.value,
-    Method.RESOURCES_TEMPLATES_LIST.value,
+    Method.SKILLS_LIST,
+    Method.RESOURCES_LIST,
+    Method.RESOURCES_TEMPLATES_LIST,
 )
 
 
@@ -206,14 +190,6 @@ class _ReadsBlock(Protocol):
     has such reads deferred to a worker thread, whatever the file's size."""
 
     def read_blocks(self, skill: PublishedSkill, file_path: str) -> bool: ...
-
-
-class _PreparedError(Exception):
-    """An error answer made before (one of the module's constants); raised inside the handler."""
-
-    def __init__(self, answer: ErrorObject) -> None:
-        super().__init__(answer.message)
-        self.answer = answer
 
 
 class _RequestError(Exception):
@@ -268,9 +244,6 @@ class SkillsServer:
         "_read_since",
         "_reads",
         "_receipts",
-        "_scan_failing",
-        "_scan_failures",
-        "_scans",
         "_source",
     )
 
@@ -302,9 +275,6 @@ class SkillsServer:
         self._read_since = source.read_since if isinstance(source, _ReadsSince) else None
         self._read_blocks = source.read_blocks if isinstance(source, _ReadsBlock) else None
         self._receipts = 0
-        self._scans = 1
-        self._scan_failures = 0
-        self._scan_failing = False
 
     @classmethod
     def from_files(
@@ -342,39 +312,18 @@ class SkillsServer:
         gone or unreadable), the catalog served is kept and the exception propagates.
         """
         self._live.replace(self._source.scan())
-        self._scans += 1
         return self._live.catalog
 
     @property
     def has_catalog(self) -> bool:
-        """Whether there is a catalog to serve yet (what an HTTP readiness probe asks).
-
-        The library's sources scan when the server is made, so a server over them always has
-        one. A source whose first catalog arrives later (fetched in the background) says so with
-        a ``has_catalog`` attribute of its own, false until then; the server reports it.
-        """
+        """Whether there is a catalog to serve yet (for a readiness probe): always, unless the
+        source has a ``has_catalog`` attribute saying otherwise (a first fetch still to come)."""
         return bool(getattr(self._source, "has_catalog", True))
-
-    @property
-    def scans(self) -> int:
-        """Catalogs served so far: the first scan, and each re-scan since (a count that only
-        grows; a transport notes when it changes, to report the time of the last scan)."""
-        return self._scans
-
-    @property
-    def scan_failures(self) -> int:
-        """Times a look for skills added or removed failed after the last one succeeded (the
-        catalog served is then kept; the source says why, e.g. ``FilesystemSource.poll_note``)."""
-        return self._scan_failures
 
     @staticmethod
     def refusal_note(answer: Answer) -> str | None:
-        """What an operator should know about an error :meth:`answer` returned, or None.
-
-        A client is told ``-32602 Invalid cursor`` for any cursor the server refuses; this says
-        why (:data:`CURSOR_MALFORMED`, :data:`CURSOR_OTHER_LISTING`, :data:`CURSOR_FOREIGN`:
-        signed with another key, as when workers do not share their secret), for a log.
-        """
+        """Why :meth:`answer` refused a cursor (its ``-32602 Invalid cursor``), for a log: one of
+        :data:`~skills_core.server.cursors.REFUSALS`, such as ``CURSOR_FOREIGN``; else None."""
         return _REFUSAL_NOTES.get(id(answer))
 
     def capabilities(self) -> dict[str, JSONValue]:
@@ -478,8 +427,6 @@ class SkillsServer:
             return self._dispatch(method, params, legacy_version)
         except _RequestError as refusal:
             return refusal.error
-        except _PreparedError as refusal:
-            return refusal.answer
         except Exception:  # noqa: BLE001 - the one place that turns any failure into -32603
             return _INTERNAL_ERROR
 
@@ -541,13 +488,7 @@ class SkillsServer:
         :meth:`~skills_core.server._live.LiveCatalog.sync`).
         """
         live = self._live
-        source = self._source
-        if live.sync(source, self.options.ttl_ms) is not None:
-            self._scans += 1
-        failing = getattr(source, "poll_note", None) is not None
-        if failing and not self._scan_failing:
-            self._scan_failures += 1
-        self._scan_failing = failing
+        live.sync(self._source, self.options.ttl_ms)
         return live
 
     def _cursor(self, params: _Params, context: str) -> str | None:
@@ -555,18 +496,11 @@ class SkillsServer:
         if cursor is None:
             return None
         position = self._cursors.decode(context, cursor)
-        if position is None:
-            raise _PreparedError(self._cursor_refusal(cursor))
+        if position is None:  # the answer that says (to refusal_note) why it was refused
+            refusal = _invalid_params("Invalid cursor")
+            refusal.error = _INVALID_CURSOR[self._cursors.refusal(cursor, _FIXED_CONTEXTS)]
+            raise refusal
         return position
-
-    def _cursor_refusal(self, cursor: JSONValue) -> ErrorObject:
-        """The ``Invalid cursor`` answer that says (to :meth:`refusal_note`) why it was refused."""
-        codec = self._cursors
-        if not codec.well_formed(cursor):
-            return _INVALID_CURSOR[CURSOR_MALFORMED]
-        if any(codec.decode(context, cursor) is not None for context in _FIXED_CONTEXTS):
-            return _INVALID_CURSOR[CURSOR_OTHER_LISTING]
-        return _INVALID_CURSOR[CURSOR_FOREIGN]
 
     def _page(
         self, keys: Sequence[str], position: str | None, context: str
