@@ -17,18 +17,21 @@ says nothing until configured (a library's manners). :func:`configure_logging` (
 lines, so every line on stderr has the same form and goes through
 :mod:`skills_core.display` (uvicorn's messages and tracebacks included, as one line each).
 
-A line per request must cost little beside the request: a :class:`logging.LogRecord` and a
-write to stderr per request cost about as much as a fifth of a small request's work. So when the
-handler is ours (configured here) the observer hands it each line ready-made, and the handler
-writes the lines of one turn of the event loop with one write; records from anywhere else
-(uvicorn, an embedding application) are formatted and join the same queue, so lines keep their
-order. When an application configures the logger itself, each line is an ordinary record whose
-message is the line.
+A line per request must cost little beside the request, and a :class:`logging.LogRecord` and a
+write to stderr per request are a sizeable part of a small request's work (what the line costs as
+made here is measured by ``tests/benchmarks/bench_http.py``). So when the handler is ours
+(configured here) the observer hands it each line ready-made, and the handler writes the lines of
+one turn of the event loop with one write; records from anywhere else (uvicorn, an embedding
+application) are formatted and join the same queue, so lines keep their order. When an
+application configures the logger itself, each line is an ordinary record whose message is the
+line.
 
 **Metrics** (``HttpOptions.metrics``): each worker counts its requests; with several workers
 sharing a port, each writes a report of itself every second to a private directory the workers
 share (``state_dir``: ``serve --http`` makes one), and the worker that answers a scrape adds the
-others' reports to its own (see :mod:`skills_core.http.metrics`).
+others' reports to its own (see :mod:`skills_core.http.metrics`). Whether the catalog changed
+(a re-scan, counted and timed) and whether the source's looks fail is noted when metrics are
+made, a scrape or a report, never per request.
 
 **The drain.** When uvicorn is told to stop, :mod:`~skills_core.adapters.uvicorn_http`'s protocol
 tells the observer (:meth:`Observer.draining`), which logs what is in flight; at the graceful
