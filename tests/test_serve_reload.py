@@ -345,6 +345,9 @@ def test_http_sighup_rescans_each_worker_it_is_sent_to(deploy: tuple[Path, Path,
         while len(workers := workers_of(served.process.pid)) < 2:
             assert time.monotonic() < deadline, workers
             time.sleep(0.05)
+        # each worker installs its handler before it loads: once both say they are ready, a
+        # SIGHUP finds each with its handler (before, it would die of it and be replaced)
+        lines.wait_for("ready: 2 skill(s) loaded", count=2)
         switch(current, v2)
         for worker in workers:
             os.kill(worker, signal.SIGHUP)
