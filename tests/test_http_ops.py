@@ -735,6 +735,39 @@ def test_sigterm_with_nothing_in_flight_exits_0_with_a_shutdown_line(skills: Pat
     assert "shut down: 0 request(s) finished during the drain, 0 ended" in text
 
 
+def worker_pids(pid: int) -> list[int]:
+    """uvicorn's worker processes under its supervisor ``pid`` (Linux ``/proc``)."""
+    found: list[int] = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as handle:
+            for child in map(int, handle.read().split()):
+                with open(f"/proc/{child}/cmdline", "rb") as cmdline:
+                    if b"spawn_main" in cmdline.read():
+                        found.append(child)
+    return found
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="Linux /proc")
+def test_a_worker_that_died_makes_the_exit_status_6(skills: Path) -> None:
+    """A worker killed (SIGKILL: no drain, no report) is replaced by uvicorn; at SIGTERM the
+    shutdown says a worker ended without draining, and the exit status is 6."""
+    with serving(skills, "--workers", "2", "--log-format", "json") as served:
+        both_ready(served.stderr)
+        victim = eventually(lambda: worker_pids(served.process.pid), "the workers")[0]
+        os.kill(victim, signal.SIGKILL)
+        eventually(
+            lambda: (
+                len(worker_pids(served.process.pid)) == 2
+                and victim not in worker_pids(served.process.pid)
+            ),
+            "a replacement",
+        )
+        assert stopped(served.process) == EXIT_DRAIN_INCOMPLETE
+        text = served.stderr()
+    assert f"worker(s) {victim} ended without draining" in text
+    assert "Traceback" not in text
+
+
 # --- TLS and proxies ----------------------------------------------------------------------------------
 
 
