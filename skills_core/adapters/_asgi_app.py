@@ -420,7 +420,7 @@ class SkillsApp:
                 making.give_back()
             reply = self._answered(call, read, *encoded)
             del encoded
-            exchange.reply = reply
+            exchange.reply = _without_body(reply)  # the log needs what it was, not its bytes
             taken = await self._send_in_pieces(reply, send, exchange)
             del reply  # the answer is not kept while the connection closes
         finally:
@@ -821,6 +821,13 @@ class _NotLoaded:
     ) -> Sequence[tuple[str, bool]] | None:
         """No folder."""
         return None
+
+
+def _without_body(reply: Reply) -> Reply:
+    """``reply`` as a log sees it (status, code, method, note), without its body."""
+    light = Reply(reply.status, b"", reply.content_type)
+    light.code, light.method, light.note = reply.code, reply.method, reply.note
+    return light
 
 
 async def _pause(seconds: float) -> None:
