@@ -31,6 +31,9 @@ ENV PATH=/opt/skills-core/bin:$PATH \
 VOLUME ["/skills"]
 USER 10001:10001
 EXPOSE 8080
+# Healthy once the catalog is loaded: /readyz is 503 before (a loopback Host is accepted for probes).
+HEALTHCHECK --interval=15s --timeout=3s --start-period=60s \
+    CMD ["python", "-c", "import sys, urllib.request as u; sys.exit(u.urlopen('http://127.0.0.1:8080/readyz', timeout=2).status != 200)"]
 # SIGTERM stops uvicorn gracefully; SIGHUP re-scans the skills (docs/operations.md).
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["skills-core", "serve", "--http", "0.0.0.0:8080"]

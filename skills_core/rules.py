@@ -499,7 +499,7 @@ _ROWS: Final[tuple[Rule, ...]] = (
         "(URI-20), carry another scheme (URI-21) or hold backslashes (URI-23); Agent Skills "
         "asks for [relative paths from the skill root](https://agentskills.io/"
         "specification#file-references).",
-        bad="See [shared notes](../shared/notes.md) and [the script](scripts\\fill.py).",
+        bad="See [common notes](../common/notes.md) and [the script](scripts\\fill.py).",
         good="See [notes](references/notes.md) and [the script](scripts/fill.py).",
     ),
     Rule(
@@ -592,7 +592,7 @@ _ROWS: Final[tuple[Rule, ...]] = (
         help="Make SKILL.md a regular, readable file; links are never followed.",
         why="A skill is a folder with a file named `SKILL.md` (FMT-02), and links are never "
         "followed (WG-09).",
-        bad="pdf-tools/SKILL.md -> ../shared/SKILL.md", good="pdf-tools/SKILL.md (a file)",
+        bad="pdf-tools/SKILL.md -> ../common/SKILL.md", good="pdf-tools/SKILL.md (a file)",
     ),
     Rule(
         code="path-collision", family="catalog", severity=_E,

@@ -80,6 +80,7 @@ def test_every_instruction_is_known() -> None:
         "VOLUME",
         "ARG",
         "LABEL",
+        "HEALTHCHECK",
     }
     assert {keyword for keyword, _ in instructions()} <= known
 
@@ -208,3 +209,15 @@ def test_the_image_builds_and_serves_read_only(tmp_path: Path) -> None:  # pragm
         check=True,
     )
     assert b"skill://hello/SKILL.md" in done.stdout
+
+
+def test_its_health_check_asks_readyz_on_the_port_it_exposes() -> None:
+    """The health check asks /readyz (503 until the catalog is loaded) over loopback, which the
+    probe rules accept whatever --allowed-host says, on the port the entry point serves."""
+    [(_, rest)] = [(k, r) for k, r in instructions() if k == "HEALTHCHECK"]
+    options, _, command = rest.partition("CMD ")
+    assert "--start-period=" in options
+    argv = exec_form(command)
+    assert argv[:2] == ["python", "-c"]
+    assert "http://127.0.0.1:8080/readyz" in argv[2]
+    compile(argv[2], "<healthcheck>", "exec")

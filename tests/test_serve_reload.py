@@ -22,7 +22,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -287,6 +287,25 @@ def http_listed(port: int) -> list[str]:
     return [entry["uri"] for entry in answer.json()["result"]["skills"]]
 
 
+class FileLines:
+    """The stderr of a :func:`serving` process (a file), as lines that can be waited for."""
+
+    def __init__(self, read: Callable[[], str]) -> None:
+        self._read = read
+
+    def wait_for(self, text: str, count: int = 1) -> list[str]:
+        """Wait until ``count`` lines (in all) contain ``text``; return them."""
+        deadline = time.monotonic() + DEADLINE
+        while True:
+            seen = self._read().splitlines()
+            found = [line for line in seen if text in line]
+            if len(found) >= count:
+                return found
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no {count} line(s) with {text!r} on stderr: {seen}")
+            time.sleep(0.05)
+
+
 def workers_of(pid: int) -> list[int]:
     """The worker processes uvicorn's supervisor ``pid`` started (Linux ``/proc``), not the
     other children of the supervisor (multiprocessing's resource tracker)."""
@@ -304,8 +323,7 @@ def test_http_sighup_rescans_in_the_worker(deploy: tuple[Path, Path, Path]) -> N
     pytest.importorskip("uvicorn")
     current, _, v2 = deploy
     with serving(current, "--ttl-ms", HOUR_MS) as served:
-        assert served.process.stderr is not None
-        lines = Lines(served.process.stderr)
+        lines = FileLines(served.stderr)
         assert http_listed(served.port) == V1
         switch(current, v2)
         assert http_listed(served.port) == V1
@@ -322,12 +340,14 @@ def test_http_sighup_rescans_each_worker_it_is_sent_to(deploy: tuple[Path, Path,
     pytest.importorskip("uvicorn")
     current, _, v2 = deploy
     with serving(current, "--ttl-ms", HOUR_MS, "--workers", "2") as served:
-        assert served.process.stderr is not None
-        lines = Lines(served.process.stderr)
+        lines = FileLines(served.stderr)
         deadline = time.monotonic() + DEADLINE
         while len(workers := workers_of(served.process.pid)) < 2:
             assert time.monotonic() < deadline, workers
             time.sleep(0.05)
+        # each worker installs its handler before it loads: once both say they are ready, a
+        # SIGHUP finds each with its handler (before, it would die of it and be replaced)
+        lines.wait_for("ready: 2 skill(s) loaded", count=2)
         switch(current, v2)
         for worker in workers:
             os.kill(worker, signal.SIGHUP)

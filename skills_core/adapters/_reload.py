@@ -46,12 +46,18 @@ def reload(server: SkillsServer, log: Callable[[str], None]) -> None:
     log(f"reloaded: {len(catalog.skills)} skill(s) served")
 
 
-def reload_on_hangup(server: SkillsServer, log: Callable[[str], None]) -> bool:
+def reload_on_hangup(
+    server: SkillsServer | Callable[[], SkillsServer | None], log: Callable[[str], None]
+) -> bool:
     """Make ``SIGHUP`` reload ``server`` on the asyncio event loop running when it arrives.
 
     Installed with ``signal.signal`` from the main thread (an ASGI factory may be called before
     its server's loop runs); the handler hands :func:`reload` to the running loop. Returns
     False, and installs nothing, off the main thread or where there is no ``SIGHUP``.
+
+    ``server`` may be a function returning the server when the signal arrives, or None when it
+    took care of the reload itself (an app still loading its skills in a thread re-scans them
+    once loaded: :meth:`~skills_core.adapters.asgi.SkillsApp.when_loaded`).
     """
     import asyncio  # noqa: PLC0415 - not for the stdio server, whose start-up stays lean
 
@@ -65,7 +71,10 @@ def reload_on_hangup(server: SkillsServer, log: Callable[[str], None]) -> bool:
         except RuntimeError:  # no loop running in this thread: nothing to drive the server
             log("SIGHUP ignored: no event loop is running to reload on")
             return
-        loop.call_soon_threadsafe(reload, server, log)
+        target = server() if callable(server) else server
+        if target is None:  # deferred by ``server``: the skills are still loading
+            return
+        loop.call_soon_threadsafe(reload, target, log)
 
     signal.signal(hangup, on_hangup)
     return True

@@ -132,6 +132,16 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _seconds_or_none(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} must be 0 or more seconds")
+    return value
+
+
 def _add_http_options(serve: argparse.ArgumentParser) -> None:
     """``serve --http`` and its options (Streamable HTTP instead of stdio)."""
     http = serve.add_argument_group("Streamable HTTP (needs: pip install 'skills-core[http]')")
@@ -178,6 +188,12 @@ def _add_http_options(serve: argparse.ArgumentParser) -> None:
         help="seconds a kept-alive connection may stay idle after an answer (default 5)",
     )
     http.add_argument(
+        "--body-timeout",
+        type=_seconds,
+        metavar="S",
+        help="seconds a request's body has to arrive once its headers have; then 408 (default 30)",
+    )
+    http.add_argument(
         "--send-timeout",
         type=_seconds,
         metavar="S",
@@ -196,6 +212,51 @@ def _add_http_options(serve: argparse.ArgumentParser) -> None:
         metavar="N",
         help="requests that may wait for a large answer's turn, per worker; more get 503 "
         "(default 64)",
+    )
+    http.add_argument(
+        "--graceful-timeout",
+        type=_seconds_or_none,
+        default=5.0,
+        metavar="S",
+        help="on SIGTERM or SIGINT, seconds the requests in flight have to finish; then they are "
+        "ended (exit 0 when all finished, 6 when some were ended; default 5)",
+    )
+    http.add_argument(
+        "--log-level",
+        choices=("debug", "info", "warning", "error"),
+        default="info",
+        help="info: a line per request on stderr; warning: refusals and problems only; "
+        "debug: probes too (default info)",
+    )
+    http.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default="text",
+        help="stderr lines as key=value text or JSON lines (default text)",
+    )
+    http.add_argument(
+        "--metrics",
+        action="store_true",
+        help="answer GET /metrics in the Prometheus text format (every worker's counts)",
+    )
+    http.add_argument("--tls-cert", metavar="F", help="serve HTTPS with this certificate (PEM)")
+    http.add_argument("--tls-key", metavar="F", help="the certificate's private key (PEM)")
+    http.add_argument(
+        "--tls-ca",
+        metavar="F",
+        help="require client certificates signed by these CA certificates (PEM)",
+    )
+    http.add_argument(
+        "--proxy-headers",
+        action="store_true",
+        help="take the client address (and scheme) from X-Forwarded-For (X-Forwarded-Proto) "
+        "sent by a trusted proxy",
+    )
+    http.add_argument(
+        "--forwarded-allow-ips",
+        metavar="IPS",
+        help="the proxies trusted with --proxy-headers: comma-separated addresses or networks, "
+        "or * (default 127.0.0.1,::1)",
     )
 
 

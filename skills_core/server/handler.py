@@ -142,7 +142,7 @@ from ..spec import (
 from ..uri import SkillURI
 from ._live import LiveCatalog
 from .catalog import Catalog
-from .cursors import CursorCodec
+from .cursors import REFUSALS, CursorCodec
 from .mime import mime_type_for
 from .model import OmittedSkill, PublishedSkill
 from .options import ServerOptions
@@ -160,6 +160,19 @@ _MODERN: Final = Era.MODERN
 _LEGACY: Final = Era.LEGACY
 
 _Params = dict[str, JSONValue]
+
+#: ``-32602 Invalid cursor`` once per reason (``cursors.REFUSALS``), told apart by identity.
+_INVALID_CURSOR: Final = {
+    reason: ErrorObject(code=ErrorCode.INVALID_PARAMS, message="Invalid cursor")
+    for reason in REFUSALS
+}
+_REFUSAL_NOTES: Final = {id(answer): reason for reason, answer in _INVALID_CURSOR.items()}
+#: The cursor contexts that are a method alone (a directory's includes its URI).
+_FIXED_CONTEXTS: Final = (
+    Method.SKILLS_LIST,
+    Method.RESOURCES_LIST,
+    Method.RESOURCES_TEMPLATES_LIST,
+)
 
 
 @runtime_checkable
@@ -300,6 +313,18 @@ class SkillsServer:
         """
         self._live.replace(self._source.scan())
         return self._live.catalog
+
+    @property
+    def has_catalog(self) -> bool:
+        """Whether there is a catalog to serve yet (for a readiness probe): always, unless the
+        source has a ``has_catalog`` attribute saying otherwise (a first fetch still to come)."""
+        return bool(getattr(self._source, "has_catalog", True))
+
+    @staticmethod
+    def refusal_note(answer: Answer) -> str | None:
+        """Why :meth:`answer` refused a cursor (its ``-32602 Invalid cursor``), for a log: one of
+        :data:`~skills_core.server.cursors.REFUSALS`, such as ``CURSOR_FOREIGN``; else None."""
+        return _REFUSAL_NOTES.get(id(answer))
 
     def capabilities(self) -> dict[str, JSONValue]:
         """The ServerCapabilities this server declares (CAP-01, CAP-03, CAP-07)."""
@@ -471,8 +496,10 @@ class SkillsServer:
         if cursor is None:
             return None
         position = self._cursors.decode(context, cursor)
-        if position is None:
-            raise _invalid_params("Invalid cursor")
+        if position is None:  # the answer that says (to refusal_note) why it was refused
+            refusal = _invalid_params("Invalid cursor")
+            refusal.error = _INVALID_CURSOR[self._cursors.refusal(cursor, _FIXED_CONTEXTS)]
+            raise refusal
         return position
 
     def _page(
