@@ -8,6 +8,13 @@ is not reading, and nothing is read or answered meanwhile: that is the back-pres
 memory bounded whatever a client pipelines. Without asyncio there is nothing to import at start-up
 and no thread hop per read. Use the asyncio or trio adapter instead when the server shares a
 process with other asynchronous work.
+
+**Changes pushed.** While it waits for input the loop also keeps the server's change timer
+(:class:`~skills_core.server.changes.ChangePacer`, ``select`` with a timeout): every ``ttlMs``
+(at least 0.1 s) it asks the server whether its catalog moved, holds a change for the pacer's
+window, and writes the notifications it means for this client
+(:meth:`~skills_core.adapters.ServerStream.push`). With ``shutdown_signals``, such a signal ends
+the loop after writing the responses that end the client's ``subscriptions/listen`` streams.
 """
 
 from __future__ import annotations
@@ -15,9 +22,16 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import select
+import signal
+import time
+from collections.abc import Callable, Iterator, Sequence
+from types import FrameType
 from typing import Final
 
 from ..jsonrpc import NEED_DATA
+from ..server.changes import ChangePacer
+from ..server.handler import ServerConnection
 from ..server_stream import FINISHED, Responder, ServerStream
 from ._io import READ_CHUNK, write_all
 
@@ -31,6 +45,9 @@ def serve_stdio(
     stdout_fd: int = 1,
     max_message_size: int | None = None,
     results_have_string_keys: bool = False,
+    watch: bool = True,
+    shutdown_signals: Sequence[int] = (),
+    clock: Callable[[], float] = time.monotonic,
 ) -> None:
     """Serve ``responder`` over newline-delimited JSON-RPC until end of input (or the client leaves).
 
@@ -40,6 +57,11 @@ def serve_stdio(
         stdout_fd: Descriptor to write responses to (nothing else is ever written to it).
         max_message_size: The endpoint's message cap; ``None`` keeps the default.
         results_have_string_keys: See :class:`~skills_core.adapters.ServerStream`.
+        watch: Look for catalog changes while idle and notify the client (a
+            :class:`~skills_core.server.ServerConnection` responder only).
+        shutdown_signals: Signals (``SIGTERM``, ``SIGINT``) that end the loop gracefully; their
+            handlers are installed for the loop's duration (main thread only).
+        clock: Monotonic seconds, for the change timer.
     """
     stream = ServerStream(
         responder,
@@ -48,9 +70,40 @@ def serve_stdio(
     )
     _widen_pipe(stdin_fd)
     _widen_pipe(stdout_fd)
+    connection = responder if watch and type(responder) is ServerConnection else None
+    pacer = None
+    if connection is not None:
+        pacer = ChangePacer(interval=connection.server.options.ttl_ms / 1000)
+    with _stopping(shutdown_signals):
+        try:
+            _loop(stream, stdin_fd, stdout_fd, watching=(connection, pacer), clock=clock)
+        except _StopSignalError:
+            with contextlib.suppress(OSError):
+                write_all(stdout_fd, stream.close())
+
+
+def _loop(
+    stream: ServerStream,
+    stdin_fd: int,
+    stdout_fd: int,
+    *,
+    watching: tuple[ServerConnection | None, ChangePacer | None],
+    clock: Callable[[], float],
+) -> None:
+    connection, pacer = watching
     while True:
         out = stream.next_output()
         if out is NEED_DATA:
+            if connection is not None and pacer is not None:
+                pushed = _wait(stream, stdin_fd, connection, pacer, clock)
+                if pushed is None:
+                    continue
+                if pushed:
+                    try:
+                        write_all(stdout_fd, pushed)
+                    except BrokenPipeError:
+                        return
+                    continue
             stream.receive_data(os.read(stdin_fd, READ_CHUNK))
         elif out is FINISHED:
             return
@@ -60,6 +113,45 @@ def serve_stdio(
                 write_all(stdout_fd, out)
             except BrokenPipeError:  # the client has gone; nobody is left to answer
                 return
+
+
+def _wait(
+    stream: ServerStream,
+    stdin_fd: int,
+    connection: ServerConnection,
+    pacer: ChangePacer,
+    clock: Callable[[], float],
+) -> bytes | None:
+    """Wait for input up to the pacer's next look: b"" when input is ready, the bytes of the
+    notifications to write, or None when there is nothing to read or say yet."""
+    now = clock()
+    if pacer.look_due(now):
+        server = connection.server
+        if pacer.looked(now, moved=server.moved()):
+            return stream.push(server.changes()) or None
+    timeout = max(0.0, pacer.next_wakeup() - clock())
+    try:
+        ready, _, _ = select.select([stdin_fd], [], [], timeout)
+    except (OSError, ValueError):  # not selectable: just read
+        return b""
+    return b"" if ready else None
+
+
+class _StopSignalError(Exception):
+    """A shutdown signal arrived."""
+
+
+@contextlib.contextmanager
+def _stopping(signals: Sequence[int]) -> Iterator[None]:
+    def stop(number: int, frame: FrameType | None) -> None:
+        raise _StopSignalError
+
+    previous = {number: signal.signal(number, stop) for number in signals}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 #: Pipe buffer asked for on Linux (the default is 64 KiB, 50 answers of a 1 KB file); a larger one

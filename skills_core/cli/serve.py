@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 from typing import TYPE_CHECKING, Any
 
 from .._self import module_name
@@ -71,7 +72,10 @@ def run_serve(args: argparse.Namespace) -> int:
     _report_omitted(len(server.catalog.omitted))
     _warn_past_a_default_host(server.catalog)
     # A SkillsServer's results have string keys by construction: skip the endpoint's key walk.
-    serve_stdio(server.connection(), results_have_string_keys=True)
+    # SIGTERM ends the client's listen streams gracefully (subscriptions/listen's result).
+    serve_stdio(
+        server.connection(), results_have_string_keys=True, shutdown_signals=(signal.SIGTERM,)
+    )
     return EXIT_OK
 
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 import bisect
 from typing import Final, final
 
+from ..entry import SkillEntry
 from ..jsonvalue import JSONValue
 from ..spec import SKILL_MD, SKILL_MD_MIME_TYPE
 from .catalog import Catalog
@@ -68,12 +69,17 @@ class LiveCatalog:
         "_omitted",
         "_resolved",
         "_resources",
+        "moves",
     )
 
     def __init__(self, catalog: Catalog) -> None:
+        #: How many times the published skills were replaced or updated (changes only compare
+        #: entries when it moved: see :mod:`skills_core.server.changes`).
+        self.moves = 0
         self._reset(catalog)
 
     def _reset(self, catalog: Catalog) -> None:
+        self.moves += 1
         self._base = catalog
         self._catalog: Catalog | None = catalog
         self._by_uri: dict[str, PublishedSkill] = {skill.uri: skill for skill in catalog.skills}
@@ -106,6 +112,10 @@ class LiveCatalog:
             self._catalog = catalog
         return catalog
 
+    def entries(self) -> dict[str, SkillEntry]:
+        """``{SKILL.md URI: entry}`` of every published skill (listed or not)."""
+        return {uri: skill.entry for uri, skill in self._by_uri.items()}
+
     @property
     def listed(self) -> list[str]:
         return self._listed
@@ -137,6 +147,7 @@ class LiveCatalog:
             self._drop(uri, old)
             if result is not None:
                 self._omitted.append(result)
+        self.moves += 1
         self._catalog = None
         self._resources = None
 

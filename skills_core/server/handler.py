@@ -132,7 +132,9 @@ from ..spec import (
 )
 from ..uri import SkillURI
 from ._live import LiveCatalog
+from ._subscriptions import SUBSCRIBE, UNSUBSCRIBE, Subscriptions
 from .catalog import Catalog
+from .changes import CatalogChange, diff_entries
 from .cursors import CursorCodec
 from .mime import mime_type_for
 from .model import OmittedSkill, PublishedSkill
@@ -214,6 +216,7 @@ class SkillsServer:
     """
 
     __slots__ = (
+        "_announced",
         "_cache_hint",
         "_cursors",
         "_live",
@@ -249,6 +252,7 @@ class SkillsServer:
         self._options = options
         self._cache_hint = options.cache_hint
         self._live = LiveCatalog(source.scan())
+        self._announced = (self._live, self._live.moves, self._live.entries())
         self._reads = _ReadCache()
         self._read_since = source.read_since if isinstance(source, _ReadsSince) else None
         self._read_blocks = source.read_blocks if isinstance(source, _ReadsBlock) else None
@@ -286,8 +290,30 @@ class SkillsServer:
         return self._live.catalog
 
     def capabilities(self) -> dict[str, JSONValue]:
-        """The ServerCapabilities this server declares (CAP-01, CAP-03, CAP-07)."""
-        return server_capabilities(directory_read=self._options.directory_read)
+        """The ServerCapabilities this server declares (CAP-01, CAP-03, CAP-07, PUSH-01)."""
+        return server_capabilities(directory_read=self._options.directory_read, changes=True)
+
+    def moved(self) -> bool:
+        """Look at the source (at most once per ``ttlMs``); True when the catalog moved since the
+        last :meth:`changes` (cheap: no entry is compared; see :mod:`~skills_core.server.changes`).
+        """
+        self._live.sync(self._source, self._options.ttl_ms)
+        live, moves, _ = self._announced
+        return live is not self._live or moves != self._live.moves
+
+    def changes(self) -> CatalogChange | None:
+        """What changed in the published catalog since the last call, or None if no entry did.
+
+        Looks at the source first (as :meth:`moved`). An embedder sends the change as it likes;
+        the transports of this library notify each client that asked (PUSH-02, PUSH-05).
+        """
+        if not self.moved():
+            return None
+        live = self._live
+        entries = live.entries()
+        change = diff_entries(self._announced[2], entries)
+        self._announced = (live, live.moves, entries)
+        return change if change else None
 
     def connection(self, *, legacy_version: str | None = None) -> ServerConnection:
         """Return a new connection to this server, in a negotiated state if you say so.
@@ -632,7 +658,7 @@ class ServerConnection:
     state its session recorded (:meth:`SkillsServer.connection`).
     """
 
-    __slots__ = ("_legacy_version", "_received", "_server")
+    __slots__ = ("_legacy_version", "_received", "_server", "subscriptions")
 
     def __init__(self, server: SkillsServer, *, legacy_version: str | None = None) -> None:
         """Start a connection to ``server``; see :meth:`SkillsServer.connection`."""
@@ -640,6 +666,18 @@ class ServerConnection:
         self._server = server
         self._legacy_version = legacy_version
         self._received: int | None = None
+        #: What the client asked to be told of (:mod:`skills_core.server._subscriptions`).
+        self.subscriptions = Subscriptions()
+        self.subscriptions.legacy = legacy_version is not None
+
+    def listen(self, request_id: RequestId, params: JSONObject | None) -> JSONObject | ErrorObject:
+        """Open a 2026-07-28 ``subscriptions/listen`` stream (PUSH-06): the acknowledgement
+        notification to send now, or the error to answer the request with; never raises."""
+        try:
+            _era(params or {}, None)
+        except _RequestError as refusal:
+            return refusal.error
+        return self.subscriptions.listen(request_id, params or {})
 
     def received(self) -> None:
         """Say that this connection's transport has just received data (a stream's chunk).
@@ -681,8 +719,15 @@ class ServerConnection:
         """Answer one request in this connection's state; never raises.
 
         As :meth:`SkillsServer.answer`; a successful ``initialize`` also records the version it
-        agreed on (:attr:`legacy_version`).
+        agreed on (:attr:`legacy_version`), and ``resources/(un)subscribe`` (2025-11-25) what the
+        client subscribed to (:attr:`subscriptions`).
         """
+        if method in _SUBSCRIBE_METHODS:
+            if self._legacy_version is None or request_era(params or {}) is _MODERN:
+                return ErrorObject(
+                    code=ErrorCode.METHOD_NOT_FOUND, message=f"Method not found: {method}"
+                )
+            return self.subscriptions.subscribe(method, params or {})
         answer = self._server.answer(
             method,
             params,
@@ -694,6 +739,7 @@ class ServerConnection:
             version = answer["protocolVersion"]
             assert isinstance(version, str)
             self._legacy_version = version
+            self.subscriptions.legacy = True
         return answer
 
     def handle(self, message: object) -> dict[str, JSONValue] | None:
@@ -934,6 +980,7 @@ _DIRECTORY_READ: Final = Method.RESOURCES_DIRECTORY_READ.value
 
 _Handler = Callable[[SkillsServer, _Params], tuple[dict[str, JSONValue], bool]]
 
+_SUBSCRIBE_METHODS: Final = frozenset({SUBSCRIBE, UNSUBSCRIBE})
 _METHODS: Final[Mapping[str, _Handler]] = {
     _DISCOVER: SkillsServer._discover,
     Method.PING.value: SkillsServer._ping,
