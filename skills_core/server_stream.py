@@ -68,7 +68,7 @@ from .jsonrpc import (
     RequestReceived,
 )
 from .server._subscriptions import LISTEN
-from .server.changes import CatalogChange
+from .server.changes import SkillChanges
 from .server.handler import PendingRead, ServerConnection
 from .spec import ErrorCode
 
@@ -274,7 +274,7 @@ class ServerStream:
         assert params is None or isinstance(params, dict)
         return self._conn.send_notification(method, params)
 
-    def push(self, change: CatalogChange | None) -> bytes:
+    def push(self, change: SkillChanges | None) -> bytes:
         """The notifications ``change`` means for this client, as bytes to write (maybe none)."""
         responder = self._responder
         if change is None or type(responder) is not ServerConnection:

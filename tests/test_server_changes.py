@@ -13,21 +13,22 @@ import pytest
 
 from skills_core.adapters import ServerStream
 from skills_core.jsonrpc import ErrorObject
+from skills_core.jsonvalue import JSONValue
 from skills_core.server import (
-    CatalogChange,
     ChangePacer,
     ServerOptions,
+    SkillChanges,
     SkillsServer,
     server_from_roots,
 )
 from skills_core.server.changes import DEFAULT_WINDOW, MIN_INTERVAL
 
 SUB_ID = "io.modelcontextprotocol/subscriptionId"
-META = {
+META: dict[str, JSONValue] = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientCapabilities": {},
 }
-INIT = {
+INIT: dict[str, JSONValue] = {
     "protocolVersion": "2025-11-25",
     "capabilities": {},
     "clientInfo": {"name": "t", "version": "1"},
@@ -71,7 +72,7 @@ def test_change_value_added_changed_removed_push_02(root: Path) -> None:
     assert server.changes() is None
     write_skill(root, "beta")
     change = server.changes()
-    assert change == CatalogChange(
+    assert change == SkillChanges(
         added=("skill://beta/SKILL.md",), resources=("skill://beta/SKILL.md",)
     )
     assert server.changes() is None  # reported once
@@ -229,7 +230,9 @@ def test_listen_acknowledges_tags_and_ends_push_06_push_07_push_08(root: Path) -
     result = end["result"]
     assert isinstance(result, dict)
     assert result["resultType"] == "complete"
-    assert result["_meta"][SUB_ID] == "listen:0"  # type: ignore[index]
+    meta = result["_meta"]
+    assert isinstance(meta, dict)
+    assert meta[SUB_ID] == "listen:0"
     assert stream.close() == b""
 
 

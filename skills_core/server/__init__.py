@@ -52,8 +52,8 @@ from .source import SkillSource as SkillSource
 from .source import TreeSource as TreeSource
 
 if TYPE_CHECKING:
-    from .changes import CatalogChange as CatalogChange
     from .changes import ChangePacer as ChangePacer
+    from .changes import SkillChanges as SkillChanges
     from .cursors import CursorCodec as CursorCodec
     from .handler import PendingRead as PendingRead
     from .handler import ServerConnection as ServerConnection
@@ -67,7 +67,7 @@ if TYPE_CHECKING:
 # The request handler and its settings load on first use (PEP 562), so that a command that needs
 # only the catalog and the filesystem source (``manifest``, ``validate``) does not import them.
 _LAZY: dict[str, str] = {
-    "CatalogChange": ".changes",
+    "SkillChanges": ".changes",
     "ChangePacer": ".changes",
     "CursorCodec": ".cursors",
     "PendingRead": ".handler",
@@ -116,7 +116,7 @@ __all__ = [
     "DEFAULT_SERVER_INFO",
     "DEFAULT_SCHEME",
     # changes pushed
-    "CatalogChange",
+    "SkillChanges",
     "ChangePacer",
     # helpers
     "CursorCodec",

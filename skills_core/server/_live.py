@@ -15,20 +15,34 @@ later listings, and listing pages must cost ``O(log n + page)``. :class:`LiveCat
 and updates them in place when a re-check finds a changed, new or vanished skill.
 
 **Skills added or removed while serving.** :meth:`LiveCatalog.sync` is called at the start of
-``skills/list`` and ``resources/list`` with the source and the server's ``ttlMs``: it asks the
-source's :meth:`~skills_core.server.source.SkillSource.poll` and, when the source re-scanned,
-serves the new catalog from then on. The source decides how often it looks (the filesystem source
-at most once per ``ttlMs``, and only at the folder structure and each ``SKILL.md``'s stat
-signature), so a listing stays cheap and a skill added or removed shows up in listings within
-``ttlMs``; ``skills/get`` and reads look at the files as they are at once, as before. A look
-that cannot be completed (the filesystem source out of descriptors, say) is no change: the source
-answers None and notes why, and the catalog served stays as it was. The handler reads no clock:
-the filesystem source does.
+``skills/list`` and ``resources/list`` (and after each re-check, see below) with the source and
+the server's ``ttlMs``: it asks the source's :meth:`~skills_core.server.source.SkillSource.poll`
+and, when the source re-scanned, serves the new catalog from then on. The source decides how often
+it looks (the filesystem source at most once per ``ttlMs``, at each root as the operator named it
+and at the folder structure and each ``SKILL.md``'s stat signature), so a listing stays cheap and
+a skill added or removed shows up in listings within ``ttlMs``; ``skills/get`` and reads look at
+the files as they are at once. A look that cannot be completed (the filesystem source out of
+descriptors, a root gone) is no change: the source answers None and says why, and the catalog
+served stays as it was: a catalog is only ever replaced by another whole one, never emptied by a
+failure. The handler reads no clock: the filesystem source does.
+
+**One view.** When a request finds the files differ from the catalog (``skills/get`` re-checks
+its skill; a ``resources/read`` finds a listed file gone, or bytes other than the listed digest),
+the handler re-checks that skill, records the answer with :meth:`LiveCatalog.update` and syncs
+again, so the next listing agrees with what the request saw, without waiting for ``ttlMs``.
+
+**Every change passes through one place.** :meth:`LiveCatalog.replace` (a new catalog: a poll
+that re-scanned, ``SkillsServer.refresh()``) and :meth:`LiveCatalog.update` (one re-checked
+skill) both compute a :class:`CatalogChange` (the skill URIs added, removed and changed) and hand
+it to :meth:`LiveCatalog._changed`, which calls the listeners registered with
+:meth:`LiveCatalog.listen` when anything changed. Change notifications hang off that one hook.
 """
 
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Final, final
 
 from ..entry import SkillEntry
@@ -44,11 +58,36 @@ from .source import SkillSource
 #: URIs a client sends; a real client reads a few hundred files at most).
 _RESOLVE_CACHE: Final = 4096
 
-__all__ = ["LiveCatalog"]
+__all__ = ["CatalogChange", "LiveCatalog"]
 
 #: ``annotations.priority`` of ``resources/list`` items (WG-14): SKILL.md matters most.
 _SKILL_MD_PRIORITY: Final = 0.8
 _FILE_PRIORITY: Final = 0.3
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class CatalogChange:
+    """What one replacement or update of the live catalog changed, by SKILL.md URI (sorted).
+
+    Attributes:
+        added: Skills published now that were not before.
+        removed: Skills published before that are not now (gone, or left out now).
+        changed: Skills published before and now whose entry (or whether it is listed) differs.
+    """
+
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.removed or self.changed)
+
+
+#: Called with every non-empty change (see :meth:`LiveCatalog.listen`).
+ChangeListener = Callable[[CatalogChange], None]
+
+_NO_CHANGE: Final = CatalogChange()
 
 
 @final
@@ -66,20 +105,17 @@ class LiveCatalog:
         "_catalog",
         "_json",
         "_listed",
+        "_listeners",
         "_omitted",
         "_resolved",
         "_resources",
-        "moves",
     )
 
     def __init__(self, catalog: Catalog) -> None:
-        #: How many times the published skills were replaced or updated (changes only compare
-        #: entries when it moved: see :mod:`skills_core.server.changes`).
-        self.moves = 0
+        self._listeners: list[ChangeListener] = []
         self._reset(catalog)
 
     def _reset(self, catalog: Catalog) -> None:
-        self.moves += 1
         self._base = catalog
         self._catalog: Catalog | None = catalog
         self._by_uri: dict[str, PublishedSkill] = {skill.uri: skill for skill in catalog.skills}
@@ -91,11 +127,42 @@ class LiveCatalog:
         # uri -> resolve() answer; emptied whenever a skill is added, replaced or dropped.
         self._resolved: dict[str, tuple[PublishedSkill, str] | None] = {}
 
-    def sync(self, source: SkillSource, max_age_ms: int) -> None:
-        """Serve ``source``'s new catalog if it re-scanned (see the module docstring)."""
+    def listen(self, listener: ChangeListener) -> None:
+        """Call ``listener`` with each non-empty :class:`CatalogChange` from now on."""
+        self._listeners.append(listener)
+
+    def sync(self, source: SkillSource, max_age_ms: int) -> CatalogChange | None:
+        """Serve ``source``'s new catalog if it re-scanned (see the module docstring).
+
+        Returns what changed, or None when the source did not re-scan.
+        """
         catalog = source.poll(max_age_ms)
-        if catalog is not None:
-            self._reset(catalog)
+        if catalog is None:
+            return None
+        return self.replace(catalog)
+
+    def replace(self, catalog: Catalog) -> CatalogChange:
+        """Serve ``catalog`` from now on (a whole new scan); return what changed."""
+        old = self._by_uri
+        new = {skill.uri: skill for skill in catalog.skills}
+        added = sorted(uri for uri in new if uri not in old)
+        removed = sorted(uri for uri in old if uri not in new)
+        changed = sorted(
+            uri
+            for uri, skill in new.items()
+            if (before := old.get(uri)) is not None
+            and before is not skill
+            and (before.entry != skill.entry or before.listed != skill.listed)
+        )
+        self._reset(catalog)
+        return self._changed(CatalogChange(tuple(added), tuple(removed), tuple(changed)))
+
+    def _changed(self, change: CatalogChange) -> CatalogChange:
+        """The one place every change passes through: tell the listeners, return ``change``."""
+        if change:
+            for listener in self._listeners:
+                listener(change)
+        return change
 
     @property
     def catalog(self) -> Catalog:
@@ -130,26 +197,28 @@ class LiveCatalog:
             self._json[skill.uri] = cached
         return cached
 
-    def update(self, uri: str, result: PublishedSkill | OmittedSkill | None) -> None:
-        """Record what a re-check of ``uri`` found."""
+    def update(self, uri: str, result: PublishedSkill | OmittedSkill | None) -> CatalogChange:
+        """Record what a re-check of ``uri`` found; return what changed."""
         old = self._by_uri.get(uri)
         if isinstance(result, PublishedSkill):
             if old is not None and old.entry == result.entry and old.listed == result.listed:
-                return
+                return _NO_CHANGE
             self._drop(uri, old)
             self._by_uri[uri] = result
             self._by_root[result.root_uri] = result
             if result.listed:
                 bisect.insort(self._listed, uri)
+            change = CatalogChange(changed=(uri,)) if old else CatalogChange(added=(uri,))
         else:
             if old is None and result is None:
-                return
+                return _NO_CHANGE
             self._drop(uri, old)
             if result is not None:
                 self._omitted.append(result)
-        self.moves += 1
+            change = CatalogChange(removed=(uri,)) if old else _NO_CHANGE
         self._catalog = None
         self._resources = None
+        return self._changed(change)
 
     def _drop(self, uri: str, old: PublishedSkill | None) -> None:
         self._resolved.clear()

@@ -35,7 +35,7 @@ from typing import Final, final
 from ..jsonrpc import ErrorObject, JSONObject, RequestId
 from ..jsonvalue import JSONValue
 from ..spec import ErrorCode
-from .changes import LIST_CHANGED, UPDATED, CatalogChange
+from .changes import LIST_CHANGED, UPDATED, SkillChanges
 
 __all__ = [
     "Subscriptions",
@@ -148,7 +148,7 @@ class Subscriptions:
         """End a listen stream at the client's wish; True when one was open under that id."""
         return self._listens.pop(request_id, None) is not None
 
-    def messages(self, change: CatalogChange) -> list[dict[str, JSONValue]]:
+    def messages(self, change: SkillChanges) -> list[dict[str, JSONValue]]:
         """The notifications ``change`` makes for this client, in order (maybe none)."""
         if not change:
             return []

@@ -8,7 +8,7 @@ for a URI the client subscribed to), on 2026-07-28 on the ``subscriptions/listen
 client opened (:mod:`skills_core.server._subscriptions`). This module holds the two pure parts
 every transport shares.
 
-* :class:`CatalogChange` is *what* changed, as a value: the SKILL.md URIs of the skills added,
+* :class:`SkillChanges` is *what* changed, as a value: the SKILL.md URIs of the skills added,
   removed and changed, and the resource URIs whose bytes changed, appeared or vanished.
   :meth:`SkillsServer.changes() <skills_core.server.SkillsServer.changes>` returns one (or None
   when no entry changed): it asks the source (at most once per ``ttlMs``: the folders' stat
@@ -38,7 +38,7 @@ from ..entry import SkillEntry
 from ..jsonvalue import JSONValue
 
 __all__ = [
-    "CatalogChange",
+    "SkillChanges",
     "ChangePacer",
     "DEFAULT_WINDOW",
     "MIN_INTERVAL",
@@ -60,7 +60,7 @@ UPDATED: Final = "notifications/resources/updated"
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
-class CatalogChange:
+class SkillChanges:
     """What changed in a server's published catalog between two looks.
 
     Attributes:
@@ -95,9 +95,7 @@ def _files(entry: SkillEntry) -> dict[str, tuple[str, int]]:
     return {r.uri: (r.digest, r.size) for r in entry.resources}
 
 
-def diff_entries(
-    before: Mapping[str, SkillEntry], after: Mapping[str, SkillEntry]
-) -> CatalogChange:
+def diff_entries(before: Mapping[str, SkillEntry], after: Mapping[str, SkillEntry]) -> SkillChanges:
     """Compare two ``{SKILL.md URI: entry}`` maps; an empty change when every entry is equal."""
     added = sorted(uri for uri in after if uri not in before)
     removed = sorted(uri for uri in before if uri not in after)
@@ -117,7 +115,7 @@ def diff_entries(
             if old_files.get(file_uri) != new_files.get(file_uri):
                 resources.add(file_uri)
     changed.sort()
-    return CatalogChange(
+    return SkillChanges(
         added=tuple(added),
         removed=tuple(removed),
         changed=tuple(changed),

@@ -52,7 +52,14 @@ re-scanned when the source sees skills added or removed (it looks at most once p
 ``resources/directory/read`` look at the files as they are now: ``skills/get`` re-checks that one
 skill through the source (and updates the catalog with what it finds), reads look at the file.
 So a file added to a served folder shows up in the next ``skills/get``, as in the spec's
-``credit-note.md`` flow. What is reused is the *encoded answer* of a read: kept per URI and era
+``credit-note.md`` flow. The server never answers from two views: a read that finds a listed file
+gone, or bytes the listing does not describe (another size; for files up to 256 KiB, another
+digest, hashed once per change), re-checks its skill at once, so the next ``skills/list`` agrees
+with the read without waiting for ``ttlMs`` (a deleted skill is no longer listed, an edited file's
+entry carries its new digest). :meth:`SkillsServer.refresh` re-scans on demand (``SIGHUP`` in
+``skills-core serve``); a scan that fails keeps the catalog served.
+
+What is reused is the *encoded answer* of a read: kept per URI and era
 while the file's bytes are equal to the ones it was made from, for files up to 256 KiB, 8 MiB in
 all, oldest out first. A source with ``read_since`` (``FilesystemSource``) reads through a
 descriptor it holds and could say a file is unchanged without reading it; the filesystem source
@@ -100,6 +107,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Final, Protocol, final, overload, runtime_checkable
 
 from .._jsonrpc_encode import _encode_spliced
+from ..digest import compute_digest
 from ..errors import URIError
 from ..jsonrpc import (
     Answer,
@@ -132,9 +140,10 @@ from ..spec import (
 )
 from ..uri import SkillURI
 from ._live import LiveCatalog
+from ._read_cache import _READ_CACHE_FILE, _CachedRead, _ReadCache
 from ._subscriptions import SUBSCRIBE, UNSUBSCRIBE, Subscriptions
 from .catalog import Catalog
-from .changes import CatalogChange, diff_entries
+from .changes import SkillChanges, diff_entries
 from .cursors import CursorCodec
 from .mime import mime_type_for
 from .model import OmittedSkill, PublishedSkill
@@ -220,6 +229,7 @@ class SkillsServer:
         "_cache_hint",
         "_cursors",
         "_live",
+        "_moved",
         "_options",
         "_read_blocks",
         "_read_since",
@@ -252,7 +262,11 @@ class SkillsServer:
         self._options = options
         self._cache_hint = options.cache_hint
         self._live = LiveCatalog(source.scan())
-        self._announced = (self._live, self._live.moves, self._live.entries())
+        # The entries last reported by changes(), and whether the catalog moved since (set by
+        # the live catalog's one change hook).
+        self._announced = self._live.entries()
+        self._moved = False
+        self._live.listen(self._on_change)
         self._reads = _ReadCache()
         self._read_since = source.read_since if isinstance(source, _ReadsSince) else None
         self._read_blocks = source.read_blocks if isinstance(source, _ReadsBlock) else None
@@ -285,8 +299,15 @@ class SkillsServer:
         return self._live.catalog
 
     def refresh(self) -> Catalog:
-        """Re-scan the source and serve the result; returns the new catalog."""
-        self._live = LiveCatalog(self._source.scan())
+        """Re-scan the source now and serve the result; returns the catalog now served.
+
+        What ``SIGHUP`` does to ``skills-core serve``: the source does the looking (the
+        filesystem source follows each root as named, so a root switched to another release is
+        scanned there), this server only swaps catalogs. Call it from the thread or event loop
+        that drives the server. Nothing is emptied by a failure: when the scan raises (a root
+        gone or unreadable), the catalog served is kept and the exception propagates.
+        """
+        self._live.replace(self._source.scan())
         return self._live.catalog
 
     def capabilities(self) -> dict[str, JSONValue]:
@@ -298,10 +319,12 @@ class SkillsServer:
         last :meth:`changes` (cheap: no entry is compared; see :mod:`~skills_core.server.changes`).
         """
         self._live.sync(self._source, self._options.ttl_ms)
-        live, moves, _ = self._announced
-        return live is not self._live or moves != self._live.moves
+        return self._moved
 
-    def changes(self) -> CatalogChange | None:
+    def _on_change(self, change: object) -> None:
+        self._moved = True
+
+    def changes(self) -> SkillChanges | None:
         """What changed in the published catalog since the last call, or None if no entry did.
 
         Looks at the source first (as :meth:`moved`). An embedder sends the change as it likes;
@@ -309,10 +332,9 @@ class SkillsServer:
         """
         if not self.moved():
             return None
-        live = self._live
-        entries = live.entries()
-        change = diff_entries(self._announced[2], entries)
-        self._announced = (live, live.moves, entries)
+        entries = self._live.entries()
+        change = diff_entries(self._announced, entries)
+        self._announced, self._moved = entries, False
         return change if change else None
 
     def connection(self, *, legacy_version: str | None = None) -> ServerConnection:
@@ -540,12 +562,21 @@ class SkillsServer:
         live = self._live
         result = self._source.recheck(uri)
         live.update(uri, result)
-        if not isinstance(result, PublishedSkill):
+        # A re-check may have seen more than its skill (the filesystem source: a root switched
+        # to another release): the source then re-scans here, and the answer comes from that.
+        live.sync(self._source, self._options.ttl_ms)
+        skill = live.get(uri)
+        if skill is None:
             detail = f" ({result.reason})" if isinstance(result, OmittedSkill) else ""
             raise _invalid_params(f"No skill is served at {_show(uri)}{detail}", {"uri": uri})
-        skill = live.get(uri)
-        assert skill is not None
         return {"skill": live.entry_json(skill)}, True
+
+    def _notice(self, skill: PublishedSkill) -> bool:
+        """A read found the files differ from the catalog: re-check ``skill`` and sync, so later
+        listings agree with what the read saw (one view). True when the catalog was replaced."""
+        live = self._live
+        live.update(skill.uri, self._source.recheck(skill.uri))
+        return live.sync(self._source, self._options.ttl_ms) is not None
 
     # -- resources/read and resources/directory/read ----------------------------------------------
 
@@ -555,9 +586,15 @@ class SkillsServer:
         legacy_version: str | None,
         defer_over: int | None,
         received: int | None,
+        again: bool = True,
     ) -> EncodedResult | PendingRead:
         """``resources/read``: the file as it is now (or as looked at since the request arrived);
-        the encoded answer reused while its bytes are the file's."""
+        the encoded answer reused while its bytes are the file's.
+
+        A listed file found gone, or with bytes other than the listing's, makes the server
+        re-check its skill at once (:meth:`_notice`); when that brings a whole new catalog (a
+        root switched to another release), the read is resolved ``again`` in it, once.
+        """
         era = _era(params, legacy_version)
         uri = params.get("uri")
         if type(uri) is not str:
@@ -601,11 +638,20 @@ class SkillsServer:
         read_since = self._read_since
         version: object | None = None
         if read_since is None:
-            data = _read_now(self._source, skill, file_path, uri)
+            read = self._source.read(skill, file_path)
+            if read is None:
+                refusal = _unread(self._source, skill, file_path, uri)
+                if skill.entry.resource(uri) is not None and self._notice(skill) and again:
+                    return self._read(params, legacy_version, defer_over, received, False)
+                raise refusal
+            data = read
         else:
             got = read_since(skill, file_path, None if cached is None else cached.version)
             if got is None:
-                raise _unread(self._source, skill, file_path, uri)
+                refusal = _unread(self._source, skill, file_path, uri)
+                if skill.entry.resource(uri) is not None and self._notice(skill) and again:
+                    return self._read(params, legacy_version, defer_over, received, False)
+                raise refusal
             fresh, version = got
             if fresh is None:  # unchanged since the cached answer was made
                 assert cached is not None
@@ -613,6 +659,8 @@ class SkillsServer:
             data = fresh
         if cached is not None and cached.data == data:
             return cached.confirm(version, self._receipts, skill)
+        if not skill.is_dynamic and not _as_listed(skill, uri, data):
+            self._notice(skill)  # these bytes are served: the listing now agrees with them
         encoded = _encode_read(
             uri, data, file_path, era=era, hint=self._cache_hint, options=self._options
         )
@@ -860,6 +908,15 @@ def _read_now(source: SkillSource, skill: PublishedSkill, file_path: str, uri: s
     return data
 
 
+def _as_listed(skill: PublishedSkill, uri: str, data: bytes) -> bool:
+    """Whether ``data`` is the file ``uri`` as ``skill``'s entry lists it: its size, and its
+    digest for a file the read cache may hold (larger files, read each time, by size only)."""
+    listed = skill.entry.resource(uri)
+    if listed is None or listed.size != len(data):
+        return False
+    return len(data) > _READ_CACHE_FILE or compute_digest(data) == listed.digest
+
+
 def _unread(source: SkillSource, skill: PublishedSkill, file_path: str, uri: str) -> _RequestError:
     """The refusal of a read the source answered with nothing: a directory, or not found."""
     if source.list_directory(skill, file_path) is not None:
@@ -902,75 +959,6 @@ def _a_directory(uri: str) -> _RequestError:
         f"{_show(uri)} is a directory resource; list it with resources/directory/read",
         {"uri": uri},
     )
-
-
-#: Bytes of file content and encoded answers the read cache of a server may hold, and the largest
-#: file it caches: a hot set of small files, not a copy of the catalog.
-_READ_CACHE_BYTES: Final = 8 << 20
-_READ_CACHE_FILE: Final = 256 << 10
-
-
-@final
-class _CachedRead:
-    """A file's encoded ``resources/read`` answer, and what is known of the file it was made of."""
-
-    __slots__ = ("data", "encoded", "looked", "skill", "version")
-
-    def __init__(
-        self,
-        version: object | None,
-        data: bytes,
-        encoded: EncodedResult,
-        looked: int,
-        skill: PublishedSkill,
-    ) -> None:
-        #: The source's version of the file with these bytes (``read_since``), or None.
-        self.version = version
-        #: The file's bytes, and the answer made of them.
-        self.data = data
-        self.encoded = encoded
-        #: :meth:`SkillsServer.receipt`'s count when the file was last looked at, and the skill
-        #: it was read through (a re-scan makes new ones): a request that arrived before that
-        #: look, through the same skill, may be answered from it.
-        self.looked = looked
-        self.skill = skill
-
-    def confirm(self, version: object | None, looked: int, skill: PublishedSkill) -> EncodedResult:
-        """Record a look that found the file's bytes unchanged; return the answer."""
-        self.version = version
-        self.looked = looked
-        self.skill = skill
-        return self.encoded
-
-    @property
-    def cost(self) -> int:
-        """Bytes it holds: the file's and the encoded answer's."""
-        return len(self.data) + len(self.encoded)
-
-
-@final
-class _ReadCache:
-    """Encoded ``resources/read`` results by (URI, modern?), bounded in bytes, oldest out first."""
-
-    __slots__ = ("_size", "entries")
-
-    def __init__(self) -> None:
-        #: Read it directly (one dictionary lookup per read); add to it with :meth:`put` only.
-        self.entries: dict[tuple[str, bool], _CachedRead] = {}
-        self._size = 0
-
-    def put(self, key: tuple[str, bool], cached: _CachedRead) -> None:
-        entries = self.entries
-        old = entries.pop(key, None)
-        if old is not None:
-            self._size -= old.cost
-        if len(cached.data) > _READ_CACHE_FILE:
-            return
-        cost = cached.cost
-        while entries and self._size + cost > _READ_CACHE_BYTES:
-            self._size -= entries.pop(next(iter(entries))).cost
-        entries[key] = cached
-        self._size += cost
 
 
 _RESOURCES_READ: Final = Method.RESOURCES_READ.value
