@@ -43,8 +43,22 @@ class Watcher:
 
     def __init__(self, server: str, era: str) -> None:
         self.process = subprocess.Popen(
-            [PY, "-m", "skills_core", "host", "--server", server, "--protocol-era", era]
-            + ["--timeout", "20", "watch", "--json", "--relist-interval", "0.2"],
+            [
+                PY,
+                "-m",
+                "skills_core",
+                "host",
+                "--server",
+                server,
+                "--protocol-era",
+                era,
+                "--timeout",
+                "20",
+                "watch",
+                "--json",
+                "--relist-interval",
+                "0.2",
+            ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             cwd=ROOT,
@@ -129,8 +143,17 @@ def test_edited_approved_skill_is_refused_until_reapproved_push_10(tmp_path: Pat
 
     def host(*argv: str) -> subprocess.CompletedProcess[bytes]:
         return subprocess.run(
-            [PY, "-m", "skills_core", "host", "--server", server, "--approvals", str(approvals)]
-            + list(argv),
+            [
+                PY,
+                "-m",
+                "skills_core",
+                "host",
+                "--server",
+                server,
+                "--approvals",
+                str(approvals),
+                *list(argv),
+            ],
             capture_output=True,
             cwd=ROOT,
             timeout=60,
