@@ -58,6 +58,7 @@ from ..http.server import (
     Head,
     HttpChecks,
     Reply,
+    StreamCall,
     encode_answer,
     text_reply,
 )
@@ -66,6 +67,7 @@ from ..jsonrpc import Answer
 from ..server.handler import PendingRead, SkillsServer
 from ..server_stream import DEFAULT_DEFER_READS_OVER
 from ..spec import Method
+from ._asgi_push import PushHub
 
 __all__ = ["Message", "Receive", "Send", "SkillsApp"]
 
@@ -76,6 +78,9 @@ Receive: TypeAlias = Callable[[], Awaitable[Message]]
 Send: TypeAlias = Callable[[Message], Awaitable[None]]
 
 _RESOURCES_READ: Final = Method.RESOURCES_READ.value
+_LISTEN: Final = "subscriptions/listen"
+#: Methods the push hub answers (streams, and a legacy session's subscriptions).
+_PUSHED: Final = frozenset({_LISTEN, "resources/subscribe", "resources/unsubscribe"})
 _TOO_SLOW: Final = "Request Timeout: the body did not arrive in time"
 _TOO_LARGE: Final = "Content Too Large: the body is over the limit"
 _BUSY: Final = "Service Unavailable: too many large answers are being sent; retry shortly"
@@ -106,6 +111,7 @@ class SkillsApp:
         "_checks",
         "_deadlines",
         "_making",
+        "_push",
         "_send_timeout",
         "_server",
         "_timeout",
@@ -137,6 +143,8 @@ class SkillsApp:
         # its base64, the response around it), sending it 22.4 MB; the making is mostly work of
         # this process's interpreter, so making two at once gains little and costs a peak each.
         self._making = _Turns(1, options.max_large_answers)
+        # Change notifications: event streams and their timer (see _asgi_push).
+        self._push = PushHub(server)
 
     @property
     def server(self) -> SkillsServer:
@@ -155,6 +163,11 @@ class SkillsApp:
             return
         checks = self._checks
         reply = checks.head(scope)
+        if type(reply) is StreamCall:  # a legacy session's GET stream (see _asgi_push)
+            refused = await self._push_stream(reply, receive, send)
+            if refused is None:
+                return
+            reply = refused
         if type(reply) is Head:
             head = reply
             loop: asyncio.AbstractEventLoop | None
@@ -175,6 +188,8 @@ class SkillsApp:
                 if type(verdict) is Call:
                     call = verdict
                     server = self._server
+                    if call.method in _PUSHED and await self._push_call(call, receive, send):
+                        return
                     received = None
                     if call.method == _RESOURCES_READ:  # share a look: see the module docstring
                         received = server.receipt()
@@ -201,6 +216,32 @@ class SkillsApp:
             return
         await send({"type": "http.response.start", "status": reply.status, "headers": _head(reply)})
         await send({"type": "http.response.body", "body": content})
+
+    async def _push_stream(self, call: StreamCall, receive: Receive, send: Send) -> Reply | None:
+        """Serve a session's GET stream (asyncio only: elsewhere 405, as before)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return text_reply(
+                405, "Method Not Allowed: no GET stream under trio", (b"allow", b"POST")
+            )
+        await self._push.legacy_stream(call, receive, send)
+        return None
+
+    async def _push_call(self, call: Call, receive: Receive, send: Send) -> bool:
+        """``subscriptions/listen`` (a stream) or a legacy ``resources/(un)subscribe``; False
+        when the server answers it as any request (a refused listen: the error goes in-band)."""
+        if call.method == _LISTEN:
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:
+                return False
+            return await self._push.listen(call, receive, send)
+        if call.legacy_version is None:
+            return False
+        answer = self._push.subscribe(call)
+        await _send_whole(self._answered(call, answer, *encode_answer(call.id, answer)), send)
+        return True
 
     async def _read_large(
         self, call: Call, read: PendingRead, receive: Receive, send: Send

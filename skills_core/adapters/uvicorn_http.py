@@ -54,6 +54,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 from ..http.options import HttpOptions
 from ._asgi_app import SkillsApp
+from ._asgi_push import end_all_streams
 
 __all__ = ["BoundedH11Protocol", "BoundedProtocol", "abort"]
 
@@ -241,7 +242,9 @@ class BoundedH11Protocol(H11Protocol):
         self._guard.stalled = None
 
     def shutdown(self) -> None:
-        """The server stops: a connection whose client takes nothing is not waited for."""
+        """The server stops: a connection whose client takes nothing is not waited for; event
+        streams end (a listen stream with its result: PUSH-08)."""
+        end_all_streams()
         if self._guard.stalled is not None:
             abort(self.transport)
         else:
@@ -306,7 +309,9 @@ if importlib.util.find_spec("httptools") is not None:  # pragma: no branch
             self._guard.stalled = None
 
         def shutdown(self) -> None:
-            """The server stops: a connection whose client takes nothing is not waited for."""
+            """The server stops: a connection whose client takes nothing is not waited for; event
+            streams end (a listen stream with its result: PUSH-08)."""
+            end_all_streams()
             if self._guard.stalled is not None:
                 abort(self.transport)
             else:
