@@ -7,6 +7,7 @@ Streamable HTTP; an edited approved skill is refused until approved again.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -18,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+from http_helpers import serving
 
 PY = sys.executable
 ROOT = Path(__file__).resolve().parent.parent
@@ -107,12 +109,22 @@ class Watcher:
 
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])
-def test_watch_over_stdio_reports_add_edit_remove_push_03_push_06_push_09(
-    tmp_path: Path, era: str
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_watch_reports_add_edit_remove_push_03_push_06_push_09(
+    tmp_path: Path, era: str, transport: str
 ) -> None:
     """PUSH-03/PUSH-06 on the wire, PUSH-09 in the host: each change reported within the bound."""
     write_skill(tmp_path, "alpha")
-    watcher = Watcher(f"s={serve_argv(tmp_path)}", era)
+    with contextlib.ExitStack() as stack:
+        if transport == "http":
+            served = stack.enter_context(serving(tmp_path, "--ttl-ms", str(TTL_MS)))
+            server = f"s={served.url}"
+        else:
+            server = f"s={serve_argv(tmp_path)}"
+        _watch_changes(tmp_path, Watcher(server, era))
+
+
+def _watch_changes(tmp_path: Path, watcher: Watcher) -> None:
     try:
         write_skill(tmp_path, "beta")
         assert watcher.next_change(DEADLINE) == {

@@ -303,6 +303,15 @@ class StdioClient(Generic[P]):
         """The server process, as the event loop knows it."""
         return self._process.native
 
+    #: Whether 2025-11-25 notifications arrive without :meth:`listen` (yes: on the connection).
+    pushes_unasked = True
+
+    def watch_notifications(
+        self, callback: Callable[[str, dict[str, JSONValue] | None], None] | None
+    ) -> None:
+        """Set :attr:`on_notification`: ``callback(method, params)`` for each notification."""
+        self.on_notification = callback
+
     @property
     def alive(self) -> bool:
         """False once the connection broke or the server closed its output."""

@@ -2,8 +2,9 @@
 
 Theory of operation: after the usual start (spawn or connect, handshake, one listing of every
 server), each connection's notifications go to a :class:`~skills_core.host.watch.ChangeWatch`
-(2025-11-25 servers send them unasked; on a 2026-07-28 connection the command first opens a
-``subscriptions/listen`` stream asking for ``resourcesListChanged``). A notification is only a
+(2025-11-25 servers send them unasked, over HTTP on the session's GET stream, which the command
+opens; on a 2026-07-28 connection the command first opens a ``subscriptions/listen`` stream
+asking for ``resourcesListChanged``). A notification is only a
 hint: the watch re-lists that server (at most once per ``--relist-interval`` seconds, whatever
 the number of notifications), verifies the listing as any other, confirms with ``skills/get`` the
 skills it no longer lists, and the command prints one line per skill added, removed or changed
@@ -42,7 +43,11 @@ _ALIVE_CHECK: Final = 1.0
 
 
 class _Listening(Protocol):
-    on_notification: Callable[[str, dict[str, JSONValue] | None], None] | None
+    pushes_unasked: bool
+
+    def watch_notifications(
+        self, callback: Callable[[str, dict[str, JSONValue] | None], None] | None
+    ) -> None: ...
 
     @property
     def alive(self) -> bool: ...
@@ -68,7 +73,7 @@ async def watch_changes(
     wake = asyncio.Event()
     listening: dict[str, _Listening] = {}
     for label, connection in connections.items():
-        if not hasattr(connection, "on_notification"):
+        if not hasattr(connection, "watch_notifications"):
             fail(EXIT_CONNECTION, f"server {label!r}: this transport cannot receive notifications")
             return
         client: _Listening = connection  # type: ignore[assignment]
@@ -77,9 +82,9 @@ async def watch_changes(
             if watch.notified(label, method):
                 wake.set()
 
-        client.on_notification = heard
+        client.watch_notifications(heard)
         listening[label] = client
-        if host.era(label) is Era.MODERN:
+        if host.era(label) is Era.MODERN or not client.pushes_unasked:
             try:
                 await client.listen({"resourcesListChanged": True}, timeout=timeout)
             except (JsonRpcError, TransportError) as exc:
