@@ -33,6 +33,7 @@ IO_MODULES = {
     "skills_core/cli/validate.py",
     "skills_core/cli/diff.py",
     "skills_core/cli/host.py",
+    "skills_core/cli/_watch.py",
     "skills_core/demo.py",
     "skills_core/__main__.py",
     # where this copy of the package lives, to start it again in a child process

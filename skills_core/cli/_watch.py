@@ -24,7 +24,7 @@ import json
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Iterator, Mapping
-from typing import Final, Protocol
+from typing import Final, Protocol, cast
 
 from ..display import display
 from ..errors import JsonRpcError, TransportError
@@ -76,7 +76,7 @@ async def watch_changes(
         if not hasattr(connection, "watch_notifications"):
             fail(EXIT_CONNECTION, f"server {label!r}: this transport cannot receive notifications")
             return
-        client: _Listening = connection  # type: ignore[assignment]
+        client = cast("_Listening", connection)
 
         def heard(method: str, params: object, label: str = label) -> None:
             if watch.notified(label, method):
