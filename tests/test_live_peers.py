@@ -141,3 +141,141 @@ def test_ts_client_over_http_push_03_push_04_push_06_push_07_push_08(
                 assert client.next(DEADLINE) == {"event": "closed", "cause": "graceful"}
         finally:
             client.close()
+
+
+# --- our host against the TypeScript SDK 2.4.0 skills server -----------------------------------
+
+
+class HostWatch:
+    """``skills-core host --server S --protocol-era ERA watch --json`` as a process."""
+
+    def __init__(self, server: str, era: str) -> None:
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "skills_core",
+                "host",
+                "--server",
+                server,
+                "--protocol-era",
+                era,
+                "--timeout",
+                "20",
+                "watch",
+                "--json",
+                "--relist-interval",
+                "0.2",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=node_env(),
+        )
+        self.out = TsClient.__new__(TsClient)  # reuse the line reader on our stdout
+        self.out.process = self.process
+        self.out.buffer = b""
+
+    def wait_watching(self) -> None:
+        assert self.process.stderr is not None
+        seen = b""
+        deadline = time.monotonic() + 60
+        while b"watching" not in seen:
+            assert time.monotonic() < deadline, seen
+            assert self.process.poll() is None, seen + self.process.stderr.read()
+            ready, _, _ = select.select([self.process.stderr], [], [], 1)
+            if ready:
+                seen += os.read(self.process.stderr.fileno(), 4096)
+
+    def stop(self) -> int:
+        self.process.send_signal(signal.SIGINT)
+        try:
+            return self.process.wait(timeout=20)
+        finally:
+            if self.process.poll() is None:
+                self.process.kill()
+                self.process.wait()
+            for pipe in (self.process.stdout, self.process.stderr):
+                if pipe is not None:
+                    pipe.close()
+
+
+def reload_and_expect(watch: HostWatch, root: Path, pidfile: Path) -> None:
+    """Add a skill and remove it, each followed by the TS catalog's reload() (SIGUSR2)."""
+    pid = int(pidfile.read_text())
+    write_skill(root, "beta")
+    os.kill(pid, signal.SIGUSR2)
+    assert watch.out.next(DEADLINE) == {
+        "server": "s",
+        "change": "added",
+        "uri": "skill://beta/SKILL.md",
+    }
+    for path in sorted((root / "beta").rglob("*"), reverse=True):
+        path.unlink()
+    (root / "beta").rmdir()
+    os.kill(pid, signal.SIGUSR2)
+    assert watch.out.next(DEADLINE) == {
+        "server": "s",
+        "change": "removed",
+        "uri": "skill://beta/SKILL.md",
+    }
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_our_host_against_the_ts_skills_server_over_stdio_push_09(tmp_path: Path, era: str) -> None:
+    """PUSH-09: the TS server's reload() sends list_changed (modern: on our listen stream)."""
+    require_node_tools()
+    root = tmp_path / "skills"
+    write_skill(root, "alpha")
+    pidfile = tmp_path / "pid"
+    script = NODE_DIR / "ts_live_skills_server.mjs"
+    watch = HostWatch(f"s={NODE} {script} {root} {pidfile} stdio", era)
+    try:
+        watch.wait_watching()
+        reload_and_expect(watch, root, pidfile)
+    finally:
+        assert watch.stop() == 0
+
+
+def test_our_host_against_the_ts_skills_server_over_http_push_09(tmp_path: Path) -> None:
+    """PUSH-09 over HTTP (2026-07-28): the handler's notify.resourcesChanged() reaches our
+    listen stream; on 2025-11-25 that server offers no GET stream, and watch says so (exit 2)."""
+    require_node_tools()
+    root = tmp_path / "skills"
+    write_skill(root, "alpha")
+    pidfile = tmp_path / "pid"
+    server = subprocess.Popen(
+        [
+            str(NODE),
+            str(NODE_DIR / "ts_live_skills_server.mjs"),
+            str(root),
+            str(pidfile),
+            "http",
+            "0",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=node_env(),
+    )
+    try:
+        assert server.stdout is not None
+        line = server.stdout.readline().decode()
+        assert line.startswith("listening "), line
+        url = f"http://127.0.0.1:{int(line.split()[1])}/mcp"
+        watch = HostWatch(f"s={url}", "modern")
+        try:
+            watch.wait_watching()
+            reload_and_expect(watch, root, pidfile)
+        finally:
+            assert watch.stop() == 0
+        legacy = HostWatch(f"s={url}", "legacy")
+        try:
+            assert legacy.process.wait(timeout=60) == 2
+            assert legacy.process.stderr is not None
+            assert b"offers no notification stream" in legacy.process.stderr.read()
+        finally:
+            legacy.stop()
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+        assert server.stdout is not None
+        server.stdout.close()
