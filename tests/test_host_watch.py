@@ -5,7 +5,12 @@ In-process: our host against our server (real folders), the pump between them, b
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -180,3 +185,45 @@ def test_flood_costs_one_relist_per_interval_push_11(tmp_path: Path) -> None:
     assert watch.next_wakeup() == 1.0
     assert watch.due(1.0) == ["s"]
     assert not watch.notified("s", "notifications/message")
+
+
+def test_a_server_flooding_notifications_costs_bounded_relists_and_output_push_11(
+    tmp_path: Path,
+) -> None:
+    """PUSH-11 end to end: 100,000 notifications and more; re-lists at most one per interval."""
+    countfile = tmp_path / "lists"
+    peer = Path(__file__).parent / "peers" / "flood_server.py"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "skills_core",
+            "host",
+            "--protocol-era",
+            "legacy",
+            "--server",
+            f"s={sys.executable} {peer} {countfile}",
+            "watch",
+            "--json",
+            "--relist-interval",
+            "0.5",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    try:
+        time.sleep(8)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 0, err[-2000:]
+    relists = int(countfile.read_text()) - 1  # the first listing is the start-up one
+    assert 1 <= relists <= 8 / 0.5 + 2
+    lines = out.splitlines()
+    assert 1 <= len(lines) <= relists  # one line per change found, never one per notification
+    assert len(err) < 2000
