@@ -1,8 +1,11 @@
 """skills_core: a sans-IO implementation of the MCP Skills extension (``io.modelcontextprotocol/skills``).
 
 The package takes bytes and decoded JSON in and gives value objects, events, effects and bytes out;
-it never opens a socket, reads a clock, or touches the disk, except in the two small modules that
-exist to do so (the server's filesystem loader and the host's cache store) and in the stdio adapters.
+it never opens a socket, reads a clock, or touches the disk, except in the modules that exist to do
+so: the server's folder source (``server/filesystem.py`` and its walk, digest index and held
+files), the host's cache store, the folder functions of the validation engine, the object-store
+and git sources (``sources/s3.py``, ``sources/git.py``), ``adapters/`` (stdio, Streamable HTTP,
+the ``mcp`` SDK) and the command line. A test keeps that list.
 
 Start with:
 
@@ -17,7 +20,8 @@ Start with:
 * :class:`Host` (:mod:`skills_core.host`) -- load MCP-served skills safely; :func:`pump` and
   :func:`pump_async` carry out its requests over your ``send(method, params)``;
 * :class:`JsonRpcConnection` (:mod:`skills_core.jsonrpc`) -- newline-delimited JSON-RPC framing;
-* :mod:`skills_core.adapters` -- asyncio and trio stdio loops.
+* :mod:`skills_core.adapters` -- the transports: stdio under asyncio, trio or blocking, Streamable
+  HTTP (an ASGI app and a client), the ``mcp`` SDK.
 
 Every error is a :class:`SkillsError` with a stable ``kind``.
 """

@@ -1,7 +1,7 @@
 """What a JSON-RPC endpoint writes: strict encoding, results encoded once, and answers.
 
 Theory of operation: every byte :mod:`skills_core.jsonrpc` writes goes through
-:func:`_encode_text`, which refuses anything that is not plain JSON (no silent coercion of keys,
+:func:`encode_text`, which refuses anything that is not plain JSON (no silent coercion of keys,
 no NaN, no lone surrogates) and escapes the line separators JSON leaves raw. A server's handler
 answers a request with an :data:`Answer`: a result object, a result encoded once before
 (:class:`EncodedResult`, spliced into any number of responses), or an :class:`ErrorObject`. This
@@ -17,15 +17,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final, TypeAlias, final
 
-from ._fast import new_blank
-from ._jsonrpc_events import JSONObject, JsonRpcErrorKind, RequestId, _is_request_id
+from ._fast import new_blank, slot_setters
+from ._jsonrpc_events import JSONObject, JsonRpcErrorKind, RequestId, is_request_id
 from .errors import LocalProtocolError, quote_for_message
 from .jsonvalue import JSONValue
 
 __all__ = ["EncodedResult", "encode_result", "ErrorObject", "Answer"]
 
-# One encoder for every message: json.dumps with keyword arguments builds a new one per call,
-# which costs as much as encoding a 1 KB result.
+# One encoder for every message: json.dumps with keyword arguments builds a new one per call.
 _ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
@@ -58,28 +57,26 @@ def _not_serializable(message: str) -> LocalProtocolError:
     return LocalProtocolError(f"cannot send: {message}", kind=JsonRpcErrorKind.NOT_SERIALIZABLE)
 
 
-def _invalid_argument(message: str) -> LocalProtocolError:
+def invalid_argument(message: str) -> LocalProtocolError:
     return LocalProtocolError(message, kind=JsonRpcErrorKind.INVALID_ARGUMENT)
 
 
-def _check_request_id(request_id: object) -> RequestId:
-    if _is_request_id(request_id):
+def check_request_id(request_id: object) -> RequestId:
+    if is_request_id(request_id):
         return request_id
-    raise _invalid_argument(
-        f"a request id must be a str or an int, not {type(request_id).__name__}"
-    )
+    raise invalid_argument(f"a request id must be a str or an int, not {type(request_id).__name__}")
 
 
-def _check_method(method: object) -> str:
+def check_method(method: object) -> str:
     if not isinstance(method, str):
-        raise _invalid_argument(f"a method name must be a str, not {type(method).__name__}")
+        raise invalid_argument(f"a method name must be a str, not {type(method).__name__}")
     # The plain value of a str subclass: str() would give "M.X" for a (str, Enum) member.
     return str.__str__(method)
 
 
-def _check_object(value: object, what: str) -> Mapping[str, object]:
+def check_object(value: object, what: str) -> Mapping[str, object]:
     if not isinstance(value, Mapping):
-        raise _invalid_argument(
+        raise invalid_argument(
             f"{what} must be a mapping (MCP uses named members only), not {type(value).__name__}"
         )
     return value
@@ -90,7 +87,7 @@ def _check_object(value: object, what: str) -> Mapping[str, object]:
 _UNSAFE_SEPARATORS: Final = (("\x85", "\\u0085"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
 
 
-def _encode_text(value: object, check_keys: bool) -> bytes:
+def encode_text(value: object, check_keys: bool) -> bytes:
     """The compact UTF-8 JSON of ``value`` (raises LocalProtocolError), with no size check."""
     try:
         text = _ENCODER.encode(_to_json(value) if check_keys else value)
@@ -149,24 +146,28 @@ def encode_result(result: Mapping[str, object], *, check_keys: bool = True) -> E
         LocalProtocolError: ``result`` is not a mapping, or a value is not plain JSON. (The
             message-size cap is a connection's, so ``send_response`` checks it.)
     """
-    return _new_encoded(_encode_text(_check_object(result, "a result"), check_keys))
+    return _new_encoded(encode_text(check_object(result, "a result"), check_keys))
+
+
+(_SET_JSON,) = slot_setters(EncodedResult, "_json")
 
 
 def _new_encoded(data: bytes) -> EncodedResult:
-    """The one way to make an :class:`EncodedResult` (its ``__init__`` refuses): from bytes this
-    module encoded (see :mod:`skills_core._fast`)."""
-    encoded = new_blank(EncodedResult)
-    encoded._json = data
+    """The trusted constructor of an :class:`EncodedResult` (see :mod:`skills_core._fast`), the
+    one way to make one (its ``__init__`` refuses): from bytes this module encoded."""
+    encoded: EncodedResult = new_blank(EncodedResult)
+    _SET_JSON(encoded, data)
     return encoded
 
 
-#: Characters of a spliced string escaped per step. Each step is one C call that holds the GIL;
-#: a quarter of a million characters take about a millisecond, so a thread that encodes a 16 MiB
-#: file lets an event loop in another thread run every millisecond or so, not once in 60 ms.
+#: Characters of a spliced string escaped per step. Each step is one C call that holds the GIL, so
+#: a thread that encodes a 16 MiB file lets an event loop in another thread run between steps,
+#: instead of once the whole file is done (``tests/benchmarks/bench_loop_latency.py`` measures the
+#: longest stall).
 _SPLICE_STEP: Final = 1 << 18
 
 
-def _encode_spliced(
+def encode_spliced(
     result: Mapping[str, object], holder: dict[str, JSONValue], member: str
 ) -> EncodedResult:
     """``encode_result(result)`` for a result that carries one large string, at fewer copies.
@@ -187,8 +188,8 @@ def _encode_spliced(
     if not isinstance(value, str):
         raise _not_serializable(f"{member!r} must be a string to be spliced")
     holder[member] = ""
-    head = _encode_text(result, False)
-    needle = _encode_text(member, False) + b':""'
+    head = encode_text(result, False)
+    needle = encode_text(member, False) + b':""'
     at = head.find(needle)
     if at < 0 or head.find(needle, at + 1) >= 0:
         raise _not_serializable(f"the result must have exactly one member {member!r}")
@@ -231,9 +232,9 @@ class ErrorObject:
 
     def __post_init__(self) -> None:
         if not isinstance(self.code, int) or isinstance(self.code, bool):
-            raise _invalid_argument(f"an error code must be an int, not {type(self.code).__name__}")
+            raise invalid_argument(f"an error code must be an int, not {type(self.code).__name__}")
         if not isinstance(self.message, str):
-            raise _invalid_argument(
+            raise invalid_argument(
                 f"an error message must be a str, not {type(self.message).__name__}"
             )
 
@@ -249,7 +250,7 @@ class ErrorObject:
 Answer: TypeAlias = dict[str, JSONValue] | EncodedResult | ErrorObject
 
 
-def _encode_response(
+def encode_response(
     request_id: RequestId | None,
     answer: Mapping[str, object] | EncodedResult | ErrorObject,
     check_keys: bool,
@@ -265,19 +266,19 @@ def _encode_response(
         if type(request_id) is int and -(1 << 53) < request_id < 1 << 53:
             encoded_id = str(request_id).encode()  # what json writes, without its overhead
         else:
-            encoded_id = _encode_text(_check_request_id(request_id), False)
+            encoded_id = encode_text(check_request_id(request_id), False)
         # One join, one copy of a result that may be tens of megabytes.
         return b"".join(
             (b'{"jsonrpc":"2.0","id":', encoded_id, b',"result":', answer._json, b"}", end)
         )
     if type(answer) is ErrorObject:
         if request_id is not None:
-            _check_request_id(request_id)
+            check_request_id(request_id)
         response = {"jsonrpc": "2.0", "id": request_id, "error": answer.to_json()}
-        return _encode_text(response, True) + end
+        return encode_text(response, True) + end
     message: dict[str, object] = {
         "jsonrpc": "2.0",
-        "id": _check_request_id(request_id),
-        "result": _check_object(answer, "a result"),
+        "id": check_request_id(request_id),
+        "result": check_object(answer, "a result"),
     }
-    return _encode_text(message, check_keys) + end
+    return encode_text(message, check_keys) + end

@@ -115,7 +115,7 @@ _BRACKET_NEAR: Final = re.compile(r"#[^\x20-\x7e]*#[^\x20-\x7e]*\[").search
 
 def _ranges(codes: frozenset[int]) -> str:
     """A regular expression class of ``codes``, as ranges (a class of single characters is
-    searched character by character against each, a hundred times slower)."""
+    searched character by character against each, far more slowly)."""
     spans: list[list[int]] = []
     for code in sorted(codes):
         if spans and spans[-1][1] == code - 1:

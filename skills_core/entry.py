@@ -328,7 +328,7 @@ class SkillEntry:
         )
         extra = {k: v for k, v in obj.items() if k not in _KNOWN_ENTRY_KEYS}
         # skill.uri is obj["uri"] itself: SkillURI.parse keeps the string it was given.
-        return _unchecked_entry(
+        return unchecked_entry(
             skill=skill,
             frontmatter=freeze_json(obj["frontmatter"]),
             resources=resources,
@@ -452,71 +452,71 @@ class SkillEntry:
         return hash(self.canonical_json)
 
 
-# Entries are built by the thousand from parts the package made or checked: through their slot
-# descriptors (skills_core._fast), the same objects as the constructors make, at about half the cost.
-_new_object: Final = new_blank
+# Entries and resources are built by the thousand from parts the package made or checked (what
+# from_json checked, a catalog's digests and parsed frontmatter), so by trusted constructors
+# (skills_core._fast): the constructors would check every part again. bench_catalog.py prints
+# what the plain constructors would cost.
 (
-    _set_entry_uri,
-    _set_entry_frontmatter,
-    _set_entry_resources,
-    _set_entry_extra,
-    _set_entry_skill,
-    _set_entry_canonical,
-    _set_entry_index,
-    _set_entry_set,
+    _SET_ENTRY_URI,
+    _SET_ENTRY_FRONTMATTER,
+    _SET_ENTRY_RESOURCES,
+    _SET_ENTRY_EXTRA,
+    _SET_ENTRY_SKILL,
+    _SET_ENTRY_CANONICAL,
+    _SET_ENTRY_INDEX,
+    _SET_ENTRY_SET,
 ) = slot_setters(
     SkillEntry, "uri", "frontmatter", "resources", "extra", "_skill", "_canonical", "_index", "_set"
 )
-_set_resource_uri, _set_resource_digest, _set_resource_size, _set_resource_extra = slot_setters(
+_SET_RESOURCE_URI, _SET_RESOURCE_DIGEST, _SET_RESOURCE_SIZE, _SET_RESOURCE_EXTRA = slot_setters(
     SkillResource, "uri", "digest", "size", "extra"
 )
 
 
-def _unchecked_entry(
+def unchecked_entry(
     *,
     skill: SkillURI,
     frontmatter: FrozenJSON,
     resources: tuple[SkillResource, ...] | Literal["dynamic"],
     extra: FrozenJSON = _NO_EXTRA,
 ) -> SkillEntry:
-    """Build an entry without validation, for package code that made or checked every part itself.
+    """The trusted constructor of an entry: no validation, for parts the package made or checked.
 
-    Package-private: :meth:`SkillEntry.from_json` calls it once every rule has passed, and
-    :mod:`skills_core.server` builds entries from URIs it encoded, digests it computed and
-    frontmatter its own parser produced, where re-validating all of that costs more than parsing
-    the frontmatter. Its tests check that every such entry equals
+    Package-private (not exported): :meth:`SkillEntry.from_json` calls it once every rule has
+    passed, and :mod:`skills_core.server` builds entries from URIs it encoded, digests it computed
+    and frontmatter its own parser produced. Its tests check that every such entry equals
     ``SkillEntry.from_json(entry.to_json())``. Never call this on unchecked data from a peer.
     """
-    entry = _new_object(SkillEntry)
-    _set_entry_uri(entry, skill.uri)
-    _set_entry_frontmatter(entry, frontmatter)
-    _set_entry_resources(entry, resources)
-    _set_entry_extra(entry, extra)
-    _set_entry_skill(entry, skill)
-    _set_entry_canonical(entry, None)
-    _set_entry_index(entry, None)
-    _set_entry_set(entry, None)
+    entry: SkillEntry = new_blank(SkillEntry)
+    _SET_ENTRY_URI(entry, skill.uri)
+    _SET_ENTRY_FRONTMATTER(entry, frontmatter)
+    _SET_ENTRY_RESOURCES(entry, resources)
+    _SET_ENTRY_EXTRA(entry, extra)
+    _SET_ENTRY_SKILL(entry, skill)
+    _SET_ENTRY_CANONICAL(entry, None)
+    _SET_ENTRY_INDEX(entry, None)
+    _SET_ENTRY_SET(entry, None)
     return entry
 
 
-def _unchecked_resource(
+def unchecked_resource(
     uri: str, digest: str, size: int, extra: FrozenJSON = _NO_EXTRA
 ) -> SkillResource:
-    """Build a resource without validation; see :func:`_unchecked_entry`."""
-    resource = _new_object(SkillResource)
-    _set_resource_uri(resource, uri)
-    _set_resource_digest(resource, digest)
-    _set_resource_size(resource, size)
-    _set_resource_extra(resource, extra)
+    """The trusted constructor of a resource; see :func:`unchecked_entry`."""
+    resource: SkillResource = new_blank(SkillResource)
+    _SET_RESOURCE_URI(resource, uri)
+    _SET_RESOURCE_DIGEST(resource, digest)
+    _SET_RESOURCE_SIZE(resource, size)
+    _SET_RESOURCE_EXTRA(resource, extra)
     return resource
 
 
 def _trusted_resource(item: dict[str, Any]) -> SkillResource:
     """A resource from a wire item that :func:`_entry_problems` found valid."""
     if len(item) == 3:
-        return _unchecked_resource(item["uri"], item["digest"], item["size"])
+        return unchecked_resource(item["uri"], item["digest"], item["size"])
     extra = {k: v for k, v in item.items() if k not in _KNOWN_RESOURCE_KEYS}
-    return _unchecked_resource(item["uri"], item["digest"], item["size"], freeze_json(extra))
+    return unchecked_resource(item["uri"], item["digest"], item["size"], freeze_json(extra))
 
 
 def _limit_problems(count: int, total: int, limits: Limits) -> list[EntryProblem]:

@@ -349,8 +349,7 @@ def parse_frontmatter(
         skill_md: The raw SKILL.md bytes, or its text.
         max_bytes: Cap on the frontmatter's size in UTF-8 bytes (default 1 MiB).
         locate: Also record where every member sits (:attr:`ParsedFrontmatter.locations`).
-            This takes the parser's general path: over the corpus, about 2.3 times the time of
-            a plain parse.
+            This takes the parser's general path, which is slower than a plain parse.
 
     Returns:
         The parsed frontmatter and where the body starts.
@@ -411,7 +410,7 @@ def json_pointer(path: Path) -> str:
     return "".join("/" + escape_pointer_token(str(part)) for part in path)
 
 
-def _frontmatter_data(
+def frontmatter_data(
     skill_md: bytes | str, *, max_bytes: int = DEFAULT_MAX_BYTES
 ) -> dict[str, JSONValue]:
     """``parse_frontmatter(skill_md).data``, without building the rest (package-private).

@@ -98,13 +98,13 @@ from ._jsonrpc_encode import (
     Answer,
     EncodedResult,
     ErrorObject,
-    _check_method,
-    _check_object,
-    _check_request_id,
-    _encode_response,
-    _encode_text,
-    _invalid_argument,
+    check_method,
+    check_object,
+    check_request_id,
+    encode_response,
     encode_result,
+    encode_text,
+    invalid_argument,
 )
 from ._jsonrpc_events import (
     NEED_DATA,
@@ -125,8 +125,8 @@ from ._jsonrpc_events import (
     RequestReceived,
     ResponseReceived,
     UnmatchedResponse,
-    _is_request_id,
-    _new_request,
+    is_request_id,
+    new_request,
 )
 from .errors import LocalProtocolError, RemoteProtocolError, quote_for_message
 from .jsonvalue import JSONValue, json_type_name
@@ -242,7 +242,7 @@ _DECODER: Final = json.JSONDecoder(
     parse_constant=_reject_constant,
 )
 #: The decoder's scanner, called directly: ``JSONDecoder.decode`` adds two regular-expression
-#: matches and two Python calls around it, an eighth of the cost of decoding a small request.
+#: matches and two Python calls around it, which a small request would pay for each time.
 #: (``scan_once`` is the instance attribute ``JSONDecoder.__init__`` sets; typeshed omits it.)
 _SCAN: Final[Callable[[str, int], tuple[Any, int]]] = vars(_DECODER)["scan_once"]
 #: JSON whitespace (RFC 8259 §2): space, tab, LF and CR.
@@ -256,7 +256,7 @@ def _contains_surrogate(value: JSONValue) -> bool:
     while stack:
         item = stack.pop()
         if isinstance(item, str):
-            # isascii() is O(1) on CPython; encoding is the fastest full check (~1 GB/s).
+            # isascii() is O(1) on CPython; encoding is the fastest full check.
             if not item.isascii():
                 try:
                     item.encode("utf-8")
@@ -306,7 +306,7 @@ def _parse_json(data: bytes | bytearray) -> JSONValue | _Blank:
     except RecursionError as exc:
         raise _parse_error("JSON value is nested too deeply") from exc
     # A surrogate can only come from an escape: a message without a backslash needs no walk.
-    # (A one-character search runs at memchr speed; searching "\\ud" would cost half a parse.)
+    # (A one-character search runs at memchr speed; a search for "\\ud" would be far slower.)
     if "\\" in text and _contains_surrogate(value):
         raise _parse_error("a string contains an unpaired UTF-16 surrogate escape")
     return value
@@ -351,7 +351,7 @@ def _classify_value(value: object, max_size: int) -> ReceivedMessage | None:
         raw_id = value.get("id")
         return _refuse(
             _invalid_request("a message must have a 'method', a 'result' or an 'error'"),
-            raw_id if _is_request_id(raw_id) else None,
+            raw_id if is_request_id(raw_id) else None,
             max_size,
         )
     if isinstance(value, list):
@@ -376,7 +376,7 @@ def _classify_call(message: JSONObject, max_size: int) -> ReceivedMessage:
     # JSON-RPC §5: the reply carries the request's id when it can be read, else null. (The
     # exact types first: the check of every request, without a call.)
     reply_id: RequestId | None = None
-    if type(raw_id) is int or type(raw_id) is str or _is_request_id(raw_id):
+    if type(raw_id) is int or type(raw_id) is str or is_request_id(raw_id):
         reply_id = raw_id
     has_id = reply_id is not None or "id" in message
     method = message["method"]
@@ -422,7 +422,7 @@ def _classify_call(message: JSONObject, max_size: int) -> ReceivedMessage:
             )
         params = raw_params
     if reply_id is not None:
-        return _new_request(reply_id, method, params)
+        return new_request(reply_id, method, params)
     if method == Method.NOTIFICATIONS_CANCELLED:
         return _cancel_event(params)
     return NotificationReceived(method=method, params=params)
@@ -436,11 +436,11 @@ def _refuse(
 
 def _error_reply(error: RemoteProtocolError, reply_id: RequestId | None, max_size: int) -> bytes:
     body = {"code": error.rpc_code, "message": error.message}
-    data = _encode_text({"jsonrpc": "2.0", "id": reply_id, "error": body}, True)
+    data = encode_text({"jsonrpc": "2.0", "id": reply_id, "error": body}, True)
     if len(data) > max_size:
         # Only an id close to the size limit makes the reply too large; JSON-RPC's id null
         # still tells the peer that something it sent was refused.
-        data = _encode_text({"jsonrpc": "2.0", "id": None, "error": body}, True)
+        data = encode_text({"jsonrpc": "2.0", "id": None, "error": body}, True)
     return data + b"\n"
 
 
@@ -672,7 +672,7 @@ class JsonRpcConnection:
     def _classify_response(self, message: JSONValue) -> JsonRpcEvent:
         assert isinstance(message, dict)  # _classify_value said so: a response
         raw_id = message.get("id")
-        response_id = raw_id if _is_request_id(raw_id) else None
+        response_id = raw_id if is_request_id(raw_id) else None
         problem = _response_problem(message)
         if problem is not None:
             error = RemoteProtocolError(
@@ -719,7 +719,7 @@ class JsonRpcConnection:
     # --- output ------------------------------------------------------------------------------
 
     def _encode(self, message: Mapping[str, object]) -> bytes:
-        return self._sized(_encode_text(message, True) + b"\n")
+        return self._sized(encode_text(message, True) + b"\n")
 
     def _sized(self, line: bytes) -> bytes:
         """``line`` (one message and its ``\\n``), when it is within the size limit."""
@@ -753,11 +753,11 @@ class JsonRpcConnection:
                 "cannot send a request: the peer has closed the stream, so no response can arrive",
                 kind=JsonRpcErrorKind.CLOSED,
             )
-        name = _check_method(method)
+        name = check_method(method)
         request_id = self._next_id
         message: dict[str, object] = {"jsonrpc": "2.0", "id": request_id, "method": name}
         if params is not None:
-            message["params"] = _check_object(params, "params")
+            message["params"] = check_object(params, "params")
         data = self._encode(message)
         self._next_id += 1
         self._pending[request_id] = name
@@ -777,9 +777,9 @@ class JsonRpcConnection:
             LocalProtocolError: An argument has the wrong type, a value is not plain JSON, or the
                 message is too large.
         """
-        message: dict[str, object] = {"jsonrpc": "2.0", "method": _check_method(method)}
+        message: dict[str, object] = {"jsonrpc": "2.0", "method": check_method(method)}
         if params is not None:
-            message["params"] = _check_object(params, "params")
+            message["params"] = check_object(params, "params")
         return self._encode(message)
 
     def send_response(
@@ -810,8 +810,8 @@ class JsonRpcConnection:
                 message is too large.
         """
         if type(result) is not EncodedResult:
-            _check_object(result, "a result")
-        return self._sized(_encode_response(request_id, result, check_keys, b"\n"))
+            check_object(result, "a result")
+        return self._sized(encode_response(request_id, result, check_keys, b"\n"))
 
     def send_error(
         self, request_id: RequestId | None, code: int, message: str, data: object = None
@@ -833,7 +833,7 @@ class JsonRpcConnection:
         """
         # data is checked to be plain JSON when it is encoded, as every value sent is.
         error = ErrorObject(code=code, message=message, data=cast("JSONValue", data))
-        return self._sized(_encode_response(request_id, error, True, b"\n"))
+        return self._sized(encode_response(request_id, error, True, b"\n"))
 
     def send_answer(
         self,
@@ -862,8 +862,8 @@ class JsonRpcConnection:
                 value is not plain JSON, or the message is too large.
         """
         if type(answer) is not EncodedResult and type(answer) is not ErrorObject:
-            _check_object(answer, "an answer")
-        return self._sized(_encode_response(request_id, answer, check_keys, b"\n"))
+            check_object(answer, "an answer")
+        return self._sized(encode_response(request_id, answer, check_keys, b"\n"))
 
     def send_cancel(self, request_id: RequestId, reason: str | None = None) -> bytes:
         """Cancel one of this side's pending requests with ``notifications/cancelled``.
@@ -884,9 +884,9 @@ class JsonRpcConnection:
             LocalProtocolError: ``request_id`` is not pending (already answered, cancelled or never
                 sent: check :attr:`pending`), or ``reason`` is not a str.
         """
-        _check_request_id(request_id)
+        check_request_id(request_id)
         if reason is not None and not isinstance(reason, str):
-            raise _invalid_argument(f"a reason must be a str, not {type(reason).__name__}")
+            raise invalid_argument(f"a reason must be a str, not {type(reason).__name__}")
         if request_id not in self._pending:
             raise LocalProtocolError(
                 f"cannot cancel request {request_id!r}: it is not pending",
@@ -927,7 +927,7 @@ def _cancel_event(params: JSONObject | None) -> CancelRequested | InvalidMessage
     members: JSONObject = {} if params is None else params
     request_id = members.get("requestId")
     reason = members.get("reason")
-    if not _is_request_id(request_id):
+    if not is_request_id(request_id):
         problem = f"'params.requestId' must be a string or an integer, not {_member(members, 'requestId')}"
     elif "reason" in members and not isinstance(reason, str):
         problem = f"'params.reason' must be a string when present, not {json_type_name(reason)}"
@@ -957,7 +957,7 @@ def _response_problem(message: JSONObject) -> str | None:
     if has_result and "error" in message:
         return "a response must not have both 'result' and 'error'"
     raw_id = message.get("id")
-    if raw_id is not None and not _is_request_id(raw_id):
+    if raw_id is not None and not is_request_id(raw_id):
         return f"a response 'id' must be a string, an integer or null, not {json_type_name(raw_id)}"
     if has_result:
         # MCP schema: JSONRPCResultResponse { id: RequestId; result: Result }, Result an object.

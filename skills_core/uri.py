@@ -43,7 +43,6 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Final, final
 
-from ._fast import new_blank, slot_setters
 from .errors import URIError, URIErrorKind, quote_for_message
 from .names import skill_name_problem
 from .spec import SKILL_MD
@@ -506,24 +505,6 @@ class SkillURI:
     def resolve_directory(self, ref: str) -> str:
         """Resolve a relative reference to a directory; see :func:`resolve_directory_reference`."""
         return _resolve(self, ref, directory=True)
-
-
-_set_uri_uri, _set_uri_scheme, _set_uri_skill_path = slot_setters(
-    SkillURI, "uri", "scheme", "skill_path"
-)
-
-
-def _new_skill_uri(uri: str, scheme: str, skill_path: str) -> SkillURI:
-    """``SkillURI(uri, scheme, skill_path)`` through the slot descriptors (package-private).
-
-    The same object as the dataclass constructor makes, at a fraction of the cost
-    (:mod:`skills_core._fast`); for code that builds thousands of URIs it encoded itself.
-    """
-    skill = new_blank(SkillURI)
-    _set_uri_uri(skill, uri)
-    _set_uri_scheme(skill, scheme)
-    _set_uri_skill_path(skill, skill_path)
-    return skill
 
 
 def parse_skill_uri(uri: str) -> SkillURI:

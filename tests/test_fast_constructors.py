@@ -1,7 +1,8 @@
 """The performance shortcuts build exactly what the plain code builds.
 
-* The fast constructors of frozen records (slots set through their descriptors) make objects equal
-  to, and printed like, those of the dataclass constructors.
+* Every trusted constructor (``skills_core._fast``: slots set through their descriptors) makes
+  objects equal to, printed and hashed like, of the same type as, and as frozen as those of the
+  plain constructor; ``slot_setters`` refuses a list of names that is not the class's slots.
 * ``freeze_parsed`` is ``freeze_json`` on parser output; the fast ``encode_folder`` is the
   segment-by-segment encoding; ``verify_bytes`` reports a malformed expected digest first, as
   before, whatever else is wrong.
@@ -10,6 +11,7 @@
 
 from __future__ import annotations
 
+import ast
 import os
 from dataclasses import FrozenInstanceError
 from pathlib import Path
@@ -23,72 +25,111 @@ from server_helpers import Generated, skill_md
 import skills_core.server.catalog as catalog_module
 import skills_core.server.filesystem as fs_module
 from skills_core._jsonrpc_encode import EncodedResult, encode_result
-from skills_core._jsonrpc_events import RequestReceived, _new_request
+from skills_core._jsonrpc_events import RequestReceived, new_request
 from skills_core.digest import compute_digest, verify_bytes
-from skills_core.entry import SkillEntry, SkillResource, _unchecked_entry, _unchecked_resource
+from skills_core.entry import SkillEntry, SkillResource, unchecked_entry, unchecked_resource
 from skills_core.errors import DigestFormatError, URIError, VerificationError, VerificationKind
 from skills_core.host.effects import DeliverToModel, DeliveryKind, skill_file_delivery
+from skills_core.host.intents import KeepVerified, keep_verified
+from skills_core.host.requests import ReadFile, read_file
 from skills_core.jsonvalue import JSONValue, freeze_json
 from skills_core.server import CatalogBuilder, RootSnapshot
 from skills_core.server._rules import ParsedSkillMd, Verdict, freeze_parsed, judge_parsed
 from skills_core.server.model import (
     PublishedSkill,
     SnapshotFile,
-    new_published_skill,
     new_snapshot_file,
+    restored_published_skill,
 )
 from skills_core.server.paths import encode_folder, encode_segment
-from skills_core.uri import SkillURI, _new_skill_uri
+from skills_core.uri import SkillURI
 
 # --- records ------------------------------------------------------------------------------------
+
+
+def same(fast: object, slow: object) -> None:
+    """``fast`` is what the plain constructor made as ``slow``: equal, same type, repr and hash."""
+    assert type(fast) is type(slow)
+    assert fast == slow
+    assert repr(fast) == repr(slow)
+    try:
+        expected = hash(slow)
+    except TypeError:  # a mapping field (a resource's extra): neither is hashable
+        with pytest.raises(TypeError):
+            hash(fast)
+    else:
+        assert hash(fast) == expected
 
 
 def test_fast_snapshot_file_is_the_dataclass() -> None:
     for data in (None, b"x"):
         fast = new_snapshot_file("a/SKILL.md", 1, compute_digest(b"x"), data)
-        slow = SnapshotFile("a/SKILL.md", 1, compute_digest(b"x"), data)
-        assert fast == slow
-        assert repr(fast) == repr(slow)
-        assert hash(fast) == hash(slow)
+        same(fast, SnapshotFile("a/SKILL.md", 1, compute_digest(b"x"), data))
+        with pytest.raises(FrozenInstanceError):
+            fast.size = 2  # type: ignore[misc]
 
 
 def test_fast_request_event_and_encoded_result_are_what_the_plain_code_makes() -> None:
     with_uri: dict[str, JSONValue] = {"uri": "skill://a/SKILL.md"}
-    for params in (None, with_uri):
-        fast = _new_request(7, "resources/read", params)
-        slow = RequestReceived(id=7, method="resources/read", params=params)
-        assert fast == slow
-        assert repr(fast) == repr(slow)
-        with pytest.raises(FrozenInstanceError):
-            fast.method = "x"  # type: ignore[misc]
+    for request_id in (7, "seven"):
+        for params in (None, with_uri):
+            fast = new_request(request_id, "resources/read", params)
+            slow = RequestReceived(id=request_id, method="resources/read", params=params)
+            assert type(fast) is RequestReceived
+            assert fast == slow
+            assert repr(fast) == repr(slow)
+            with pytest.raises(FrozenInstanceError):
+                fast.method = "x"  # type: ignore[misc]
     encoded = encode_result({"a": [1, "é"]})
+    assert type(encoded) is EncodedResult
     assert encoded.json == '{"a":[1,"é"]}'.encode()
     assert len(encoded) == len(encoded.json)
+    assert repr(encoded) == f"<EncodedResult of {len(encoded.json)} bytes>"
     with pytest.raises(TypeError, match="made by encode_result"):
         EncodedResult()
 
 
-def test_fast_skill_uri_entry_resource_and_published_skill_are_the_dataclasses() -> None:
-    skill = _new_skill_uri("skill://a/b/SKILL.md", "skill", "a/b")
-    assert skill == SkillURI("skill://a/b/SKILL.md", "skill", "a/b")
-    assert repr(skill) == repr(SkillURI.parse("skill://a/b/SKILL.md"))
-    assert hash(skill) == hash(SkillURI.parse("skill://a/b/SKILL.md"))
+def test_fast_entry_resource_and_published_skill_are_the_plain_ones() -> None:
+    skill = SkillURI.parse("skill://a/b/SKILL.md")
     digest = compute_digest(b"x")
-    resource = _unchecked_resource("skill://a/b/SKILL.md", digest, 1)
-    assert resource == SkillResource(uri="skill://a/b/SKILL.md", digest=digest, size=1)
-    assert repr(resource) == repr(SkillResource(uri="skill://a/b/SKILL.md", digest=digest, size=1))
+    resource = unchecked_resource("skill://a/b/SKILL.md", digest, 1)
+    same(resource, SkillResource(uri="skill://a/b/SKILL.md", digest=digest, size=1))
+    extra = freeze_json({"x-note": [1, {"a": None}]})
+    assert isinstance(extra, MappingProxyType)
+    with_extra = unchecked_resource("skill://a/b/SKILL.md", digest, 1, extra)
+    same(with_extra, SkillResource(uri=resource.uri, digest=digest, size=1, extra=extra))
     frontmatter = MappingProxyType({"name": "b", "description": "d"})
-    entry = _unchecked_entry(skill=skill, frontmatter=frontmatter, resources=(resource,))
-    checked = SkillEntry(uri=skill.uri, frontmatter=frontmatter, resources=(resource,))
-    assert entry == checked
-    assert repr(entry) == repr(checked)
-    assert entry.skill == checked.skill
-    assert entry.resource(resource.uri) == resource
+    for resources in ((resource,), (with_extra,)):
+        entry = unchecked_entry(skill=skill, frontmatter=frontmatter, resources=resources)
+        checked = SkillEntry(uri=skill.uri, frontmatter=frontmatter, resources=resources)
+        same(entry, checked)
+        assert entry == SkillEntry.from_json(entry.to_json())
+        assert entry.skill == checked.skill
+        assert entry.resource(resource.uri) == resources[0]
+        assert entry.resource_set == checked.resource_set
+        with pytest.raises(FrozenInstanceError):
+            entry.uri = "x"  # type: ignore[misc]
+    dynamic = unchecked_entry(
+        skill=skill, frontmatter=frontmatter, resources="dynamic", extra=extra
+    )
+    same(
+        dynamic,
+        SkillEntry(uri=skill.uri, frontmatter=frontmatter, resources="dynamic", extra=extra),
+    )
     files = MappingProxyType({skill.uri: "SKILL.md"})
-    fast = new_published_skill(entry, 0, "a/b", files, ())
-    slow = PublishedSkill(entry=entry, root=0, folder="a/b", files=files, findings=())
-    assert fast == slow
-    assert repr(fast) == repr(slow)
+    published = PublishedSkill(entry=entry, root=0, folder="a/b", files=files, findings=())
+    restored = restored_published_skill(
+        skill.uri,
+        0,
+        "a/b",
+        findings=(),
+        encoded_entry=b"{}",
+        make=lambda: (entry, files),
+    )
+    assert type(restored) is PublishedSkill
+    assert restored.encoded_entry == b"{}"
+    assert (restored.uri, restored.name) == (published.uri, published.name)
+    same(restored, published)  # materialised on first look
 
 
 def test_fast_delivery_is_the_dataclass() -> None:
@@ -111,14 +152,70 @@ def test_fast_delivery_is_the_dataclass() -> None:
             skill_root="skill://a/b",
             from_cache=from_cache,
         )
-        assert fast == slow
-        assert repr(fast) == repr(slow)
-        assert hash(fast) == hash(slow)
-        assert type(fast) is DeliverToModel
+        same(fast, slow)
         assert fast.model_text == slow.model_text
         assert fast.trust == "untrusted"
         with pytest.raises(FrozenInstanceError):
             fast.origin = "another"  # type: ignore[misc]
+
+
+class _Session:
+    """What a read record keeps of its load session: its generation."""
+
+    generation = 4
+
+
+def test_fast_keep_and_read_are_the_dataclasses() -> None:
+    row = unchecked_resource("skill://a/b/x.md", compute_digest(b"x"), 1)
+    same(keep_verified("o", row, b"x"), KeepVerified(origin="o", resource=row, data=b"x"))
+    session = _Session()
+    for resource in (row, None):
+        fast = read_file("o", row.uri, session, "skill://a/b/SKILL.md", resource)
+        slow = ReadFile(
+            origin="o",
+            uri=row.uri,
+            session=session,
+            generation=4,
+            skill_uri="skill://a/b/SKILL.md",
+            resource=resource,
+        )
+        same(fast, slow)
+        assert fast.session is session
+        with pytest.raises(FrozenInstanceError):
+            fast.generation = 5  # type: ignore[misc]
+
+
+#: Every trusted constructor of the package (a function that calls ``new_blank``), each checked
+#: against its plain constructor above (``EncodedResult``'s through ``encode_result``).
+TRUSTED = {
+    "_jsonrpc_encode._new_encoded",
+    "_jsonrpc_events.new_request",
+    "entry.unchecked_entry",
+    "entry.unchecked_resource",
+    "host.effects.skill_file_delivery",
+    "host.intents.keep_verified",
+    "host.requests.read_file",
+    "server.model.new_snapshot_file",
+    "server.model.restored_published_skill",
+}
+
+
+def test_every_trusted_constructor_is_checked_here() -> None:
+    """A new trusted constructor fails this test until it is added to :data:`TRUSTED` (and
+    checked against its plain constructor)."""
+    package = Path(__file__).resolve().parents[1] / "skills_core"
+    found = set()
+    for path in package.rglob("*.py"):
+        module = ".".join(path.relative_to(package).with_suffix("").parts)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef) and any(
+                isinstance(call, ast.Call)
+                and isinstance(call.func, ast.Name)
+                and call.func.id == "new_blank"
+                for call in ast.walk(node)
+            ):
+                found.add(f"{module}.{node.name}")
+    assert found == TRUSTED
 
 
 # --- values -------------------------------------------------------------------------------------
@@ -251,23 +348,44 @@ def test_a_rebuild_judges_each_skill_md_once(monkeypatch: pytest.MonkeyPatch) ->
 # --- the helper itself --------------------------------------------------------------------------
 
 
-def test_slot_setters_refuse_a_name_that_is_not_a_slot() -> None:
-    """A renamed field makes the builder's module fail at import, not build half an object."""
+def test_slot_setters_take_exactly_the_slots_of_the_class() -> None:
+    """A renamed, added or forgotten field makes the builder's module fail at import, not build
+    half an object."""
     from skills_core._fast import slot_setters
-    from skills_core.uri import SkillURI
+    from skills_core.host.requests import ReadFile
 
-    assert len(slot_setters(SkillURI, "uri", "scheme")) == 2
+    assert len(slot_setters(SkillURI, "uri", "scheme", "skill_path")) == 3
     with pytest.raises(TypeError, match="no slot 'nope'"):
-        slot_setters(SkillURI, "uri", "nope")
+        slot_setters(SkillURI, "uri", "scheme", "nope")
     with pytest.raises(TypeError, match="no slot 'resolve'"):
-        slot_setters(SkillURI, "resolve")  # a method is not a slot
+        slot_setters(SkillURI, "uri", "scheme", "skill_path", "resolve")  # a method
+    with pytest.raises(TypeError, match=r"slots \['skill_path'\] are not named"):
+        slot_setters(SkillURI, "uri", "scheme")
+    with pytest.raises(TypeError, match="named twice"):
+        slot_setters(SkillURI, "uri", "scheme", "skill_path", "uri")
+    # The slots of the bases count: a request record's own and those of its bases.
+    names = ("origin", "uri", "session", "generation", "skill_uri", "resource")
+    assert len(slot_setters(ReadFile, *names)) == 6
+    with pytest.raises(TypeError, match=r"\['generation', 'origin'\] are not named"):
+        slot_setters(ReadFile, "uri", "session", "skill_uri", "resource")
+    with pytest.raises(TypeError, match="no slot 'method'"):  # a class variable
+        slot_setters(ReadFile, *names, "method")
 
+    class Shadowed:
+        __slots__ = ("a",)
 
-def test_an_unfrozen_twin_needs_a_slotted_class_with_one_base() -> None:
-    from skills_core._fast import unfrozen_twin
+    class Child(Shadowed):
+        __slots__ = ()
+        a = 1  # hides the slot of its base
 
-    class Plain:
-        pass
+    class Other(Shadowed):
+        __slots__ = ()
 
-    with pytest.raises(TypeError, match="slotted"):
-        unfrozen_twin(Plain)
+        @property
+        def a(self) -> int:  # hides it too, with a __set__ that refuses
+            return 1
+
+    assert len(slot_setters(Shadowed, "a")) == 1
+    for hiding in (Child, Other):
+        with pytest.raises(TypeError, match="no slot 'a'"):
+            slot_setters(hiding, "a")

@@ -1370,12 +1370,12 @@ def test_send_response_without_the_key_walk_still_refuses_non_json() -> None:
 
 def test_the_fast_request_constructor_builds_the_dataclass() -> None:
     """The endpoint builds RequestReceived through its slots; it must be the same object."""
-    from skills_core._jsonrpc_events import _new_request
+    from skills_core._jsonrpc_events import new_request
     from skills_core.jsonvalue import JSONValue
 
     choices: list[dict[str, JSONValue] | None] = [None, {"a": [1]}]
     for params in choices:
-        fast = _new_request("x", "m", params)
+        fast = new_request("x", "m", params)
         slow = RequestReceived(id="x", method="m", params=params)
         assert type(fast) is RequestReceived
         assert fast == slow

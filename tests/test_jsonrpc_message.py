@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from test_jsonrpc_hypothesis import LINES, SIZES, comparable
 
 import skills_core._jsonrpc_encode as encode_module
-from skills_core._jsonrpc_encode import _encode_spliced
+from skills_core._jsonrpc_encode import encode_spliced
 from skills_core.errors import LocalProtocolError
 from skills_core.jsonrpc import (
     NEED_DATA,
@@ -294,7 +294,7 @@ def test_a_spliced_result_is_the_encoded_result(
     result = {"contents": [holder], "_meta": {"k": f'"{member}":""'}}
     expected = encode_result(json.loads(json.dumps(result)))
     with patch.object(encode_module, "_SPLICE_STEP", step):
-        spliced = _encode_spliced(result, holder, member)
+        spliced = encode_spliced(result, holder, member)
     assert spliced.json == expected.json
     assert holder[member] == ""  # taken out, so that the caller holds no copy
 
@@ -308,8 +308,8 @@ def test_a_splice_needs_exactly_one_string_member(holder: dict[str, Any], twice:
     if twice:
         result["again"] = {"text": ""}
     with pytest.raises(LocalProtocolError) as info:
-        _encode_spliced(result, holder, "text")
+        encode_spliced(result, holder, "text")
     assert info.value.kind is JsonRpcErrorKind.NOT_SERIALIZABLE
     lone: dict[str, Any] = {"text": "\ud800"}
     with pytest.raises(LocalProtocolError, match="surrogate"):
-        _encode_spliced({"h": lone}, lone, "text")
+        encode_spliced({"h": lone}, lone, "text")

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from skills_core._yaml import MAX_DEPTH, _fast_document, parse_yaml
 from skills_core.errors import FrontmatterError
 from skills_core.frontmatter import (
-    _frontmatter_data,
+    frontmatter_data,
     parse_frontmatter,
     split_frontmatter,
 )
@@ -397,12 +397,12 @@ def test_frontmatter_data_is_parse_frontmatter_data(skill_md: bytes) -> None:
         except FrontmatterError as exc:
             expected = (exc.kind, exc.reason, exc.line, exc.column)
         try:
-            got: object = _frontmatter_data(skill_md, max_bytes=max_bytes)
+            got: object = frontmatter_data(skill_md, max_bytes=max_bytes)
         except FrontmatterError as exc:
             got = (exc.kind, exc.reason, exc.line, exc.column)
         assert got == expected, (skill_md, max_bytes)
         try:
-            text: object = _frontmatter_data(
+            text: object = frontmatter_data(
                 skill_md.decode("utf-8", "replace"), max_bytes=max_bytes
             )
         except FrontmatterError:

@@ -42,7 +42,8 @@ _N = TypeVar("_N")
 
 
 def _terminal_columns() -> int:
-    """``shutil.get_terminal_size().columns``, without importing shutil (3 ms of start-up)."""
+    """``shutil.get_terminal_size().columns``, without importing shutil (which start-up would pay
+    for)."""
     try:
         return int(os.environ["COLUMNS"])
     except (KeyError, ValueError):

@@ -33,9 +33,9 @@ host-assigned origin label wherever a skill or resource is named (ORG-02).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Literal, final
+from typing import TYPE_CHECKING, Final, Literal, final
 
-from .._fast import unfrozen_twin
+from .._fast import new_blank, slot_setters
 from ..entry import SkillEntry, SkillResource
 from ..errors import (
     InvalidEntryError,
@@ -440,35 +440,55 @@ class DeliverToModel(Delivery):
         )
 
 
-# The host delivers one DeliverToModel per file read (up to 512 per skill), so the supporting-file
-# delivery is built through an unfrozen twin of the class (skills_core._fast): the same object the
-# dataclass constructor builds (tests/test_fast_constructors.py), in a third of the time.
-_DeliveryUnderConstruction: Final = unfrozen_twin(DeliverToModel)
+# A verified supporting file's delivery is built by a trusted constructor (skills_core._fast): one
+# per file read, up to 512 per skill; bench_host_verify.py prints what the plain constructor
+# would cost there.
+(
+    _SET_ORIGIN,
+    _SET_URI,
+    _SET_KIND,
+    _SET_CONTENT,
+    _SET_VERIFIED,
+    _SET_SKILL_URI,
+    _SET_SKILL_ROOT,
+    _SET_FROM_CACHE,
+    _SET_TRUST,
+) = slot_setters(
+    DeliverToModel,
+    "origin",
+    "uri",
+    "kind",
+    "content",
+    "verified",
+    "skill_uri",
+    "skill_root",
+    "from_cache",
+    "trust",
+)
 
-#: Looking a member up on its enum class costs as much as building the rest of the effect.
+#: The member, looked up on its enum class once rather than per delivery.
 _SKILL_FILE: Final = DeliveryKind.SKILL_FILE
 
 
 def skill_file_delivery(
     origin: str, uri: str, content: bytes, skill_uri: str, skill_root: str, *, from_cache: bool
 ) -> DeliverToModel:
-    """``DeliverToModel(kind=SKILL_FILE, verified=True, ...)``, built faster (package-private).
+    """``DeliverToModel(kind=SKILL_FILE, verified=True, ...)``: the trusted constructor
+    (package-private) of a verified supporting file's delivery.
 
     Only for a supporting file verified against the held entry (see the invariant in
     :mod:`skills_core.host.window`).
     """
-    effect: Any = _DeliveryUnderConstruction()  # typed as what it becomes below
-    effect.origin = origin
-    effect.uri = uri
-    effect.kind = _SKILL_FILE
-    effect.content = content
-    effect.verified = True
-    effect.skill_uri = skill_uri
-    effect.skill_root = skill_root
-    effect.from_cache = from_cache
-    effect.trust = "untrusted"
-    effect.__class__ = DeliverToModel
-    delivery: DeliverToModel = effect  # what it now is
+    delivery: DeliverToModel = new_blank(DeliverToModel)
+    _SET_ORIGIN(delivery, origin)
+    _SET_URI(delivery, uri)
+    _SET_KIND(delivery, _SKILL_FILE)
+    _SET_CONTENT(delivery, content)
+    _SET_VERIFIED(delivery, True)
+    _SET_SKILL_URI(delivery, skill_uri)
+    _SET_SKILL_ROOT(delivery, skill_root)
+    _SET_FROM_CACHE(delivery, from_cache)
+    _SET_TRUST(delivery, "untrusted")
     return delivery
 
 

@@ -244,18 +244,18 @@ OpenPrompt: TypeAlias = SkillPrompt | CrossOriginPrompt
 
 
 # A supporting file's read is the host's hot path (one per file, up to 512 per skill), so its record
-# is built through the slot setters of its fields (skills_core._fast): the same object the dataclass
-# constructor builds (tests/test_host_session_alone.py checks it), in under half the time.
-_SET_ORIGIN, _SET_URI = slot_setters(PendingRequest, "origin", "uri")
-_SET_SESSION, _SET_GENERATION = slot_setters(SessionRequest, "session", "generation")
-_SET_SKILL_URI, _SET_RESOURCE = slot_setters(ReadFile, "skill_uri", "resource")
+# is built by a trusted constructor (skills_core._fast); bench_host_verify.py prints what the
+# plain constructor would cost there.
+_SET_ORIGIN, _SET_URI, _SET_SESSION, _SET_GENERATION, _SET_SKILL_URI, _SET_RESOURCE = slot_setters(
+    ReadFile, "origin", "uri", "session", "generation", "skill_uri", "resource"
+)
 
 
 def read_file(
     origin: str, uri: str, session: Sender, skill_uri: str, resource: SkillResource | None
 ) -> ReadFile:
-    """``ReadFile(origin=origin, uri=uri, session=session, generation=session.generation, ...)``,
-    built faster: the read of ``uri`` in the session's generation now.
+    """``ReadFile(origin=origin, uri=uri, session=session, generation=session.generation, ...)``:
+    the trusted constructor of the read of ``uri`` in the session's generation now.
 
     Only for a read the acting window checked: ``uri`` resolved inside the skill and is listed in
     the held entry as ``resource`` (or the skill is dynamic and ``resource`` is None).

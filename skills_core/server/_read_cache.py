@@ -11,16 +11,16 @@ from typing import Final, final
 from ..jsonrpc import EncodedResult
 from .model import PublishedSkill
 
-__all__ = ["_READ_CACHE_BYTES", "_READ_CACHE_FILE", "_CachedRead", "_ReadCache"]
+__all__ = ["READ_CACHE_BYTES", "READ_CACHE_FILE", "CachedRead", "ReadCache"]
 
 #: Bytes of file content and encoded answers the read cache of a server may hold, and the largest
 #: file it caches: a hot set of small files, not a copy of the catalog.
-_READ_CACHE_BYTES: Final = 8 << 20
-_READ_CACHE_FILE: Final = 256 << 10
+READ_CACHE_BYTES: Final = 8 << 20
+READ_CACHE_FILE: Final = 256 << 10
 
 
 @final
-class _CachedRead:
+class CachedRead:
     """A file's encoded ``resources/read`` answer, and what is known of the file it was made of."""
 
     __slots__ = ("data", "encoded", "looked", "skill", "version")
@@ -58,25 +58,25 @@ class _CachedRead:
 
 
 @final
-class _ReadCache:
+class ReadCache:
     """Encoded ``resources/read`` results by (URI, modern?), bounded in bytes, oldest out first."""
 
     __slots__ = ("_size", "entries")
 
     def __init__(self) -> None:
         #: Read it directly (one dictionary lookup per read); add to it with :meth:`put` only.
-        self.entries: dict[tuple[str, bool], _CachedRead] = {}
+        self.entries: dict[tuple[str, bool], CachedRead] = {}
         self._size = 0
 
-    def put(self, key: tuple[str, bool], cached: _CachedRead) -> None:
+    def put(self, key: tuple[str, bool], cached: CachedRead) -> None:
         entries = self.entries
         old = entries.pop(key, None)
         if old is not None:
             self._size -= old.cost
-        if len(cached.data) > _READ_CACHE_FILE:
+        if len(cached.data) > READ_CACHE_FILE:
             return
         cost = cached.cost
-        while entries and self._size + cost > _READ_CACHE_BYTES:
+        while entries and self._size + cost > READ_CACHE_BYTES:
             self._size -= entries.pop(next(iter(entries))).cost
         entries[key] = cached
         self._size += cost

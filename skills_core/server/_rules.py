@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final, NamedTuple
 
-from ..entry import SkillEntry, SkillResource, _unchecked_entry
+from ..entry import SkillEntry, SkillResource, unchecked_entry
 from ..errors import FrontmatterError, URIError
-from ..frontmatter import _frontmatter_data
+from ..frontmatter import frontmatter_data
 from ..jsonvalue import FrozenJSON, JSONValue
 from ..names import is_valid_skill_name
 from ..spec import DYNAMIC, SKILL_MD
@@ -39,6 +39,7 @@ __all__ = [
     "EMPTY",
     "path_of",
     "trusted_entry",
+    "warning",
     "ancestors",
     "ParsedSkillMd",
     "SkillKey",
@@ -110,11 +111,16 @@ def trusted_entry(
     to the folder name and a string ``description``, and path collisions were checked here.
     Re-validating all of that costs more than parsing the frontmatter, so this skips it.
     """
-    return _unchecked_entry(
+    return unchecked_entry(
         skill=skill,
         frontmatter=frontmatter,
         resources=DYNAMIC if isinstance(resources, str) else resources,
     )
+
+
+def warning(field: str, code: str, message: str, *, file: str | None = None) -> Finding:
+    """A finding of severity warning about a published skill (a refused file, a bad name)."""
+    return Finding(severity=Severity.WARNING, field=field, code=code, message=message, file=file)
 
 
 def ancestors(uri_or_path: str, start: int) -> Iterable[str]:
@@ -174,7 +180,7 @@ ParsedSkillMd = dict[str, JSONValue] | str
 def parse_skill_md(data: bytes) -> ParsedSkillMd:
     """Parse one SKILL.md's frontmatter: the object, or why there is none (``"SKILL.md ..."``)."""
     try:
-        return _frontmatter_data(data)
+        return frontmatter_data(data)
     except FrontmatterError as exc:
         return f"SKILL.md {exc.message}"
 

@@ -72,15 +72,14 @@ from ..entry import (
     DEFAULT_LIMITS,
     Limits,
     SkillEntry,
-    _unchecked_entry,
-    _unchecked_resource,
+    unchecked_entry,
+    unchecked_resource,
 )
 from ..errors import URIError
 from ..jsonvalue import JSONValue, loads_strict
 from ..spec import DYNAMIC, SKILL_MD
-from ..uri import SkillURI, _new_skill_uri
+from ..uri import SkillURI
 from ..validation import Finding
-from ..validation import _warning as warning
 from ._rules import (
     Contender,
     ParsedSkillMd,
@@ -97,6 +96,7 @@ from ._rules import (
     path_of,
     refused,
     trusted_entry,
+    warning,
 )
 from .index import DigestIndexError, IndexProblem
 from .model import (
@@ -108,7 +108,6 @@ from .model import (
     SkippedEntry,
     SnapshotFile,
     SourceProblem,
-    new_published_skill,
     new_snapshot_file,
     restored_published_skill,
 )
@@ -774,7 +773,7 @@ def _publish(
             ],
         )
     total = skill_md.size
-    resources = [_unchecked_resource(skill_uri, skill_md.digest, total)]
+    resources = [unchecked_resource(skill_uri, skill_md.digest, total)]
     files = {skill_uri: SKILL_MD}
     if len(files_below) > 1:
         start = len(folder) + 1
@@ -796,7 +795,7 @@ def _publish(
                     )
                 )
                 continue
-            resources.append(_unchecked_resource(uri, file.digest, file.size))
+            resources.append(unchecked_resource(uri, file.digest, file.size))
             files[uri] = relative
             total += file.size
         if bad_names:
@@ -813,12 +812,12 @@ def _publish(
                 code=OmitCode.PATH_COLLISION,
                 reason=collision,
             )
-    skill = _new_skill_uri(skill_uri, scheme, root_uri[len(scheme) + 3 :])
+    skill = SkillURI(skill_uri, scheme, root_uri[len(scheme) + 3 :])
     # trusted_entry(skill, frontmatter, tuple(resources)), without the dynamic case
-    return new_published_skill(
-        _unchecked_entry(skill=skill, frontmatter=frontmatter, resources=tuple(resources)),
-        root,
-        folder,
-        MappingProxyType(files),
-        findings,
+    return PublishedSkill(
+        entry=unchecked_entry(skill=skill, frontmatter=frontmatter, resources=tuple(resources)),
+        root=root,
+        folder=folder,
+        files=MappingProxyType(files),
+        findings=findings,
     )

@@ -26,7 +26,8 @@ callers that hold a decoded message dict: the same envelope checks
 **Reads block.** The handler reads files through its source, synchronously: with
 :class:`~skills_core.server.filesystem.FilesystemSource`, a ``resources/read`` waits for the disk
 and then encodes the whole file (text or base64). Called on an event loop, a 16 MiB file stops the
-loop for tens of milliseconds. So a caller on an event loop passes ``defer_reads_over=N``: a read
+loop until it is done (``tests/benchmarks/bench_loop_latency.py`` measures how long). So a caller
+on an event loop passes ``defer_reads_over=N``: a read
 of a file the catalog lists as larger than ``N`` bytes then comes back unread, as a
 :class:`PendingRead`, whose :meth:`~PendingRead.complete` reads and encodes it; run that in a
 worker thread (the asyncio and trio adapters do). ``complete`` touches only the source and pure
@@ -106,7 +107,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Final, Protocol, final, overload, runtime_checkable
 
-from .._jsonrpc_encode import _encode_spliced
+from .._jsonrpc_encode import encode_spliced
 from ..digest import compute_digest
 from ..errors import URIError
 from ..jsonrpc import (
@@ -140,7 +141,7 @@ from ..spec import (
 )
 from ..uri import SkillURI
 from ._live import LiveCatalog
-from ._read_cache import _READ_CACHE_FILE, _CachedRead, _ReadCache
+from ._read_cache import READ_CACHE_FILE, CachedRead, ReadCache
 from ._subscriptions import SUBSCRIBE, UNSUBSCRIBE, Subscriptions
 from .catalog import Catalog
 from .changes import SkillChanges, diff_entries
@@ -267,7 +268,7 @@ class SkillsServer:
         self._announced = self._live.entries()
         self._moved = False
         self._live.listen(self._on_change)
-        self._reads = _ReadCache()
+        self._reads = ReadCache()
         self._read_since = source.read_since if isinstance(source, _ReadsSince) else None
         self._read_blocks = source.read_blocks if isinstance(source, _ReadsBlock) else None
         self._receipts = 0
@@ -664,7 +665,7 @@ class SkillsServer:
         encoded = _encode_read(
             uri, data, file_path, era=era, hint=self._cache_hint, options=self._options
         )
-        self._reads.put(key, _CachedRead(version, data, encoded, self._receipts, skill))
+        self._reads.put(key, CachedRead(version, data, encoded, self._receipts, skill))
         return encoded
 
     def _directory_read(self, params: _Params) -> tuple[dict[str, JSONValue], bool]:
@@ -914,7 +915,7 @@ def _as_listed(skill: PublishedSkill, uri: str, data: bytes) -> bool:
     listed = skill.entry.resource(uri)
     if listed is None or listed.size != len(data):
         return False
-    return len(data) > _READ_CACHE_FILE or compute_digest(data) == listed.digest
+    return len(data) > READ_CACHE_FILE or compute_digest(data) == listed.digest
 
 
 def _unread(source: SkillSource, skill: PublishedSkill, file_path: str, uri: str) -> _RequestError:
@@ -933,7 +934,7 @@ def _encode_read(
     result = complete_result(
         {"contents": [item]}, era=era, cache=hint, server_info=options.server_info
     )
-    return _encode_spliced(result, item, "text" if "text" in item else "blob")
+    return encode_spliced(result, item, "text" if "text" in item else "blob")
 
 
 def _response_object(request_id: RequestId, answer: Answer) -> dict[str, JSONValue]:

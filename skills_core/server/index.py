@@ -100,8 +100,10 @@ little-endian; a digest is its 32 bytes):
 2. per file, its signature and digest: ``<QQQqq32s`` (device, inode, size, mtime, ctime);
 3. the paths of the folders (``""`` for the root folder itself);
 4. per folder, its signature and how many listing items are its: ``<QQQqqI``;
-5. the listing items of every folder, in the order of the folders: a kind (:class:`EntryKind`)
-   and a name, in the order the filesystem listed them (which a walk reproduces);
+5. the listing items of every folder, in the order of the folders: a kind (one character: ``d``
+   a folder, not a link to one; ``f`` a regular file; ``l`` a symbolic link, to anything; ``o``
+   anything else, a FIFO, a socket, a device) and a name, in the order the filesystem listed them
+   (which a walk reproduces);
 6. the folders of the skill records;
 7. per record, how many files its key holds: ``<I``;
 8. the paths, below the skill folder, of the files of every key;
@@ -141,7 +143,6 @@ __all__ = [
     "Signature",
     "FileRecord",
     "Listing",
-    "EntryKind",
     "IndexProblem",
     "DigestIndexError",
     "RootIndex",
@@ -161,19 +162,6 @@ Signature = tuple[int, int, int, int, int]
 FileRecord = tuple[Signature, str]
 #: A folder's signature and its listing: each name with its kind (one character) before it.
 Listing = tuple[Signature, tuple[str, ...]]
-
-
-class EntryKind(enum.StrEnum):
-    """What a name in a folder's listing is (the first character of a listing item)."""
-
-    #: A folder (not a link to one).
-    FOLDER = "d"
-    #: A regular file.
-    FILE = "f"
-    #: A symbolic link, to anything.
-    LINK = "l"
-    #: Anything else: a FIFO, a socket, a device.
-    OTHER = "o"
 
 
 _DIGEST_RE: Final = re.compile(r"sha256:[0-9a-f]{64}")
@@ -232,8 +220,8 @@ class RootIndex:
         mount: The name the root is published under when it is itself a skill folder, else ``""``.
         files: ``{path below the root: (signature, digest)}``.
         folders: ``{folder path below the root: (signature, listing)}``: what the folder held
-            when it had that signature, each name preceded by its kind (:class:`EntryKind`), in
-            the order the filesystem listed them.
+            when it had that signature, each name preceded by its kind (``d``, ``f``, ``l`` or
+            ``o``; see the module docstring), in the order the filesystem listed them.
         skills: ``{skill folder: record}``: each published skill, with what it is made of.
     """
 
@@ -556,7 +544,6 @@ def _skills(
     paths, rows = keys
     skills: dict[str, SkillRecord] = {}
     position = 0
-    new = tuple.__new__
     for folder, count, encoded in zip(folders, counts, entries, strict=True):
         if not encoded.startswith(b'{"uri": '):
             raise ValueError(f"the encoded entry of {folder[:80]!r} is not an entry")
@@ -566,9 +553,8 @@ def _skills(
             key += (paths[file], size, "sha256:" + digest.hex())
         position += count
         rows_of_findings = findings.get(folder, ())
-        skills[folder] = new(
-            SkillRecord,
-            (key, encoded, tuple(map(_finding, rows_of_findings)) if rows_of_findings else ()),
+        skills[folder] = SkillRecord(
+            key, encoded, tuple(map(_finding, rows_of_findings)) if rows_of_findings else ()
         )
     if position != len(paths):
         raise ValueError("the skill keys do not hold every file")

@@ -288,9 +288,9 @@ class PublishedSkill:
         make = self._make
         assert make is not None, "a PublishedSkill without an entry has a way to build it"
         entry, files = make()
-        _set_skill_entry(self, entry)
-        _set_skill_files(self, files)
-        _set_skill_make(self, None)
+        _SET_SKILL_ENTRY(self, entry)
+        _SET_SKILL_FILES(self, files)
+        _SET_SKILL_MAKE(self, None)
         return entry, files
 
     @property
@@ -380,23 +380,24 @@ class DynamicSkill(ABC):
         """
 
 
-# Fast constructors for the two values a scan makes per file and per skill (skills_core._fast):
-# the same objects as the constructors make, at a fraction of the cost.
-_new_object: Final = new_blank
-_set_file_path, _set_file_size, _set_file_digest, _set_file_data = slot_setters(
+# A scan makes a SnapshotFile per file, by a trusted constructor (skills_core._fast);
+# bench_catalog.py and bench_warm_start.py print what the plain constructor would cost (a warm
+# walk does little else per file). A PublishedSkill's slots are set through their setters by its
+# constructor, by restored_published_skill and when materialised.
+_SET_FILE_PATH, _SET_FILE_SIZE, _SET_FILE_DIGEST, _SET_FILE_DATA = slot_setters(
     SnapshotFile, "path", "size", "digest", "data"
 )
 (
-    _set_skill_entry,
-    _set_skill_files,
-    _set_skill_make,
-    _set_skill_encoded,
-    _set_skill_findings,
-    _set_skill_folder,
-    _set_skill_listed,
-    _set_skill_root,
-    _set_skill_uri,
-    _set_skill_name,
+    _SET_SKILL_ENTRY,
+    _SET_SKILL_FILES,
+    _SET_SKILL_MAKE,
+    _SET_SKILL_ENCODED,
+    _SET_SKILL_FINDINGS,
+    _SET_SKILL_FOLDER,
+    _SET_SKILL_LISTED,
+    _SET_SKILL_ROOT,
+    _SET_SKILL_URI,
+    _SET_SKILL_NAME,
 ) = slot_setters(
     PublishedSkill,
     "_entry",
@@ -413,26 +414,14 @@ _set_file_path, _set_file_size, _set_file_digest, _set_file_data = slot_setters(
 
 
 def new_snapshot_file(path: str, size: int, digest: str, data: bytes | None) -> SnapshotFile:
-    """``SnapshotFile(path, size, digest, data)``, faster (package-private)."""
-    file = _new_object(SnapshotFile)
-    _set_file_path(file, path)
-    _set_file_size(file, size)
-    _set_file_digest(file, digest)
-    _set_file_data(file, data)
+    """``SnapshotFile(path, size, digest, data)``: the trusted constructor (package-private), for
+    a source's own stat, size and digest of a file it read."""
+    file: SnapshotFile = new_blank(SnapshotFile)
+    _SET_FILE_PATH(file, path)
+    _SET_FILE_SIZE(file, size)
+    _SET_FILE_DIGEST(file, digest)
+    _SET_FILE_DATA(file, data)
     return file
-
-
-def new_published_skill(
-    entry: SkillEntry,
-    root: int,
-    folder: str,
-    files: Mapping[str, str],
-    findings: tuple[Finding, ...],
-) -> PublishedSkill:
-    """``PublishedSkill(entry=..., root=..., folder=..., files=..., findings=...)``, faster."""
-    skill = _new_object(PublishedSkill)
-    _fill(skill, (entry, files, None, None, findings, folder, True, root, entry.uri))
-    return skill
 
 
 def restored_published_skill(
@@ -445,8 +434,9 @@ def restored_published_skill(
     make: Materialize,
 ) -> PublishedSkill:
     """A skill restored from a digest index record: ``make()`` builds its entry and files when
-    first needed (package-private; see :class:`PublishedSkill`)."""
-    skill = _new_object(PublishedSkill)
+    first needed. The trusted constructor (package-private) of that state, which the constructor
+    does not take (see :class:`PublishedSkill`)."""
+    skill: PublishedSkill = new_blank(PublishedSkill)
     _fill(skill, (None, None, make, encoded_entry, findings, folder, True, root, uri))
     return skill
 
@@ -468,13 +458,13 @@ def _fill(
     """Set every slot of a new ``skill``: entry, files, make, encoded entry, findings, folder,
     listed, root and URI (and the name, from the URI)."""
     entry, files, make, encoded, findings, folder, listed, root, uri = slots
-    _set_skill_entry(skill, entry)
-    _set_skill_files(skill, files)
-    _set_skill_make(skill, make)
-    _set_skill_encoded(skill, encoded)
-    _set_skill_findings(skill, findings)
-    _set_skill_folder(skill, folder)
-    _set_skill_listed(skill, listed)
-    _set_skill_root(skill, root)
-    _set_skill_uri(skill, uri)
-    _set_skill_name(skill, uri[: -len(_SKILL_MD_SUFFIX)].rpartition("/")[2])
+    _SET_SKILL_ENTRY(skill, entry)
+    _SET_SKILL_FILES(skill, files)
+    _SET_SKILL_MAKE(skill, make)
+    _SET_SKILL_ENCODED(skill, encoded)
+    _SET_SKILL_FINDINGS(skill, findings)
+    _SET_SKILL_FOLDER(skill, folder)
+    _SET_SKILL_LISTED(skill, listed)
+    _SET_SKILL_ROOT(skill, root)
+    _SET_SKILL_URI(skill, uri)
+    _SET_SKILL_NAME(skill, uri[: -len(_SKILL_MD_SUFFIX)].rpartition("/")[2])

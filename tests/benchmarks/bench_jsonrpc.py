@@ -9,6 +9,10 @@ Measures, best of several rounds (not a test; pytest ignores tests/benchmarks):
 * dropping a 100 MB oversized line in 64 KiB chunks: MB/s;
 * the same 22.4 MB line fed in 1 KiB chunks (22,000 chunks), to show the scan is linear;
 * a ``text`` result of non-ASCII text with escapes (the lone-surrogate check walks it).
+
+Beside the small requests, the row "plain constructor vs trusted constructor": the endpoint makes
+each ``RequestReceived`` event with a trusted constructor (``skills_core._fast``); the row says
+what its plain constructor would add to each parsed request.
 """
 
 from __future__ import annotations
@@ -20,6 +24,9 @@ import sys
 import time
 from collections.abc import Callable
 
+from _bench_common import Construction, constructor_rows
+
+from skills_core._jsonrpc_events import new_request
 from skills_core.jsonrpc import (
     NEED_DATA,
     InvalidMessage,
@@ -84,7 +91,16 @@ def main() -> None:
     )
     check = JsonRpcConnection()
     check.receive_data(wire[: wire.index(b"\n") + 1])
-    assert isinstance(check.next_event(), RequestReceived)
+    event = check.next_event()
+    assert isinstance(event, RequestReceived)
+    request_id, method, params = event.id, event.method, event.params
+    construction = Construction(
+        "RequestReceived",
+        lambda: RequestReceived(id=request_id, method=method, params=params),
+        lambda: new_request(request_id, method, params),
+    )
+    for row in constructor_rows([construction], seconds / n, "request", "parsing it"):
+        print(f"  {row}")
 
     def send_many() -> None:
         client = JsonRpcConnection()

@@ -32,7 +32,9 @@ the JSON; beside them the *stat-only safe walk* (each folder opened by name from
 every folder and checks every file's signature without following links. A warm start does less
 than that: it replays a folder whose signature is unchanged instead of listing it (see
 ``skills_core.server.filesystem``). The line "floor of a warm start" adds the fixed cost, the
-stat-only walk, and the warm catalog and JSON.
+stat-only walk, and the warm catalog and JSON. A warm walk makes one ``SnapshotFile`` per file
+with a trusted constructor (``skills_core._fast``): the row "plain constructor vs trusted
+constructor" says what the plain constructor would add to the warm walk, per file.
 
 Last, the second-thread experiment: in one process, walk + read + SHA-256 of each tree on one
 thread, and with the reads and hashes on a pool of two threads (``hashlib`` releases the GIL for
@@ -59,11 +61,20 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from _bench_common import REPO, child_env, compile_bytecode, cpu_model
+from _bench_common import (
+    REPO,
+    Construction,
+    child_env,
+    compile_bytecode,
+    constructor_rows,
+    cpu_model,
+)
 from bench_catalog import bare_safe_walk, build_tree
 
 from skills_core.cli.manifest import _json_document
+from skills_core.digest import compute_digest
 from skills_core.server import FilesystemSource
+from skills_core.server.model import SnapshotFile, new_snapshot_file
 
 #: Issue 15: warm at most this fraction of the bare walk on the large tree ...
 LARGE_TARGET = 0.25
@@ -244,6 +255,16 @@ def breakdown(label: str, tree: Path, index: Path, empty: Path, rounds: int) -> 
         f"  {'floor of any warm start (fixed + the fstatats':<48}\n"
         f"  {'  + reading the index)':<48} {floor * 1e3:7.1f}ms  ({floor / cold:.2f}x cold)"
     )
+    files = sum(len(names) for _, _, names in os.walk(tree))
+    path, size, digest = "skill/assets/a.bin", 1 << 18, compute_digest(b"")
+    file = Construction(
+        "SnapshotFile",
+        lambda: SnapshotFile(path, size, digest, None),
+        lambda: new_snapshot_file(path, size, digest, None),
+    )
+    walk = median["warm: walk"] / files
+    for line in constructor_rows([file], walk, "file", "the warm walk"):
+        print(f"  {line}")
 
 
 def stat_every(tree: Path, paths: list[str]) -> None:
