@@ -859,10 +859,17 @@ async def open_http_client(
             on_report=on_report,
             timeout=timeout,
         )
-        async with anyio.create_task_group() as tasks:
-            connection.tasks = tasks
-            try:
-                yield connection
-            finally:
-                tasks.cancel_scope.cancel()
-                await connection.aclose()
+        try:
+            async with anyio.create_task_group() as tasks:
+                connection.tasks = tasks  # where listen() reads its stream
+                try:
+                    yield connection
+                finally:
+                    tasks.cancel_scope.cancel()
+                    await connection.aclose()
+        except BaseExceptionGroup as group:
+            # The stream task never raises (it records its failure), so the group holds what
+            # the caller's block raised: let it through as raised, not wrapped in a group.
+            if len(group.exceptions) == 1:
+                raise group.exceptions[0] from None
+            raise
