@@ -32,6 +32,13 @@ command line prints them; a CI script may too):
   it everywhere, so the message reads ``##\\x5b``; a file name starting with ``::`` or holding
   ``##[`` shows escaped in ``file`` too.)
 
+The live-server check (``skills-core check --server``) has no files to point at: its findings
+are about URIs a server serves. :func:`server_sarif` places each on a SARIF *logical* location
+(``logicalLocations``: the file's or the skill's URI, of kind ``resource``, or the server's label,
+of kind ``module``, for what is about the server as a whole), with the same driver, rules and
+invocation as :func:`to_sarif`; :func:`server_github_commands` gives workflow commands without a
+``file`` property, the URI leading the message.
+
 Every text a folder or an entry controls (file names, frontmatter values quoted in messages)
 goes through :func:`skills_core.display.display` first: a log viewer or an alert shows the
 escapes, never a bidirectional override, a terminal control sequence or a workflow command, and
@@ -61,6 +68,8 @@ __all__ = [
     "escape_data",
     "escape_property",
     "finding_path",
+    "server_sarif",
+    "server_github_commands",
 ]
 
 #: The ``$schema`` a SARIF 2.1.0 log names (the OASIS schema, as published by SchemaStore).
@@ -155,10 +164,7 @@ def to_sarif(
     index: dict[str, int] = {rule.code: number for number, rule in enumerate(rules)}
     results: list[JSONValue] = []
     for skill, finding in report.all_findings():
-        number = index.get(finding.code)
-        if number is None:
-            number = index[finding.code] = len(rules)
-            rules.append(rule_for(finding))
+        number = _rule_index(finding, rules, index)
         region: dict[str, JSONValue] = {"startLine": finding.line or 1}
         if finding.line is not None and finding.column is not None:
             region["startColumn"] = finding.column
@@ -178,6 +184,32 @@ def to_sarif(
         if finding.field:
             result["properties"] = {"field": display(finding.field)}
         results.append(result)
+    run = _run(rules, results, exit_code=exit_code, failures=failures, rules_url=rules_url)
+    if base is not None and posixpath.isabs(base):
+        run["originalUriBaseIds"] = {
+            "%SRCROOT%": {"uri": "file://" + _uri_path(posixpath.normpath(base).rstrip("/") + "/")}
+        }
+    return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
+
+
+def _rule_index(finding: Finding, rules: list[Rule], index: dict[str, int]) -> int:
+    """The index of ``finding``'s rule in ``rules`` (a code not in the registry is appended)."""
+    number = index.get(finding.code)
+    if number is None:
+        number = index[finding.code] = len(rules)
+        rules.append(rule_for(finding))
+    return number
+
+
+def _run(
+    rules: Sequence[Rule],
+    results: list[JSONValue],
+    *,
+    exit_code: int | None,
+    failures: Sequence[str],
+    rules_url: str,
+) -> dict[str, JSONValue]:
+    """A SARIF run: the driver with every rule, one invocation, the results."""
     invocation: dict[str, JSONValue] = {"executionSuccessful": not failures}
     if exit_code is not None:
         invocation["exitCode"] = exit_code
@@ -185,7 +217,7 @@ def to_sarif(
         invocation["toolExecutionNotifications"] = [
             {"level": "error", "message": {"text": display(message)}} for message in failures
         ]
-    run: dict[str, JSONValue] = {
+    return {
         "tool": {
             "driver": {
                 "name": "skills-core",
@@ -198,11 +230,70 @@ def to_sarif(
         "columnKind": "unicodeCodePoints",
         "results": results,
     }
-    if base is not None and posixpath.isabs(base):
-        run["originalUriBaseIds"] = {
-            "%SRCROOT%": {"uri": "file://" + _uri_path(posixpath.normpath(base).rstrip("/") + "/")}
-        }
+
+
+def _logical(skill: SkillReport | None, finding: Finding, server: str) -> dict[str, JSONValue]:
+    """The logical location of a live-server finding: its URI, or the server's label."""
+    uri = finding.file or (skill.uri if skill is not None else None)
+    if uri is None:
+        return {"name": display(server), "fullyQualifiedName": display(server), "kind": "module"}
+    name = uri.rstrip("/").rpartition("/")[2] or uri
+    return {"name": display(name), "fullyQualifiedName": display(uri), "kind": "resource"}
+
+
+def server_sarif(
+    report: ValidationReport,
+    *,
+    server: str,
+    exit_code: int | None = None,
+    failures: Sequence[str] = (),
+    rules_url: str = RULES_URL,
+) -> dict[str, JSONValue]:
+    """The findings of ``skills-core check --server`` as a SARIF 2.1.0 log (module docstring).
+
+    Args:
+        report: What the check found (empty when the run failed before checking).
+        server: The server's label: the logical location of the server's own findings.
+        exit_code: The exit code of the run, recorded in its invocation.
+        failures: Why the run could not check everything; as for :func:`to_sarif`.
+        rules_url: The published ``docs/rules.md``: each rule's ``helpUri`` is its anchor there.
+
+    Returns:
+        The log as JSON values, ready for ``json.dumps``.
+    """
+    rules: list[Rule] = list(RULES.values())
+    index: dict[str, int] = {rule.code: number for number, rule in enumerate(rules)}
+    results: list[JSONValue] = []
+    for skill, finding in report.all_findings():
+        properties: dict[str, JSONValue] = {"server": display(server)}
+        if skill is not None and skill.uri is not None:
+            properties["skill"] = display(skill.uri)
+        if finding.field:
+            properties["field"] = display(finding.field)
+        results.append(
+            {
+                "ruleId": finding.code,
+                "ruleIndex": _rule_index(finding, rules, index),
+                "level": _level(finding.severity),
+                "message": {"text": _message(finding)},
+                "locations": [{"logicalLocations": [_logical(skill, finding, server)]}],
+                "properties": properties,
+            }
+        )
+    run = _run(rules, results, exit_code=exit_code, failures=failures, rules_url=rules_url)
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
+
+
+def server_github_commands(report: ValidationReport, *, server: str) -> list[str]:
+    """One workflow command per live-server finding: no ``file``, the URI leading the message."""
+    lines: list[str] = []
+    for skill, finding in report.all_findings():
+        uri = finding.file or (skill.uri if skill is not None else None)
+        where = display(f"{server} {uri}" if uri else server)
+        title = escape_property(f"skills-core {finding.code}")
+        message = escape_data(f"{where}: {_message(finding)}")
+        lines.append(f"::{_COMMANDS[finding.severity]} title={title}::{message}")
+    return lines
 
 
 def _descriptor(rule: Rule, rules_url: str) -> dict[str, JSONValue]:

@@ -14,19 +14,22 @@ example, and how to silence it. Everything that explains a code is made from thi
 * the SARIF rules of :func:`skills_core.ci.to_sarif` take their descriptions, help text and
   ``helpUri`` (:func:`help_uri`: the page's anchor of the code) from it.
 
-Families are the sections of the page, in :data:`FAMILIES` order. A family may have no rule yet:
-``server`` is the place of the codes a live-server check will emit.
+Families are the sections of the page, in :data:`FAMILIES` order; ``server`` holds the codes of
+the live-server check (:mod:`skills_core.server_check`, ``skills-core check --server``).
 
-The module is pure data and string functions: no I/O.
+The :class:`Rule` value lives in :mod:`skills_core._rule` and the rows of the ``server`` family in
+:mod:`skills_core._rules_server` (both re-exported here through :data:`RULES`). The modules are
+pure data and string functions: no I/O.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Final, final
+from typing import Final
 
+from ._rule import RULES_URL, Rule, help_uri
+from ._rules_server import SERVER_ROWS
 from .validation import Severity
 
 __all__ = [
@@ -41,11 +44,6 @@ __all__ = [
     "silence_text",
     "requirement_ids",
 ]
-
-#: Where ``docs/rules.md`` is published: each rule's ``helpUri`` is this page and its code as the
-#: anchor. ``skills-core validate --rules-url`` (which the GitHub Action sets to its own
-#: repository and ref) puts another page in its place.
-RULES_URL: Final = "https://github.com/skills-core/skills-core/blob/main/docs/rules.md"
 
 #: The families, in the order of the page's sections: ``(family, heading, introduction)``.
 FAMILIES: Final[tuple[tuple[str, str, str], ...]] = (
@@ -94,54 +92,14 @@ FAMILIES: Final[tuple[tuple[str, str, str], ...]] = (
     (
         "server",
         "Live servers",
-        "Codes of the checks made against a running server (`skills-core check --server`). "
-        "None is defined yet; this section is their place.",
+        "What `skills-core check --server` finds when it connects to a running server as a "
+        "host would: lists every page, gets each skill, reads every listed file and compares "
+        "what it was told with what it read. The entries it lists are also checked by the "
+        "rules of the sections above (the Agent Skills rules and the entry rules); the codes "
+        "here are what only a live server can break. Findings point at the skill's URI and, "
+        "where there is one, the file's.",
     ),
 )
-
-
-@final
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Rule:
-    """What a finding ``code`` means: the rule behind it.
-
-    Attributes:
-        code: The finding code (the SARIF rule id, the page's anchor).
-        family: One of :data:`FAMILIES`.
-        severity: The severity its findings have.
-        summary: One line: what is wrong.
-        help: What to do about it.
-        why: Why the rule exists, naming the specification section or requirement behind it
-            (requirement IDs such as ``FMT-01`` become links on the page).
-        bad: A failing example (a ``SKILL.md`` excerpt, a file listing or JSON), or ``""``.
-        good: The same example, fixed, or ``""``.
-        silence: How to silence it, when more than ``--ignore CODE`` can be said.
-    """
-
-    code: str
-    family: str
-    severity: Severity
-    summary: str
-    help: str
-    why: str = ""
-    bad: str = ""
-    good: str = ""
-    silence: str = ""
-
-    @property
-    def name(self) -> str:
-        """The rule's name in PascalCase, e.g. ``NameMismatch`` (SARIF ``name``)."""
-        return "".join(part.capitalize() for part in self.code.split("-"))
-
-    @property
-    def help_uri(self) -> str:
-        """The rule's entry in the published ``docs/rules.md`` (:func:`help_uri`)."""
-        return help_uri(self.code)
-
-
-def help_uri(code: str, page: str = RULES_URL) -> str:
-    """The address of ``code``'s entry on ``page`` (the code is the entry's anchor)."""
-    return f"{page}#{code}"
 
 
 def silence_text(rule: Rule) -> str:
@@ -161,7 +119,9 @@ def silence_text(rule: Rule) -> str:
     return f"Notes never fail a run; `--ignore {rule.code}` drops them from the output."
 
 
-_REQUIREMENT = re.compile(r"\b(?:CAP|FMT|URI|ENTRY|ORG|WG|SIL|SEC|VER|HTTP)-\d{2}\b")
+_REQUIREMENT = re.compile(
+    r"\b(?:CAP|FMT|URI|ENTRY|LIST|GET|DIR|ERR|ORG|WG|SIL|SEC|VER|HTTP)-\d{2}\b"
+)
 
 
 def requirement_ids(text: str) -> list[str]:
@@ -539,7 +499,7 @@ _ROWS: Final[tuple[Rule, ...]] = (
         "(URI-20), carry another scheme (URI-21) or hold backslashes (URI-23); Agent Skills "
         "asks for [relative paths from the skill root](https://agentskills.io/"
         "specification#file-references).",
-        bad="See [shared notes](../shared/notes.md) and [the script](scripts\\fill.py).",
+        bad="See [common notes](../common/notes.md) and [the script](scripts\\fill.py).",
         good="See [notes](references/notes.md) and [the script](scripts/fill.py).",
     ),
     Rule(
@@ -632,7 +592,7 @@ _ROWS: Final[tuple[Rule, ...]] = (
         help="Make SKILL.md a regular, readable file; links are never followed.",
         why="A skill is a folder with a file named `SKILL.md` (FMT-02), and links are never "
         "followed (WG-09).",
-        bad="pdf-tools/SKILL.md -> ../shared/SKILL.md", good="pdf-tools/SKILL.md (a file)",
+        bad="pdf-tools/SKILL.md -> ../common/SKILL.md", good="pdf-tools/SKILL.md (a file)",
     ),
     Rule(
         code="path-collision", family="catalog", severity=_E,
@@ -842,4 +802,4 @@ _ROWS: Final[tuple[Rule, ...]] = (
 )  # fmt: skip
 
 #: Every rule, by code, in page order.
-RULES: Final[Mapping[str, Rule]] = {rule.code: rule for rule in _ROWS}
+RULES: Final[Mapping[str, Rule]] = {rule.code: rule for rule in (*_ROWS, *SERVER_ROWS)}

@@ -19,6 +19,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -62,11 +63,17 @@ def free_port() -> int:
 
 @dataclass(frozen=True)
 class Served:
-    """A running ``serve --http``."""
+    """A running ``serve --http``; its stderr goes to a file (a line per request would fill a
+    pipe nobody reads, and block the server)."""
 
     url: str
     port: int
     process: subprocess.Popen[bytes]
+    log: Path
+
+    def stderr(self) -> str:
+        """What the server wrote on stderr so far."""
+        return self.log.read_bytes().decode("utf-8", errors="replace")
 
 
 def wait_until_answering(port: int, path: str = "/mcp", timeout: float = 30.0) -> None:
@@ -94,25 +101,31 @@ def serving(
     """``skills-core serve --http 127.0.0.1:PORT ARGS... ROOT`` for the duration of the block."""
     port = port or free_port()
     argv = [sys.executable, "-m", "skills_core", "serve", "--http", f"127.0.0.1:{port}", *args]
-    process = subprocess.Popen(
-        [*argv, str(root)],
-        env=child_env(dict(env or {})),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
+    handle, name = tempfile.mkstemp(prefix="serve-http-", suffix=".log")
+    log = Path(name)
     try:
+        with os.fdopen(handle, "wb") as stderr:
+            process = subprocess.Popen(
+                [*argv, str(root)],
+                env=child_env(dict(env or {})),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+                start_new_session=True,
+            )
         try:
-            wait_until_answering(port, path)
-        except AssertionError:
-            process.kill()
-            _, err = process.communicate(timeout=10)
-            message = f"serve --http did not start: {err.decode(errors='replace')}"
-            raise AssertionError(message) from None
-        yield Served(f"http://127.0.0.1:{port}{path}", port, process)
+            try:
+                wait_until_answering(port, path)
+            except AssertionError:
+                process.kill()
+                process.wait(timeout=10)
+                message = f"serve --http did not start: {log.read_text(errors='replace')}"
+                raise AssertionError(message) from None
+            yield Served(f"http://127.0.0.1:{port}{path}", port, process, log)
+        finally:
+            stop(process)
     finally:
-        stop(process)
+        log.unlink(missing_ok=True)
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:

@@ -188,10 +188,22 @@ DEFINITIONS: dict[str, dict[str, Any]] = {
         {
             "id": INDEX,
             "physicalLocation": ref("physicalLocation"),
+            "logicalLocations": array(ref("logicalLocation"), unique=True),
             "message": ref("message"),
             "properties": ref("propertyBag"),
         },
-        others=("logicalLocations", "annotations", "relationships"),
+        others=("annotations", "relationships"),
+    ),
+    "logicalLocation": obj(
+        {
+            "name": STRING,
+            "index": INDEX,
+            "fullyQualifiedName": STRING,
+            "decoratedName": STRING,
+            "parentIndex": INDEX,
+            "kind": STRING,
+            "properties": ref("propertyBag"),
+        }
     ),
     "physicalLocation": {
         **obj(

@@ -24,6 +24,7 @@ IO_MODULES = {
     "skills_core/server/index_file.py",
     "skills_core/server/open_files.py",
     "skills_core/server/_walk.py",
+    "skills_core/server/_fileio.py",
     "skills_core/check.py",
     "skills_core/host/cache_store.py",
     "skills_core/cli/__init__.py",
@@ -34,6 +35,8 @@ IO_MODULES = {
     "skills_core/cli/diff.py",
     "skills_core/cli/host.py",
     "skills_core/cli/_watch.py",
+    "skills_core/cli/check_server.py",
+    "skills_core/cli/_servers.py",
     "skills_core/demo.py",
     "skills_core/__main__.py",
     # where this copy of the package lives, to start it again in a child process

@@ -197,3 +197,43 @@ def test_a_port_uvicorn_cannot_bind_exits_2(
     monkeypatch.setattr(uvicorn, "run", cannot_bind)
     assert main(["serve", "--http", "[::1]:9999", str(skills)]) == 2
     assert "could not serve on [::1]:9999" in capfd.readouterr().err
+
+
+@pytest.mark.usefixtures("environ")
+def test_what_the_operations_flags_hand_to_uvicorn(
+    skills: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The graceful timeout (uvicorn's own deadline a few seconds later, so the protocol's drain
+    ends requests first), the proxy settings, our log handler for uvicorn's loggers, and to the
+    workers: metrics, the log format, loading in a thread, a state folder removed on exit."""
+    import uvicorn
+
+    from skills_core.adapters.asgi import AppConfig
+
+    calls: list[dict[str, Any]] = []
+    configs: list[AppConfig] = []
+
+    def run(app: str, **options: Any) -> None:
+        calls.append(options)
+        configs.append(AppConfig.from_environ(os.environ))
+        assert os.path.isdir(str(configs[-1].state_dir))
+
+    monkeypatch.setattr(uvicorn, "run", run)
+    argv = ["serve", "--http", "8000", "--graceful-timeout", "12", "--metrics"]
+    argv += ["--log-format", "json", "--log-level", "warning", "--proxy-headers"]
+    argv += ["--forwarded-allow-ips", "10.0.0.0/8, 192.0.2.1", str(skills)]
+    assert main(argv) == 0
+    ((options,),) = [calls]
+    assert options["timeout_graceful_shutdown"] > 12
+    assert (options["proxy_headers"], options["forwarded_allow_ips"]) == (
+        True,
+        "10.0.0.0/8,192.0.2.1",
+    )
+    assert options["access_log"] is False
+    assert options["log_config"]["loggers"]["uvicorn"]["handlers"] == ["skills_core"]
+    assert "ssl_certfile" not in options
+    (config,) = configs
+    assert (config.metrics, config.log_format, config.log_level) == (True, "json", "warning")
+    assert config.graceful_timeout == 12
+    assert config.load_in_background
+    assert not os.path.exists(str(config.state_dir))  # removed once uvicorn returned

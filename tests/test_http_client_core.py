@@ -692,7 +692,10 @@ def test_base64_payload_is_standard_base64() -> None:
 @pytest.mark.parametrize(
     ("adapter", "loaded"),
     [
-        ("skills_core.adapters.asgi", ["headers", "options", "server", "session"]),
+        (
+            "skills_core.adapters.asgi",
+            ["headers", "logs", "metrics", "options", "probes", "server", "session"],
+        ),
         ("skills_core.adapters.http_client", ["client", "eras", "headers", "sse", "urls"]),
     ],
 )

@@ -34,6 +34,7 @@ SOURCES = [
     "skills_core/server/catalog.py",
     "skills_core/server/_rules.py",
     "skills_core/cli/manifest.py",
+    "skills_core/server_check/_walk.py",
 ]
 #: Functions whose second positional argument is a finding code.
 CODE_SECOND = {"_error", "_warning", "warning"}

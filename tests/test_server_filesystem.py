@@ -823,8 +823,14 @@ def test_root_removed_while_running(tmp_path: Path) -> None:
     (folder / "x/SKILL.md").unlink()
     (folder / "x").rmdir()
     folder.rmdir()
+    # A root gone is an error, never an empty catalog (issue 22): the server keeps what it has.
+    with pytest.raises(FileNotFoundError) as gone:
+        source.scan()
+    assert gone.value.filename == str(folder)
+    with pytest.raises(FileNotFoundError):
+        source.recheck("skill://x/SKILL.md")
+    folder.mkdir()  # back (empty): served as it is
     assert source.scan().skills == ()
-    assert source.recheck("skill://x/SKILL.md") is None
 
 
 def test_server_from_roots_passes_options(root: Path) -> None:
@@ -1088,16 +1094,27 @@ def test_a_supporting_file_change_shows_in_get_at_once(root: Path, clock: dict[s
     )
 
 
-def test_a_poll_rescans_when_a_root_vanishes(tmp_path: Path, clock: dict[str, int]) -> None:
+def test_a_poll_keeps_the_catalog_while_a_root_is_gone(
+    tmp_path: Path, clock: dict[str, int], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 22: a root that vanishes keeps the last good catalog, with one logged error, and the
+    catalog follows the root again when it is back."""
     folder = tmp_path / "r"
     write(folder, {"x/SKILL.md": skill_md("x")})
     c = client(folder, ttl_ms=1_000)
     assert listed(c) == ["skill://x/SKILL.md"]
-    (folder / "x/SKILL.md").unlink()
-    (folder / "x").rmdir()
-    folder.rmdir()
+    folder.rename(tmp_path / "away")
+    for _ in range(3):
+        clock["ns"] += 10**9
+        assert listed(c) == ["skill://x/SKILL.md"]
+    errors = [r.getMessage() for r in caplog.records if "cannot be read" in r.getMessage()]
+    assert len(errors) == 1, errors  # once, not at every poll
+    assert str(folder) in errors[0]
+    assert "kept" in errors[0]
+    write(folder, {"y/SKILL.md": skill_md("y")})
     clock["ns"] += 10**9
-    assert listed(c) == []
+    assert listed(c) == ["skill://y/SKILL.md"]
+    assert any("can be read again" in r.getMessage() for r in caplog.records)
 
 
 def test_dynamic_skills_added_or_removed_show_at_once(root: Path) -> None:

@@ -234,7 +234,7 @@ def test_links_to_files_the_skill_does_not_publish(
 ) -> None:
     body = (
         b"See [the guide](references/guide.md), [forms](references/FORMS.md),\n"
-        b'[up](../shared/notes.md), ![logo](assets/logo.png "Logo"), [site](https://e.org),\n'
+        b'[up](../common/notes.md), ![logo](assets/logo.png "Logo"), [site](https://e.org),\n'
         b"`[in code](nope.md)`, [anchor](#usage), [folder](references/)\n"
         b"```\n[fenced](nope.md)\n```\n"
         b"[hidden](references/.draft.md) [win](scripts\\fill.py)\n"

@@ -39,6 +39,15 @@ body was still on its way when another request looked is answered from a later l
 alone pays one pass of the event loop for this (1.2 µs under uvloop here, 2.5 µs under asyncio's
 own loop).
 
+**What an operator sees.** Beside the endpoint the app answers the probes ``/healthz``,
+``/readyz`` and, when enabled, ``/metrics`` (:mod:`skills_core.http.probes`). Each request is
+handed to the app's :class:`~skills_core.adapters._asgi_observe.Observer` when it arrives and
+when it is over, which counts it and logs its line; the drain on SIGTERM is the ASGI server's
+(:mod:`skills_core.adapters.uvicorn_http`), and a request it cancels past the graceful timeout
+ends here quietly, never with a traceback. An app made with :meth:`SkillsApp.loading` answers at
+once and scans its skills in a thread: ``/readyz`` is 503 until they are loaded, and requests to
+the endpoint wait for them.
+
 The body deadline costs no timer per request under asyncio (see :class:`_Deadlines`); under trio
 (hypercorn's trio worker) it is a cancel scope. Only large answers pay for a send deadline.
 """
@@ -47,12 +56,16 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import Any, Final, TypeAlias, TypeVar, final
 
+from ..http.logs import ERROR, INFO
+from ..http.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from ..http.options import LARGE_ANSWER_BYTES, HttpOptions, Scope
+from ..http.probes import Probe
 from ..http.server import (
     Call,
     Head,
@@ -63,10 +76,14 @@ from ..http.server import (
     text_reply,
 )
 from ..http.session import SessionCodec
-from ..jsonrpc import Answer
+from ..jsonrpc import Answer, ErrorObject
+from ..server.catalog import Catalog
 from ..server.handler import PendingRead, SkillsServer
+from ..server.model import OmittedSkill, PublishedSkill
+from ..server.source import MemorySource
 from ..server_stream import DEFAULT_DEFER_READS_OVER
-from ..spec import Method
+from ..spec import ErrorCode, Method
+from ._asgi_observe import Exchange, Observer
 from ._asgi_push import PushHub
 
 __all__ = ["Message", "Receive", "Send", "SkillsApp"]
@@ -83,6 +100,9 @@ _LISTEN: Final = "subscriptions/listen"
 _PUSHED: Final = frozenset({_LISTEN, "resources/subscribe", "resources/unsubscribe"})
 _TOO_SLOW: Final = "Request Timeout: the body did not arrive in time"
 _TOO_LARGE: Final = "Content Too Large: the body is over the limit"
+_STOPPING: Final = "Service Unavailable: the server is stopping; retry"
+_LOADING: Final = "Service Unavailable: the skills are still loading; retry shortly"
+_FAILED: Final = "Service Unavailable: the skills failed to load"
 _BUSY: Final = "Service Unavailable: too many large answers are being sent; retry shortly"
 #: ``Retry-After`` of that 503, in seconds: large answers take tens of milliseconds to make.
 _RETRY_AFTER: Final = (b"retry-after", b"1")
@@ -90,6 +110,13 @@ _RETRY_AFTER: Final = (b"retry-after", b"1")
 #: to close the connection (uvicorn_http's protocol aborts it within a second of the same
 #: deadline), so the response is not reported as left unfinished.
 _CLOSE_GRACE: Final = 2.0
+_INVALID_PARAMS: Final = ErrorCode.INVALID_PARAMS
+_TEXT: Final = b"text/plain; charset=utf-8"
+_NO_STORE: Final = ((b"cache-control", b"no-store"),)
+#: Seconds a request to the endpoint waits for the skills of an app still loading them
+#: (:meth:`SkillsApp.loading`) before it gets 503; and how often it looks.
+LOAD_WAIT: Final = 30.0
+_LOAD_POLL: Final = 0.05
 _T = TypeVar("_T")
 
 
@@ -110,16 +137,27 @@ class SkillsApp:
         "_cap",
         "_checks",
         "_deadlines",
+        "_failure",
+        "_load",
+        "_load_started",
+        "_loaded_guard",
         "_making",
+        "_observer",
         "_push",
         "_send_timeout",
         "_server",
         "_timeout",
         "_turns",
+        "_when_loaded",
     )
 
     def __init__(
-        self, server: SkillsServer, *, session_key: bytes, options: HttpOptions | None = None
+        self,
+        server: SkillsServer,
+        *,
+        session_key: bytes,
+        options: HttpOptions | None = None,
+        state_dir: str | None = None,
     ) -> None:
         """Serve ``server``.
 
@@ -127,12 +165,16 @@ class SkillsApp:
             server: The skills server; its ``cursor_key`` must be the same in every worker.
             session_key: Signs legacy session ids; the same in every worker (at least 16 bytes).
             options: HTTP settings; the defaults are the safe ones.
+            state_dir: A private folder the workers of one server share, where each reports its
+                counters for ``/metrics`` and the outcome of its drain (see
+                :mod:`~skills_core.adapters._asgi_observe`); None for a single worker.
 
         Raises:
             ValueError: ``session_key`` is too short.
         """
         options = options if options is not None else HttpOptions()
         self._server = server
+        self._observer = Observer(server, options, state_dir)
         self._checks = HttpChecks(options, SessionCodec(session_key), _seconds)
         self._cap = options.max_body_bytes
         self._timeout = options.body_timeout
@@ -143,8 +185,121 @@ class SkillsApp:
         # its base64, the response around it), sending it 22.4 MB; the making is mostly work of
         # this process's interpreter, so making two at once gains little and costs a peak each.
         self._making = _Turns(1, options.max_large_answers)
-        # Change notifications: event streams and their timer (see _asgi_push).
-        self._push = PushHub(server)
+        # Change notifications: event streams and their timer (see _asgi_push); the server is
+        # asked for each time (loading() swaps it in once made).
+        self._push = PushHub(lambda: self._server)
+        #: Makes the server in a worker thread (:meth:`loading`), until it has; else None.
+        self._load: Callable[[], SkillsServer] | None = None
+        self._load_started = False
+        #: What to do to the server once made, before it serves (:meth:`when_loaded`).
+        self._when_loaded: list[Callable[[SkillsServer], None]] = []
+        self._loaded_guard = threading.Lock()
+        #: Why making the server failed, or None.
+        self._failure: str | None = None
+
+    @classmethod
+    def loading(
+        cls,
+        load: Callable[[], SkillsServer],
+        *,
+        session_key: bytes,
+        options: HttpOptions | None = None,
+        state_dir: str | None = None,
+    ) -> SkillsApp:
+        """An app that answers at once and makes its server (scans its skills) in a thread.
+
+        The thread starts with the ASGI lifespan (or the first request, for a server that runs
+        no lifespan). Until the server is made, ``/healthz`` answers 200 and ``/readyz`` 503,
+        and a request to the MCP endpoint waits for it (as it would in the listen queue of a
+        worker that scans before it accepts), up to :data:`LOAD_WAIT` seconds; past them it gets
+        503 with ``Retry-After``, never an empty listing. When ``load`` fails, its error is
+        logged (never a traceback), and the probes and the endpoint answer 503 naming it at once,
+        so an orchestrator restarts the process.
+
+        Args:
+            load: Makes the server (what :class:`SkillsApp` would be given); it runs once, in a
+                thread of its own. Its ``cursor_key`` must be the same in every worker.
+            session_key, options, state_dir: As for :class:`SkillsApp`.
+
+        Raises:
+            ValueError: ``session_key`` is too short.
+        """
+        waiting = SkillsServer(_NotLoaded(), cursor_key=session_key)
+        app = cls(waiting, session_key=session_key, options=options, state_dir=state_dir)
+        app._load = load
+        return app
+
+    async def _ready(self) -> bool:
+        """Wait (up to :data:`LOAD_WAIT` seconds) for the server being made; whether it is."""
+        waited = 0.0
+        while self._load is not None and self._failure is None and waited < LOAD_WAIT:
+            if self._observer.stopping:
+                return False
+            await _pause(_LOAD_POLL)
+            waited += _LOAD_POLL
+        return self._load is None
+
+    def _start_loading(self) -> None:
+        """Start making the server in a thread (once)."""
+        load = self._load
+        if load is None or self._load_started:
+            return
+        self._load_started = True
+        threading.Thread(
+            target=self._make, args=(load,), name="skills-core-load", daemon=True
+        ).start()
+
+    def _make(self, load: Callable[[], SkillsServer]) -> None:
+        """Make the server (in its thread), then serve it; or note and log why it failed."""
+        began = time.perf_counter()
+        try:
+            server = load()
+        except Exception as exc:  # noqa: BLE001 - said in the log and by the probes, not raised
+            text = str(exc) or type(exc).__name__
+            self._failure = f"the catalog failed to load: {text}"
+            self._observer.event(ERROR, "load", self._failure)
+            return
+        while True:  # publish the server once nothing is left to do to it first
+            with self._loaded_guard:
+                callbacks, self._when_loaded = self._when_loaded, []
+                if not callbacks:
+                    self._server = server
+                    self._observer.serve(server)
+                    self._load = None
+                    break
+            for callback in callbacks:
+                callback(server)
+        catalog = server.catalog
+        self._observer.event(
+            INFO,
+            "ready",
+            f"ready: {len(catalog.skills)} skill(s) loaded in {time.perf_counter() - began:.1f} s"
+            + (f", {len(catalog.omitted)} skill folder(s) left out" if catalog.omitted else ""),
+            skills=len(catalog.skills),
+            omitted=len(catalog.omitted),
+        )
+
+    def when_loaded(self, callback: Callable[[SkillsServer], None]) -> bool:
+        """Have ``callback`` called with the server once it is made, before it serves a request.
+
+        For what must wait for the load (a ``SIGHUP`` re-scan that arrives during it: the load
+        may have read the folders before they changed). Called in the loading thread.
+
+        Returns:
+            True when it will be; False when the server is made already (nothing is kept: do
+            it now, on the event loop).
+        """
+        with self._loaded_guard:
+            if self._load is None:
+                return False
+            self._when_loaded.append(callback)
+            return True
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the server is made (always, unless the app was made by :meth:`loading` and
+        its thread has not finished)."""
+        return self._load is None
 
     @property
     def server(self) -> SkillsServer:
@@ -156,11 +311,41 @@ class SkillsApp:
         """The HTTP settings."""
         return self._checks.options
 
+    @property
+    def observer(self) -> Observer:
+        """What follows the requests: in flight, counted, logged (the drain reports to it)."""
+        return self._observer
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """The ASGI entry point: ``http`` and ``lifespan`` scopes (a WebSocket is refused)."""
         if scope["type"] != "http":
-            await _other(scope, receive, send)
+            await self._other(scope, receive, send)
             return
+        if self._load is not None:
+            self._start_loading()
+        observer = self._observer
+        exchange = observer.arrived(scope)
+        try:
+            await self._exchange(scope, receive, send, exchange)
+        except asyncio.CancelledError:
+            # Past the graceful timeout the ASGI server cancels what is left: the request ends
+            # here, quietly (uvicorn_http's protocol has ended its connection already, else a
+            # request not answered yet gets a 503).
+            if not observer.stopping:
+                raise
+            exchange.cut = exchange.cut or "ended: the server stopped"
+            if not exchange.sent:
+                exchange.reply = reply = text_reply(503, _STOPPING, (b"connection", b"close"))
+                exchange.sent = True
+                exchange.size = len(reply.body)
+                await _send_whole(reply, send)
+        finally:
+            observer.over(exchange)
+
+    async def _exchange(
+        self, scope: Scope, receive: Receive, send: Send, exchange: Exchange
+    ) -> None:
+        """Answer one request (see the module docstring), noting in ``exchange`` what it was."""
         checks = self._checks
         reply = checks.head(scope)
         if type(reply) is StreamCall:  # a legacy session's GET stream (see _asgi_push)
@@ -168,6 +353,16 @@ class SkillsApp:
             if refused is None:
                 return
             reply = refused
+        if type(reply) is Head and self._load is not None and not await self._ready():
+            cors = reply.cors  # not ready in time: see loading()
+            reply = text_reply(
+                503,
+                _FAILED if self._failure is not None else _LOADING,
+                _RETRY_AFTER,
+                (b"connection", b"close"),  # the body is not read
+                note=self._failure or "the catalog is still loading",
+            )
+            reply.cors = cors
         if type(reply) is Head:
             head = reply
             loop: asyncio.AbstractEventLoop | None
@@ -180,6 +375,7 @@ class SkillsApp:
                 body = await self._deadlines.read(loop, receive, self._cap)
             if isinstance(body, Reply):  # too large, or too slow
                 body.cors = head.cors
+                body.note = self._body_note(body.status)
                 reply = body
             elif body is None:  # the client left, and nobody is there to answer
                 return
@@ -187,6 +383,7 @@ class SkillsApp:
                 verdict = checks.body(head, body, scope)
                 if type(verdict) is Call:
                     call = verdict
+                    exchange.call = call
                     server = self._server
                     if call.method in _PUSHED and await self._push_call(call, receive, send):
                         return
@@ -205,15 +402,20 @@ class SkillsApp:
                         received=received,
                     )
                     if type(answer) is PendingRead:  # a large file: its turn, then off the loop
-                        await self._read_large(call, answer, receive, send)
+                        await self._read_large(call, answer, receive, send, exchange)
                         return
                     verdict = self._answered(call, answer, *encode_answer(call.id, answer))
                 reply = verdict
+        elif type(reply) is Probe:
+            reply = self._probe(reply.name, exchange)
         assert type(reply) is Reply
+        exchange.reply = reply
         content = reply.body
         if len(content) > LARGE_ANSWER_BYTES:
-            await self._send_large(reply, receive, send)
+            await self._send_large(reply, receive, send, exchange)
             return
+        exchange.sent = True
+        exchange.size = len(content)
         await send({"type": "http.response.start", "status": reply.status, "headers": _head(reply)})
         await send({"type": "http.response.body", "body": content})
 
@@ -244,12 +446,12 @@ class SkillsApp:
         return True
 
     async def _read_large(
-        self, call: Call, read: PendingRead, receive: Receive, send: Send
+        self, call: Call, read: PendingRead, receive: Receive, send: Send, exchange: Exchange
     ) -> None:
         """Answer a read of a large file: take a turn, read and encode it in a worker thread, send."""
         turns = self._turns
         if not await turns.take():
-            await _send_whole(self._busy(call.cors), send)
+            await self._send_busy(call.cors, send, exchange)
             return
         try:
             making = self._making  # one at a time: the making is what costs memory (see __init__)
@@ -260,34 +462,38 @@ class SkillsApp:
                 making.give_back()
             reply = self._answered(call, read, *encoded)
             del encoded
-            taken = await self._send_in_pieces(reply, send)
+            exchange.reply = _without_body(reply)  # the log needs what it was, not its bytes
+            taken = await self._send_in_pieces(reply, send, exchange)
             del reply  # the answer is not kept while the connection closes
         finally:
             turns.give_back()
         if not taken:
             await _await_close(receive)
 
-    async def _send_large(self, reply: Reply, receive: Receive, send: Send) -> None:
+    async def _send_large(
+        self, reply: Reply, receive: Receive, send: Send, exchange: Exchange
+    ) -> None:
         """Send a large answer made on the loop, in its turn (503 when too many wait)."""
         turns = self._turns
         if not await turns.take():
-            await _send_whole(self._busy(reply.cors), send)
+            await self._send_busy(reply.cors, send, exchange)
             return
         try:
-            taken = await self._send_in_pieces(reply, send)
+            taken = await self._send_in_pieces(reply, send, exchange)
             del reply
         finally:
             turns.give_back()
         if not taken:
             await _await_close(receive)
 
-    async def _send_in_pieces(self, reply: Reply, send: Send) -> bool:
+    async def _send_in_pieces(self, reply: Reply, send: Send, exchange: Exchange) -> bool:
         """Send ``reply``, its body in pieces; False when the client took nothing for too long."""
         content = reply.body
         size = len(content)
         head: Message = {"type": "http.response.start", "status": reply.status}
         head["headers"] = _head(reply)
         timeout = self._send_timeout
+        exchange.sent = True
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # not asyncio: trio (hypercorn's trio worker)
@@ -299,37 +505,102 @@ class SkillsApp:
                     scope.deadline = trio.current_time() + timeout
                     end = start + LARGE_ANSWER_BYTES
                     await send(_piece(content[start:end], end < size))
-            return not scope.cancelled_caught
-        try:
-            async with asyncio.timeout(timeout) as deadline:
-                await send(head)
-                for start in range(0, size, LARGE_ANSWER_BYTES):
-                    deadline.reschedule(loop.time() + timeout)
-                    end = start + LARGE_ANSWER_BYTES
-                    await send(_piece(content[start:end], end < size))
-        except TimeoutError:
-            return False
-        return True
+                    exchange.size = min(end, size)
+                    if exchange.cut is not None:  # ended by the drain: the client is gone
+                        break
+            taken = not scope.cancelled_caught
+        else:
+            try:
+                async with asyncio.timeout(timeout) as deadline:
+                    await send(head)
+                    for start in range(0, size, LARGE_ANSWER_BYTES):
+                        deadline.reschedule(loop.time() + timeout)
+                        end = start + LARGE_ANSWER_BYTES
+                        await send(_piece(content[start:end], end < size))
+                        exchange.size = min(end, size)
+                        if exchange.cut is not None:  # ended by the drain: the client is gone
+                            break
+                taken = True
+            except TimeoutError:
+                taken = False
+        if not taken:
+            exchange.cut = exchange.cut or (
+                f"ended: the client took nothing for {timeout:g} s (the send timeout)"
+            )
+        return taken
 
-    def _busy(self, cors: bytes | None) -> Reply:
-        reply = text_reply(503, _BUSY, _RETRY_AFTER)
+    async def _send_busy(self, cors: bytes | None, send: Send, exchange: Exchange) -> None:
+        reply = text_reply(
+            503, _BUSY, _RETRY_AFTER, note="too many large answers are being sent or wait"
+        )
         reply.cors = cors
-        return reply
+        exchange.reply = reply
+        exchange.sent = True
+        exchange.size = len(reply.body)
+        await _send_whole(reply, send)
 
     def _answered(
         self, call: Call, answer: Answer | PendingRead, data: bytes, code: int | None
     ) -> Reply:
         """The reply carrying the server's ``answer`` to ``call``, encoded to ``data``."""
         if not call.initialize:
-            return self._checks.answered(call, data, code)
-        negotiated = answer.get("protocolVersion") if type(answer) is dict else None
-        return self._checks.answered(
-            call,
-            data,
-            code,
-            negotiated=negotiated if isinstance(negotiated, str) else None,
-            nonce=os.urandom(16),
-        )
+            reply = self._checks.answered(call, data, code)
+        else:
+            negotiated = answer.get("protocolVersion") if type(answer) is dict else None
+            reply = self._checks.answered(
+                call,
+                data,
+                code,
+                negotiated=negotiated if isinstance(negotiated, str) else None,
+                nonce=os.urandom(16),
+            )
+        if code == _INVALID_PARAMS and type(answer) is ErrorObject:
+            reply.note = self._server.refusal_note(answer)  # a cursor: why it was refused
+        return reply
+
+    def _body_note(self, status: int) -> str:
+        """Why a body was refused (a 408 or 413 of the body's read), for the log."""
+        if status == 408:
+            return f"the body did not arrive within {self._timeout:g} s"
+        return f"the body is over the limit of {self._cap} bytes"
+
+    def _probe(self, name: str, exchange: Exchange) -> Reply:
+        """The answer to a probe (see :mod:`skills_core.http.probes`)."""
+        exchange.probe = name
+        failure = self._failure
+        if failure is not None and name != "metrics":
+            reply = Reply(503, f"{failure}\n".encode(), _TEXT, _NO_STORE)
+            reply.note = failure
+            return reply
+        if name == "healthz":
+            return Reply(200, b"ok\n", _TEXT, _NO_STORE)
+        if name == "readyz":
+            if self._observer.stopping:  # draining: take no new work here
+                return Reply(503, b"not ready: the server is stopping\n", _TEXT, _NO_STORE)
+            if self._load is None and self._server.has_catalog:
+                return Reply(200, b"ready\n", _TEXT, _NO_STORE)
+            return Reply(503, b"not ready: the catalog is loading\n", _TEXT, _NO_STORE)
+        return Reply(200, self._observer.metrics(), METRICS_CONTENT_TYPE, _NO_STORE)
+
+    async def _other(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Scopes other than ``http``: lifespan is acknowledged, a WebSocket refused."""
+        kind = scope["type"]
+        if kind == "lifespan":
+            # The server is built before the app and holds no resources to release; the
+            # observer notes this worker, and at the end logs (and records) how the drain went.
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    self._observer.started()
+                    self._start_loading()
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    self._observer.stopped()
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        elif kind == "websocket":
+            await receive()  # websocket.connect
+            await send({"type": "websocket.close", "code": 1003})
 
 
 def _seconds() -> int:
@@ -560,19 +831,54 @@ async def _receive_rest(receive: Receive, cap: int, message: Message) -> bytes |
         message = await receive()
 
 
-async def _other(scope: Scope, receive: Receive, send: Send) -> None:
-    """Scopes other than ``http``: lifespan is acknowledged, a WebSocket refused."""
-    kind = scope["type"]
-    if kind == "lifespan":
-        # Nothing to start or stop: the server is built before the app, and holds no resources
-        # to release. Acknowledging both lets an ASGI server that insists on lifespan run it.
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await send({"type": "lifespan.shutdown.complete"})
-                return
-    elif kind == "websocket":
-        await receive()  # websocket.connect
-        await send({"type": "websocket.close", "code": 1003})
+@final
+class _NotLoaded:
+    """The source of the server an app serves until its own is made (:meth:`SkillsApp.loading`):
+    no skills, and it says it has no catalog (see ``SkillsServer.has_catalog``)."""
+
+    __slots__ = ("_empty",)
+    has_catalog: Final = False
+
+    def __init__(self) -> None:
+        self._empty = MemorySource()
+
+    def scan(self) -> Catalog:
+        """No skills."""
+        return self._empty.scan()
+
+    def poll(self, max_age_ms: int) -> Catalog | None:
+        """Never a new catalog."""
+        return None
+
+    def recheck(self, uri: str) -> PublishedSkill | OmittedSkill | None:
+        """No skill."""
+        return None
+
+    def read(self, skill: PublishedSkill, file_path: str) -> bytes | None:
+        """No file."""
+        return None
+
+    def list_directory(
+        self, skill: PublishedSkill, dir_path: str
+    ) -> Sequence[tuple[str, bool]] | None:
+        """No folder."""
+        return None
+
+
+def _without_body(reply: Reply) -> Reply:
+    """``reply`` as a log sees it (status, code, method, note), without its body."""
+    light = Reply(reply.status, b"", reply.content_type)
+    light.code, light.method, light.note = reply.code, reply.method, reply.note
+    return light
+
+
+async def _pause(seconds: float) -> None:
+    """Sleep under asyncio, or under trio (hypercorn's trio worker)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        import trio  # noqa: PLC0415 - only under trio
+
+        await trio.sleep(seconds)
+    else:
+        await asyncio.sleep(seconds)

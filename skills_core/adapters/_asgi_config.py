@@ -18,8 +18,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, final
 
+from ..http.logs import LEVELS, LOG_FORMATS
 from ..http.options import (
     DEFAULT_BODY_TIMEOUT,
+    DEFAULT_GRACEFUL_TIMEOUT,
     DEFAULT_HEAD_TIMEOUT,
     DEFAULT_IDLE_TIMEOUT,
     DEFAULT_LARGE_ANSWER_QUEUE,
@@ -32,8 +34,11 @@ from ..http.options import (
     HttpOptions,
 )
 from ._asgi_app import SkillsApp
+from ._asgi_observe import configure_logging, log_event, logging_configured
+from ._reload import reload, reload_on_hangup
 
 if TYPE_CHECKING:
+    from ..server.handler import SkillsServer
     from ..server.source import SkillSource
 
 __all__ = [
@@ -159,6 +164,19 @@ class AppConfig:
     ``SKILLS_CORE_INCLUDE_HIDDEN``      ``1`` to publish hidden files and folders too
     ``SKILLS_CORE_EXCLUDE``             globs of paths not to publish, one per line
     ``SKILLS_CORE_INDEX``               the digest index file to start warm from (shared by workers)
+    ``SKILLS_CORE_LOG_LEVEL``           ``debug``, ``info``, ``warning`` or ``error``: write a line
+                                        per request (info) and the app's events to stderr; unset,
+                                        the ``skills_core.http`` logger is left to your logging
+    ``SKILLS_CORE_LOG_FORMAT``          ``text`` (default) or ``json`` (JSON lines)
+    ``SKILLS_CORE_METRICS``             ``1`` to answer ``GET /metrics`` (Prometheus text format)
+    ``SKILLS_CORE_GRACEFUL_TIMEOUT``    seconds requests in flight have to finish when the server
+                                        stops (default 5; enforced by
+                                        :mod:`~skills_core.adapters.uvicorn_http`)
+    ``SKILLS_CORE_STATE_DIR``           a private folder the workers share, where each reports its
+                                        counters (for ``/metrics``) and its drain's outcome
+    ``SKILLS_CORE_LOAD_IN_BACKGROUND``  ``1`` to answer at once and scan in a thread:
+                                        ``/readyz`` (and the endpoint) 503 until the skills are
+                                        loaded (:meth:`SkillsApp.loading`)
     ==================================  ===========================================================
 
     Every worker must get the same secret: it signs cursors and session ids.
@@ -186,6 +204,12 @@ class AppConfig:
     index: str | None = None
     source: str | None = None
     s3_endpoint: str | None = None
+    log_level: str | None = None
+    log_format: str = "text"
+    metrics: bool = False
+    graceful_timeout: float = DEFAULT_GRACEFUL_TIMEOUT
+    state_dir: str | None = None
+    load_in_background: bool = False
 
     def to_environ(self) -> dict[str, str]:
         """The environment variables that make :meth:`from_environ` return this config."""
@@ -212,6 +236,12 @@ class AppConfig:
             "INDEX": self.index or "",
             "SOURCE": self.source or "",
             "S3_ENDPOINT": self.s3_endpoint or "",
+            "LOG_LEVEL": self.log_level or "",
+            "LOG_FORMAT": self.log_format,
+            "METRICS": "1" if self.metrics else "",
+            "GRACEFUL_TIMEOUT": str(self.graceful_timeout),
+            "STATE_DIR": self.state_dir or "",
+            "LOAD_IN_BACKGROUND": "1" if self.load_in_background else "",
         }
         return {_ENV_PREFIX + name: value for name, value in env.items()}
 
@@ -241,6 +271,13 @@ class AppConfig:
             )
         hosts = get("ALLOWED_HOSTS")
         origins = get("ALLOWED_ORIGINS")
+        log_level, log_format = get("LOG_LEVEL").lower(), get("LOG_FORMAT").lower()
+        if log_level and log_level not in LEVELS:
+            raise ValueError(
+                f"{_ENV_PREFIX}LOG_LEVEL must be one of {', '.join(LEVELS)}, not {log_level!r}"
+            )
+        if log_format and log_format not in LOG_FORMATS:
+            raise ValueError(f"{_ENV_PREFIX}LOG_FORMAT must be text or json, not {log_format!r}")
         return cls(
             roots=roots,
             secret=_checked_secret(secret_text.encode("latin-1"), _ENV_PREFIX + "CURSOR_KEY")
@@ -271,10 +308,19 @@ class AppConfig:
             index=get("INDEX") or None,
             source=source,
             s3_endpoint=get("S3_ENDPOINT") or None,
+            log_level=log_level or None,
+            log_format=log_format or "text",
+            metrics=get("METRICS") == "1",
+            graceful_timeout=_env_seconds(
+                get("GRACEFUL_TIMEOUT"), "GRACEFUL_TIMEOUT", DEFAULT_GRACEFUL_TIMEOUT
+            ),
+            state_dir=get("STATE_DIR") or None,
+            load_in_background=get("LOAD_IN_BACKGROUND") == "1",
         )
 
     def build(self) -> SkillsApp:
-        """Scan the roots and make the app.
+        """Scan the roots and make the app (or, with ``load_in_background``, make the app and
+        let it scan in a thread: :meth:`SkillsApp.loading`).
 
         Raises:
             OSError: a root or the key file cannot be read.
@@ -288,24 +334,7 @@ class AppConfig:
             settings["page_size"] = self.page_size
         if self.ttl_ms is not None:
             settings["ttl_ms"] = self.ttl_ms
-        options_ = ServerOptions(**settings)
-        if self.source is not None:
-            from ..server.handler import SkillsServer  # noqa: PLC0415
-
-            server = SkillsServer(
-                self._open_source(options_.ttl_ms),
-                cursor_key=derive_key(secret, "cursor"),
-                options=options_,
-            )
-        else:
-            server = server_from_roots(
-                list(self.roots),
-                cursor_key=derive_key(secret, "cursor"),
-                options=options_,
-                include_hidden=self.include_hidden,
-                exclude=self.exclude,
-                index=self.index,
-            )
+        server_options = ServerOptions(**settings)
         options = HttpOptions(
             path=self.path,
             allowed_hosts=self.allowed_hosts,
@@ -318,8 +347,35 @@ class AppConfig:
             idle_timeout=self.idle_timeout,
             max_large_answers=self.max_large_answers,
             large_answer_queue=self.large_answer_queue,
+            metrics=self.metrics,
+            graceful_timeout=self.graceful_timeout,
         )
-        return SkillsApp(server, session_key=derive_key(secret, "session"), options=options)
+
+        def load() -> SkillsServer:
+            if self.source is not None:
+                from ..server.handler import SkillsServer  # noqa: PLC0415
+
+                return SkillsServer(
+                    self._open_source(server_options.ttl_ms),
+                    cursor_key=derive_key(secret, "cursor"),
+                    options=server_options,
+                )
+            return server_from_roots(
+                list(self.roots),
+                cursor_key=derive_key(secret, "cursor"),
+                options=server_options,
+                include_hidden=self.include_hidden,
+                exclude=self.exclude,
+                index=self.index,
+                log=_say,
+            )
+
+        session_key = derive_key(secret, "session")
+        if self.load_in_background:
+            return SkillsApp.loading(
+                load, session_key=session_key, options=options, state_dir=self.state_dir
+            )
+        return SkillsApp(load(), session_key=session_key, options=options, state_dir=self.state_dir)
 
     def _open_source(self, ttl_ms: int) -> SkillSource:
         """The source of :attr:`source`, following its store (a refresher thread).
@@ -350,7 +406,13 @@ class AppConfig:
 
 
 def _say(message: str) -> None:
-    """A source's line for the operator, on stderr (every character made visible)."""
+    """A source's line for the operator (a root gone, a reload), on stderr, every character made
+    visible: in the log's format when the log is configured (a line the reload or the source
+    reports as done is info, any other a warning), else as a plain line."""
+    if logging_configured():
+        level = "info" if message.startswith("reloaded:") else "warning"
+        log_event(level, "source", message)
+        return
     from ..display import display  # noqa: PLC0415
 
     sys.stderr.write(f"skills-core: serve: {display(message)}\n")
@@ -383,11 +445,30 @@ def _env_seconds(text: str, name: str, default: float) -> float:
 def app_from_env() -> SkillsApp:
     """The app that :class:`AppConfig` describes in ``os.environ`` (an ASGI factory).
 
+    With ``SKILLS_CORE_LOG_LEVEL`` set, it also configures the ``skills_core.http`` logger to write
+    to stderr (:func:`~skills_core.adapters._asgi_observe.configure_logging`).
+
     For ``uvicorn --factory skills_core.adapters.asgi:app_from_env``, or ``app = app_from_env()``
     in a module of your own for servers that import an app object; see :class:`AppConfig`.
+    Called from the main thread, it makes ``SIGHUP`` re-scan the catalog on the asyncio loop
+    that runs the app (:func:`~skills_core.adapters._reload.reload_on_hangup`), so each worker
+    process reloads on its own signal.
 
     Raises:
         ValueError: a variable is missing or malformed.
         OSError: a root or the key file cannot be read.
     """
-    return AppConfig.from_environ(os.environ).build()
+    config = AppConfig.from_environ(os.environ)
+    if config.log_level is not None:  # before the build: a source's lines are in the log's form
+        configure_logging(config.log_level, config.log_format)
+    app = config.build()
+    # SIGHUP re-scans this worker's catalog at once (see skills_core.adapters._reload); while
+    # the app still loads its skills in a thread, once they are loaded (before they are served)
+
+    def current() -> SkillsServer | None:
+        if app.when_loaded(lambda server: reload(server, _say)):
+            return None
+        return app.server
+
+    reload_on_hangup(current, _say)
+    return app

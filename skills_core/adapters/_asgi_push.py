@@ -97,7 +97,9 @@ class PushHub:
 
     __slots__ = ("__weakref__", "_closing", "_server", "_sessions", "_streams", "_timer")
 
-    def __init__(self, server: SkillsServer) -> None:
+    def __init__(self, server: Callable[[], SkillsServer]) -> None:
+        """Serve the streams of the server ``server()`` returns (asked each time: an app that
+        loads its server in a thread swaps it in once made)."""
         self._server = server
         self._streams: set[_Stream] = set()
         self._sessions: OrderedDict[str, Subscriptions] = OrderedDict()
@@ -129,7 +131,7 @@ class PushHub:
 
     async def listen(self, call: Call, receive: _Receive, send: _Send) -> bool:
         """Serve a 2026-07-28 ``subscriptions/listen``; False when refused (answer it as usual)."""
-        connection = self._server.connection()
+        connection = self._server().connection()
         ack = connection.listen(call.id, call.params)
         if isinstance(ack, ErrorObject):
             return False
@@ -139,7 +141,7 @@ class PushHub:
     def close(self) -> None:
         """End every stream: listen streams get their result first (PUSH-08)."""
         self._closing = True
-        info = self._server.options.server_info.to_json()
+        info = self._server().options.server_info.to_json()
         for stream in list(self._streams):
             for listen_id, result in stream.subscriptions.close(info):
                 body, _ = encode_answer(listen_id, result)
@@ -202,7 +204,7 @@ class PushHub:
             self._timer = asyncio.ensure_future(self._run_timer())
 
     async def _run_timer(self) -> None:
-        server = self._server
+        server = self._server()
         pacer = ChangePacer(interval=server.options.ttl_ms / 1000)
         loop = asyncio.get_running_loop()
         while self._streams and not self._closing:

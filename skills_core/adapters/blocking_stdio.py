@@ -15,6 +15,11 @@ process with other asynchronous work.
 window, and writes the notifications it means for this client
 (:meth:`~skills_core.adapters.ServerStream.push`). With ``shutdown_signals``, such a signal ends
 the loop after writing the responses that end the client's ``subscriptions/listen`` streams.
+
+``on_hangup`` (what ``skills-core serve`` passes: a reload, see :mod:`skills_core.adapters._reload`)
+is called for each ``SIGHUP`` while the loop runs: from the signal handler itself when the loop is
+waiting for input (nothing of the server is under way then), otherwise just before the next
+request is taken, never in the middle of one. The previous handler is restored at the end.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import fcntl
 import os
 import select
 import signal
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from types import FrameType
@@ -45,6 +51,7 @@ def serve_stdio(
     stdout_fd: int = 1,
     max_message_size: int | None = None,
     results_have_string_keys: bool = False,
+    on_hangup: Callable[[], None] | None = None,
     watch: bool = True,
     shutdown_signals: Sequence[int] = (),
     clock: Callable[[], float] = time.monotonic,
@@ -57,6 +64,8 @@ def serve_stdio(
         stdout_fd: Descriptor to write responses to (nothing else is ever written to it).
         max_message_size: The endpoint's message cap; ``None`` keeps the default.
         results_have_string_keys: See :class:`~skills_core.adapters.ServerStream`.
+        on_hangup: Called for each ``SIGHUP`` between requests (see the module docstring);
+            installed only from the main thread.
         watch: Look for catalog changes while idle and notify the client (a
             :class:`~skills_core.server.ServerConnection` responder only).
         shutdown_signals: Signals (``SIGTERM``, ``SIGINT``) that end the loop gracefully; their
@@ -74,9 +83,9 @@ def serve_stdio(
     pacer = None
     if connection is not None:
         pacer = ChangePacer(interval=connection.server.options.ttl_ms / 1000)
-    with _stopping(shutdown_signals):
+    with _hangups(on_hangup) as hangup, _stopping(shutdown_signals):
         try:
-            _loop(stream, stdin_fd, stdout_fd, watching=(connection, pacer), clock=clock)
+            _loop(stream, stdin_fd, stdout_fd, hangup, watching=(connection, pacer), clock=clock)
         except _StopSignalError:
             with contextlib.suppress(OSError):
                 write_all(stdout_fd, stream.close())
@@ -86,16 +95,19 @@ def _loop(
     stream: ServerStream,
     stdin_fd: int,
     stdout_fd: int,
+    hangup: _Hangup,
     *,
     watching: tuple[ServerConnection | None, ChangePacer | None],
     clock: Callable[[], float],
 ) -> None:
     connection, pacer = watching
     while True:
+        if hangup.due:
+            hangup.run()
         out = stream.next_output()
         if out is NEED_DATA:
             if connection is not None and pacer is not None:
-                pushed = _wait(stream, stdin_fd, connection, pacer, clock)
+                pushed = _wait(stream, stdin_fd, (connection, pacer, hangup), clock)
                 if pushed is None:
                     continue
                 if pushed:
@@ -104,11 +116,16 @@ def _loop(
                     except BrokenPipeError:
                         return
                     continue
-            stream.receive_data(os.read(stdin_fd, READ_CHUNK))
+            hangup.waiting = True
+            try:
+                data = os.read(stdin_fd, READ_CHUNK)
+            finally:
+                hangup.waiting = False
+            stream.receive_data(data)
         elif out is FINISHED:
             return
         else:
-            assert isinstance(out, bytes)  # nothing is deferred: this loop has nothing else to do
+            assert isinstance(out, bytes)  # nothing is deferred: nothing else to do here
             try:
                 write_all(stdout_fd, out)
             except BrokenPipeError:  # the client has gone; nobody is left to answer
@@ -118,22 +135,25 @@ def _loop(
 def _wait(
     stream: ServerStream,
     stdin_fd: int,
-    connection: ServerConnection,
-    pacer: ChangePacer,
+    state: tuple[ServerConnection, ChangePacer, _Hangup],
     clock: Callable[[], float],
 ) -> bytes | None:
     """Wait for input up to the pacer's next look: b"" when input is ready, the bytes of the
     notifications to write, or None when there is nothing to read or say yet."""
+    connection, pacer, hangup = state
     now = clock()
     if pacer.look_due(now):
         server = connection.server
         if pacer.looked(now, moved=server.moved()):
             return stream.push(server.changes()) or None
     timeout = max(0.0, pacer.next_wakeup() - clock())
+    hangup.waiting = True  # a SIGHUP now reloads at once: no request is under way
     try:
         ready, _, _ = select.select([stdin_fd], [], [], timeout)
     except (OSError, ValueError):  # not selectable: just read
         return b""
+    finally:
+        hangup.waiting = False
     return b"" if ready else None
 
 
@@ -146,12 +166,56 @@ def _stopping(signals: Sequence[int]) -> Iterator[None]:
     def stop(number: int, frame: FrameType | None) -> None:
         raise _StopSignalError
 
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
     previous = {number: signal.signal(number, stop) for number in signals}
     try:
         yield
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
+
+
+class _Hangup:
+    """Whether a ``SIGHUP`` waits to be acted on, and whether the loop is waiting for input."""
+
+    __slots__ = ("action", "due", "waiting")
+
+    def __init__(self, action: Callable[[], None] | None) -> None:
+        self.action = action
+        self.due = False
+        self.waiting = False
+
+    def run(self) -> None:
+        self.due = False
+        if self.action is not None:
+            self.action()
+
+    def signalled(self, signum: int, frame: object) -> None:
+        if self.waiting:  # in os.read: no request is under way
+            self.run()
+        else:
+            self.due = True
+
+
+@contextlib.contextmanager
+def _hangups(action: Callable[[], None] | None) -> Iterator[_Hangup]:
+    """Route ``SIGHUP`` to ``action`` for the block (when given, on the main thread)."""
+    hangup = _Hangup(action)
+    number = getattr(signal, "SIGHUP", None)
+    if (
+        action is None
+        or number is None
+        or threading.current_thread() is not threading.main_thread()
+    ):
+        yield hangup
+        return
+    previous = signal.signal(number, hangup.signalled)
+    try:
+        yield hangup
+    finally:
+        signal.signal(number, previous)
 
 
 #: Pipe buffer asked for on Linux (the default is 64 KiB, 50 answers of a 1 KB file); a larger one

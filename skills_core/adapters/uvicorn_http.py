@@ -27,6 +27,17 @@ writes stalled (a few attribute writes per request), and one sweep per event loo
 of the shortest deadline (at most a second), closes what is late. So a connection is closed at
 most a second or so after its deadline.
 
+**The drain.** When uvicorn stops (SIGTERM, SIGINT) it stops accepting, closes idle
+connections and asks each connection to shut down; the first such call on an event loop begins
+its drain: the app's observer logs what is in flight, and the requests in flight go on. At the
+graceful timeout (``HttpOptions.graceful_timeout``, or uvicorn's ``timeout_graceful_shutdown``
+when that is shorter) what is left is ended without a traceback: a request not answered yet gets
+``503`` with ``Connection: close`` (a read of its body waiting ends), a connection whose answer is
+being sent, or that holds an answer its client has not taken, is reset; each is named to the
+observer, which logs it and counts it for the exit status of ``serve --http``. uvicorn's own
+deadline, set later by ``serve --http``, then only cancels what still runs (a file read in a worker
+thread), which the app ends quietly.
+
 ``skills-core serve --http`` runs uvicorn with :data:`BoundedProtocol`; with uvicorn of your own,
 pass ``--http skills_core.adapters.uvicorn_http:BoundedProtocol`` (or ``http=BoundedProtocol`` to
 ``uvicorn.run``).
@@ -64,14 +75,104 @@ _SWEEP_AT_MOST: Final = 1.0
 _MIDDLEWARE_DEPTH: Final = 16
 
 
-def _options_of(config: Config) -> HttpOptions:
-    """The HttpOptions of the SkillsApp that ``config`` serves (the defaults without one)."""
+def _app_of(config: Config) -> SkillsApp | None:
+    """The SkillsApp that ``config`` serves, through any middleware around it, or None."""
     app: object = config.loaded_app
     for _ in range(_MIDDLEWARE_DEPTH):
         if isinstance(app, SkillsApp):
-            return app.options
+            return app
         app = getattr(app, "app", None)
-    return HttpOptions()
+    return None
+
+
+def _options_of(config: Config) -> HttpOptions:
+    """The HttpOptions of the SkillsApp that ``config`` serves (the defaults without one)."""
+    app = _app_of(config)
+    return app.options if app is not None else HttpOptions()
+
+
+#: What a request not answered yet gets at the graceful timeout.
+_STOPPING_BODY: Final = b"Service Unavailable: the server is stopping; retry\n"
+_STOPPING: Final = (
+    b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\n"
+    b"content-length: %d\r\nretry-after: 1\r\nconnection: close\r\n\r\n%s"
+    % (len(_STOPPING_BODY), _STOPPING_BODY)
+)
+
+
+@final
+class _Drain:
+    """The end of one event loop's service: begun by the first connection uvicorn asks to shut
+    down, it tells the app what is in flight and, at the graceful timeout, ends what is left."""
+
+    __slots__ = ("_app", "_connections", "_loop", "_uvicorn_timeout", "begun")
+
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        connections: set[Any],
+        app: SkillsApp | None,
+        uvicorn_timeout: float | None,
+    ) -> None:
+        self._loop = loop
+        self._connections = connections
+        self._app = app
+        self._uvicorn_timeout = uvicorn_timeout
+        self.begun = False
+
+    def begin(self) -> None:
+        """uvicorn stops (the first of its calls to each connection's ``shutdown``)."""
+        if self.begun:
+            return
+        self.begun = True
+        app = self._app
+        timeout = (
+            app.options.graceful_timeout if app is not None else HttpOptions().graceful_timeout
+        )
+        if self._uvicorn_timeout is not None:  # uvicorn cancels what runs at its own deadline
+            timeout = min(timeout, self._uvicorn_timeout)
+        if app is not None:
+            app.observer.draining(timeout)
+        self._loop.call_later(timeout, self._end_what_is_left)
+
+    def _end_what_is_left(self) -> None:
+        """The graceful timeout: a request not answered yet gets a 503, an answer being sent is
+        cut off (its connection reset); the app's coroutine then finds its client gone."""
+        observer = self._app.observer if self._app is not None else None
+        for protocol in list(self._connections):
+            cycle = protocol.cycle
+            transport: asyncio.Transport = protocol.transport
+            if cycle is None or cycle.response_complete or cycle.disconnected:
+                abort(transport)  # an answer the client has not taken, or a request's head
+                continue
+            answered = bool(cycle.response_started)
+            if observer is not None:
+                observer.cut(cycle.scope, answered)
+            if answered:
+                abort(transport)
+            else:
+                cycle.response_started = True
+                cycle.disconnected = True  # what the app sends from now on goes nowhere
+                transport.write(_STOPPING)
+                transport.close()
+                cycle.message_event.set()  # a read waiting for the body ends
+
+
+#: The drain of each event loop.
+_drains: dict[asyncio.AbstractEventLoop, _Drain] = {}
+
+
+def _drain_of(protocol: Any) -> _Drain:
+    loop = protocol.loop
+    drain = _drains.get(loop)
+    if drain is None:
+        for old in [known for known in _drains if known.is_closed()]:
+            del _drains[old]
+        config = protocol.config
+        drain = _drains[loop] = _Drain(
+            loop, protocol.connections, _app_of(config), config.timeout_graceful_shutdown
+        )
+    return drain
 
 
 @final
@@ -242,13 +343,11 @@ class BoundedH11Protocol(H11Protocol):
         self._guard.stalled = None
 
     def shutdown(self) -> None:
-        """The server stops: a connection whose client takes nothing is not waited for; event
-        streams end (a listen stream with its result: PUSH-08)."""
+        """The server stops: the drain begins (see the module docstring); event streams end (a
+        listen stream with its result: PUSH-08)."""
         end_all_streams()
-        if self._guard.stalled is not None:
-            abort(self.transport)
-        else:
-            super().shutdown()
+        _drain_of(self).begin()
+        super().shutdown()
 
 
 #: The protocol ``serve --http`` runs: httptools' when it is installed (uvicorn's own choice too),
@@ -309,13 +408,11 @@ if importlib.util.find_spec("httptools") is not None:  # pragma: no branch
             self._guard.stalled = None
 
         def shutdown(self) -> None:
-            """The server stops: a connection whose client takes nothing is not waited for; event
-            streams end (a listen stream with its result: PUSH-08)."""
+            """The server stops: the drain begins (see the module docstring); event streams end
+            (a listen stream with its result: PUSH-08)."""
             end_all_streams()
-            if self._guard.stalled is not None:
-                abort(self.transport)
-            else:
-                super().shutdown()
+            _drain_of(self).begin()
+            super().shutdown()
 
     BoundedProtocol = BoundedHttpToolsProtocol
     __all__ += ["BoundedHttpToolsProtocol"]

@@ -1,4 +1,4 @@
-"""The ``skills-core`` command line: serve, manifest, publish, validate, diff, host, demo.
+"""The ``skills-core`` command line: serve, manifest, publish, validate, diff, check, host, demo.
 
 Theory of operation: each command is a thin shell over the library, in a module of its own that
 this package imports only when that command runs (``serve`` starts fast because it loads no host,
@@ -9,6 +9,8 @@ no asyncio and no argparse sub-parsers' handlers it does not need):
 * :mod:`skills_core.cli.manifest` and :mod:`skills_core.cli.validate` print what the catalog and
   the validators decide, :mod:`skills_core.cli.diff` what changed between two skills;
 * :mod:`skills_core.cli.publish` uploads a catalog to an S3-compatible bucket;
+* :mod:`skills_core.cli.check_server` checks a live server as a host would
+  (:mod:`skills_core.server_check`), reporting as ``validate`` does;
 * :mod:`skills_core.cli.host` drives a :class:`~skills_core.host.Host` over server processes;
 * ``demo`` (:mod:`skills_core.demo`) replays the spec's example flow.
 
@@ -130,6 +132,16 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _seconds_or_none(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} must be 0 or more seconds")
+    return value
+
+
 def _add_http_options(serve: argparse.ArgumentParser) -> None:
     """``serve --http`` and its options (Streamable HTTP instead of stdio)."""
     http = serve.add_argument_group("Streamable HTTP (needs: pip install 'skills-core[http]')")
@@ -176,6 +188,12 @@ def _add_http_options(serve: argparse.ArgumentParser) -> None:
         help="seconds a kept-alive connection may stay idle after an answer (default 5)",
     )
     http.add_argument(
+        "--body-timeout",
+        type=_seconds,
+        metavar="S",
+        help="seconds a request's body has to arrive once its headers have; then 408 (default 30)",
+    )
+    http.add_argument(
         "--send-timeout",
         type=_seconds,
         metavar="S",
@@ -194,6 +212,51 @@ def _add_http_options(serve: argparse.ArgumentParser) -> None:
         metavar="N",
         help="requests that may wait for a large answer's turn, per worker; more get 503 "
         "(default 64)",
+    )
+    http.add_argument(
+        "--graceful-timeout",
+        type=_seconds_or_none,
+        default=5.0,
+        metavar="S",
+        help="on SIGTERM or SIGINT, seconds the requests in flight have to finish; then they are "
+        "ended (exit 0 when all finished, 6 when some were ended; default 5)",
+    )
+    http.add_argument(
+        "--log-level",
+        choices=("debug", "info", "warning", "error"),
+        default="info",
+        help="info: a line per request on stderr; warning: refusals and problems only; "
+        "debug: probes too (default info)",
+    )
+    http.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default="text",
+        help="stderr lines as key=value text or JSON lines (default text)",
+    )
+    http.add_argument(
+        "--metrics",
+        action="store_true",
+        help="answer GET /metrics in the Prometheus text format (every worker's counts)",
+    )
+    http.add_argument("--tls-cert", metavar="F", help="serve HTTPS with this certificate (PEM)")
+    http.add_argument("--tls-key", metavar="F", help="the certificate's private key (PEM)")
+    http.add_argument(
+        "--tls-ca",
+        metavar="F",
+        help="require client certificates signed by these CA certificates (PEM)",
+    )
+    http.add_argument(
+        "--proxy-headers",
+        action="store_true",
+        help="take the client address (and scheme) from X-Forwarded-For (X-Forwarded-Proto) "
+        "sent by a trusted proxy",
+    )
+    http.add_argument(
+        "--forwarded-allow-ips",
+        metavar="IPS",
+        help="the proxies trusted with --proxy-headers: comma-separated addresses or networks, "
+        "or * (default 127.0.0.1,::1)",
     )
 
 
@@ -398,6 +461,81 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("--json", action="store_true", help="machine-readable output")
     _source_options(diff, index=False)
 
+    check = commands.add_parser(
+        "check",
+        help="check a live server as a host would: every page, skill, file and directory",
+        description="Connect to a server as a host would (stdio command or Streamable HTTP "
+        "URL, either era), list every page, get each skill, read every listed file and "
+        "directory, and report what breaks the extension's rules, with the codes of "
+        "docs/rules.md. Exit 0 when there is no error (and no warning, with --strict), 1 when "
+        "there is, 2 when the server could not be checked.",
+        usage_exit=2,
+    )
+    check.add_argument(
+        "--server",
+        action="append",
+        default=[],
+        metavar="LABEL=COMMAND|URL",
+        help="the server: a command to spawn, or an http(s):// Streamable HTTP endpoint",
+    )
+    check.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="LABEL=NAME:VALUE",
+        help="an HTTP header for the server (repeatable; values are never printed)",
+    )
+    check.add_argument(
+        "--protocol-era",
+        choices=("auto", "modern", "legacy"),
+        default="auto",
+        help="auto: probe server/discover, fall back to initialize (default); modern: "
+        "2026-07-28 only; legacy: initialize (2025-11-25) only",
+    )
+    check.add_argument(
+        "--format",
+        choices=("text", "json", "sarif", "github"),
+        default="text",
+        help="text (default), json, sarif (SARIF 2.1.0, logical locations) or github "
+        "(workflow annotations)",
+    )
+    check.add_argument(
+        "--ignore", action="append", default=[], metavar="CODE", help="drop findings with this code"
+    )
+    check.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
+    check.add_argument(
+        "--timeout", type=_seconds, default=10.0, help="seconds per request (default 10)"
+    )
+    check.add_argument(
+        "--max-time",
+        type=_seconds,
+        default=600.0,
+        help="seconds for the whole check; past it, exit 2 (default 600)",
+    )
+    check.add_argument(
+        "--max-entries",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="entries read from the listing (default 10000, as a host)",
+    )
+    check.add_argument(
+        "--max-listing-bytes",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="listing bytes the entries read may hold (default 33554432, as a host)",
+    )
+    check.add_argument(
+        "--sarif", metavar="FILE", help="also write the SARIF log to FILE (even on exit 2)"
+    )
+    check.add_argument(
+        "--explain", metavar="CODE", help="print what a finding code means, and exit"
+    )
+    check.add_argument(
+        "--rules-url", metavar="URL", help="where docs/rules.md is published (SARIF helpUri)"
+    )
+
     host = commands.add_parser("host", help="load skills from MCP servers, verifying every byte")
     _host_options(host, after_action=False)
     actions = host.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
@@ -577,6 +715,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         from .diff import run_diff  # noqa: PLC0415
 
         return run_diff(args)
+    if command == "check":
+        from .check_server import run_check_server  # noqa: PLC0415
+
+        return run_check_server(args)
     if command == "host":
         from .host import run_host  # noqa: PLC0415
 

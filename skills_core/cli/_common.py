@@ -126,7 +126,9 @@ def open_source(
     from ..server.filesystem import FilesystemSource  # noqa: PLC0415 - only when used
 
     try:
-        return FilesystemSource(roots, include_hidden=include_hidden, exclude=exclude, index=index)
+        return FilesystemSource(
+            roots, include_hidden=include_hidden, exclude=exclude, index=index, log=log
+        )
     except (OSError, ValueError) as exc:
         raise CliError(os_message(exc), EXIT_USAGE) from None
 

@@ -41,7 +41,6 @@ import contextlib
 import functools
 import json
 import os
-import shlex
 import signal
 import sys
 import tempfile
@@ -49,9 +48,9 @@ import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, TextIO
+from typing import TYPE_CHECKING, Final, TextIO, cast
 
-from ..adapters.asyncio_stdio import StdioClient, open_stdio_client
+from ..adapters.asyncio_stdio import StdioClient
 from ..digest import compute_digest
 from ..display import display, display_line
 from ..errors import (
@@ -112,6 +111,7 @@ from ._common import (
     terminal_width,
 )
 from ._screen import fit
+from ._servers import ServerSpec, open_connection, parse_headers, parse_servers
 
 if TYPE_CHECKING:
     from ..http.eras import EraCache
@@ -145,70 +145,9 @@ _DECLINE_EXIT: Final = {
 
 def run_host(args: argparse.Namespace) -> int:
     """Run ``skills-core host`` with parsed arguments; return the exit code."""
-    servers = _parse_servers([*args.server, *getattr(args, "server_after", [])])
+    specs = [*args.server, *getattr(args, "server_after", [])]
+    servers = parse_servers(specs, command="host", exit_code=EXIT_USAGE)
     return asyncio.run(_Session(args, servers).run())
-
-
-#: A ``--server`` value: a command to spawn (argv) or the URL of a Streamable HTTP endpoint.
-_ServerSpec = list[str] | str
-
-
-def _parse_servers(specs: list[str]) -> dict[str, _ServerSpec]:
-    if not specs:
-        raise CliError("host: give at least one --server LABEL=COMMAND or LABEL=URL", EXIT_USAGE)
-    servers: dict[str, _ServerSpec] = {}
-    for spec in specs:
-        label, sep, command = spec.partition("=")
-        label = label.strip()
-        if not sep or not label or not command.strip():
-            raise CliError(f"--server {spec!r}: expected LABEL=COMMAND or LABEL=URL", EXIT_USAGE)
-        if label in servers:
-            raise CliError(f"--server: the label {label!r} is used twice", EXIT_USAGE)
-        if command.strip().lower().startswith(("http://", "https://")):
-            servers[label] = _checked_url(label, command.strip())
-            continue
-        try:
-            argv = shlex.split(command)
-        except ValueError as exc:
-            raise CliError(
-                f"--server {label}: cannot parse the command ({exc})", EXIT_USAGE
-            ) from None
-        servers[label] = argv
-    return servers
-
-
-def _checked_url(label: str, url: str) -> str:
-    from ..http.urls import check_url  # noqa: PLC0415 - only for URL servers
-
-    try:
-        return check_url(url)
-    except ValueError as exc:  # the message does not repeat the URL: it may carry a token
-        raise CliError(f"--server {label}: {exc}", EXIT_USAGE) from None
-
-
-def _parse_headers(
-    specs: list[str], servers: dict[str, _ServerSpec]
-) -> dict[str, list[tuple[str, str]]]:
-    """``--header LABEL=NAME:VALUE`` values per label; a message never shows a VALUE."""
-    from ..http.headers import check_custom_header  # noqa: PLC0415
-
-    headers: dict[str, list[tuple[str, str]]] = {}
-    for spec in specs:
-        label, _, field = spec.partition("=")
-        name, colon, value = field.partition(":")
-        label, name = label.strip(), name.strip()
-        if not colon or not label or not name:
-            raise CliError("--header: expected LABEL=NAME:VALUE", EXIT_USAGE)
-        if not isinstance(servers.get(label), str):
-            raise CliError(
-                f"--header {label}={name}: no --server {label}=URL (headers go to HTTP servers)",
-                EXIT_USAGE,
-            )
-        try:
-            headers.setdefault(label, []).append(check_custom_header(name, value))
-        except LocalProtocolError as exc:
-            raise CliError(f"--header {label}={name}: {exc}", EXIT_USAGE) from None
-    return headers
 
 
 #: Exit codes from the most to the least serious: the first one recorded decides the exit.
@@ -251,10 +190,12 @@ class _Outcome:
 class _Session:
     """One run of ``skills-core host``."""
 
-    def __init__(self, args: argparse.Namespace, servers: dict[str, _ServerSpec]) -> None:
+    def __init__(self, args: argparse.Namespace, servers: dict[str, ServerSpec]) -> None:
         self.args = args
         self.servers = servers
-        self.headers = _parse_headers([*args.header, *getattr(args, "header_after", [])], servers)
+        self.headers = parse_headers(
+            [*args.header, *getattr(args, "header_after", [])], servers, exit_code=EXIT_USAGE
+        )
         self.era = {"modern": Era.MODERN, "legacy": Era.LEGACY}.get(args.protocol_era)
         self.era_cache: EraCache | None = None
         self.timeout: float = args.timeout
@@ -329,44 +270,32 @@ class _Session:
             raise CliError(f"--cache {self.args.cache}: {exc}", EXIT_USAGE) from None
 
     async def _connect(
-        self, stack: contextlib.AsyncExitStack, label: str, spec: _ServerSpec
+        self, stack: contextlib.AsyncExitStack, label: str, spec: ServerSpec
     ) -> Requester:
-        """Open the connection to one ``--server`` (the one place that knows how).
+        """Open the connection to one ``--server`` (:func:`~skills_core.cli._servers.open_connection`).
 
-        A command is spawned (its stderr kept, not shown: see :meth:`_show_stderr`); a URL is a
-        Streamable HTTP endpoint, reached with httpx2 and anyio (the ``http-client`` extra).
+        A command's stderr is kept, not shown (see :meth:`_show_stderr`); every HTTP server
+        shares one era cache for the run (HTTP-36).
         """
-        if not isinstance(spec, str):
-            client = await stack.enter_async_context(
-                open_stdio_client(
-                    spec,
-                    label=label,
-                    on_report=self.warnings.append,
-                    on_stderr=_keep_tail_only,
-                )
-            )
-            self.processes[label] = client
-            return client
-        try:
-            from ..adapters.http_client import open_http_client  # noqa: PLC0415
-            from ..http.eras import EraCache  # noqa: PLC0415
-        except ImportError as exc:  # the message names the packages to install
-            raise CliError(str(exc), EXIT_USAGE) from None
-        if self.era_cache is None:
-            self.era_cache = EraCache()  # one verdict per origin for the run (HTTP-36)
-        headers = self.headers.get(label, ())
-        try:
-            return await stack.enter_async_context(
-                open_http_client(
-                    spec,
-                    label=label,
-                    headers=headers,
-                    era_cache=self.era_cache,
-                    on_report=self.warnings.append,  # shown after the run, as over stdio
-                )
-            )
-        except ValueError as exc:  # a URL the HTTP library refuses (the message omits the URL)
-            raise CliError(f"--server {label}: {exc}", EXIT_USAGE) from None
+        if isinstance(spec, str) and self.era_cache is None:
+            try:
+                from ..http.eras import EraCache  # noqa: PLC0415
+            except ImportError as exc:  # pragma: no cover - pure module, always importable
+                raise CliError(str(exc), EXIT_USAGE) from None
+            self.era_cache = EraCache()
+        client = await open_connection(
+            stack,
+            label,
+            spec,
+            exit_code=EXIT_USAGE,
+            headers=self.headers.get(label, ()),
+            era_cache=self.era_cache,
+            on_report=self.warnings.append,  # shown after the run, as over stdio
+            on_stderr=_keep_tail_only,
+        )
+        if not isinstance(spec, str):  # a spawned server: its exit status and stderr are ours
+            self.processes[label] = cast("StdioClient", client)
+        return client
 
     # -- the run ------------------------------------------------------------------------------
 

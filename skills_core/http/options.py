@@ -9,7 +9,9 @@ The bounds on what clients can hold are here too: how many large answers a worke
 at once and how many requests may wait for one (:data:`LARGE_ANSWER_BYTES` says what is large),
 how long a response may wait for a client that takes nothing, and the deadlines for a request's
 head and for an idle connection, which the ASGI server enforces
-(:mod:`skills_core.adapters.uvicorn_http` does for uvicorn).
+(:mod:`skills_core.adapters.uvicorn_http` does for uvicorn), as it does the time requests in
+flight have to finish when the server stops. Whether ``/metrics`` is answered is a setting too
+(the probes are :mod:`skills_core.http.probes`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ __all__ = [
     "DEFAULT_IDLE_TIMEOUT",
     "DEFAULT_MAX_LARGE_ANSWERS",
     "DEFAULT_LARGE_ANSWER_QUEUE",
+    "DEFAULT_GRACEFUL_TIMEOUT",
     "LARGE_ANSWER_BYTES",
     "LOOPBACK_HOSTS",
     "LOOPBACK_ORIGINS",
@@ -68,6 +71,9 @@ DEFAULT_LARGE_ANSWER_QUEUE: Final = 64
 #: A read of a file read in a worker thread (listed larger than 256 KiB) takes its turn before
 #: the file is read; a smaller answer, made on the loop, once it is made.
 LARGE_ANSWER_BYTES: Final = 64 << 10
+#: Seconds requests in flight have to finish when the server is told to stop (SIGTERM); then
+#: the ones left are ended (see :mod:`skills_core.adapters.uvicorn_http`).
+DEFAULT_GRACEFUL_TIMEOUT: Final = 5.0
 #: Host names allowed by default, any port (DNS-rebinding protection for a loopback server).
 LOOPBACK_HOSTS: Final = ("localhost", "127.0.0.1", "[::1]")
 #: Origins allowed by default: pages served from the loopback names, any port.
@@ -241,6 +247,12 @@ class HttpOptions:
         large_answer_queue: Requests that may wait for a large answer's turn; past them, 503.
         principal: ``scope -> name`` of the authenticated caller (set by your auth middleware),
             binding legacy sessions to whoever opened them; ``None`` when there is no auth.
+        metrics: Answer ``GET /metrics`` with counters in the Prometheus text format (see
+            :mod:`skills_core.http.probes` for who may ask); ``/healthz`` and ``/readyz`` are
+            always answered.
+        graceful_timeout: Seconds the requests in flight have to finish once the server is told
+            to stop; then the ones left are ended (enforced by the ASGI server: see
+            :mod:`skills_core.adapters.uvicorn_http`).
     """
 
     path: str = DEFAULT_PATH
@@ -256,6 +268,8 @@ class HttpOptions:
     max_large_answers: int = DEFAULT_MAX_LARGE_ANSWERS
     large_answer_queue: int = DEFAULT_LARGE_ANSWER_QUEUE
     principal: Callable[[Scope], str | None] | None = None
+    metrics: bool = False
+    graceful_timeout: float = DEFAULT_GRACEFUL_TIMEOUT
     _hosts: _HostRules | None = field(init=False, repr=False, compare=False)
     _origins: _OriginRules = field(init=False, repr=False, compare=False)
 
@@ -275,6 +289,8 @@ class HttpOptions:
             raise ValueError(
                 "send_timeout, head_timeout and idle_timeout must be positive and finite"
             )
+        if not 0 <= self.graceful_timeout < _FOREVER:
+            raise ValueError("graceful_timeout must be 0 or more, and finite")
         if self.max_large_answers < 1 or self.large_answer_queue < 0:
             raise ValueError("max_large_answers must be at least 1, large_answer_queue at least 0")
         hosts = None if self.allowed_hosts is None else _HostRules.parse(self.allowed_hosts)

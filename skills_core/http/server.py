@@ -103,6 +103,7 @@ from .headers import (
     decode_header_value,
 )
 from .options import HttpOptions, Scope
+from .probes import Probe, probe_allows_host, probe_paths
 from .session import SessionCodec
 
 __all__ = [
@@ -145,6 +146,14 @@ _SINGLE: Final = frozenset(
 )
 _NOTHING_REPEATED: Final[frozenset[bytes]] = frozenset()
 
+#: ``Allow`` of a probe's 405.
+_ALLOW_GET: Final = (b"allow", b"GET, HEAD")
+_PROBE_METHODS: Final = frozenset({"GET", "HEAD"})
+#: The method a reply names for a ``notifications/cancelled``.
+_CANCELLED: Final = Method.NOTIFICATIONS_CANCELLED.value
+#: Characters of a header value or path quoted in a log note.
+_QUOTED: Final = 200
+
 _CORS_ALLOW_HEADERS: Final = (
     b"content-type, accept, authorization, mcp-protocol-version, mcp-method, mcp-name, "
     b"mcp-session-id, last-event-id"
@@ -185,9 +194,13 @@ MEMO_LIMIT: Final = 256
 
 @final
 class Reply:
-    """What to send: a status, a body, its content type, more headers, and the CORS origin."""
+    """What to send: a status, a body, its content type, more headers, and the CORS origin.
 
-    __slots__ = ("body", "content_type", "cors", "headers", "status")
+    And, for the operator's log (never sent): the JSON-RPC error code the body carries, the
+    request's method when the body was read, and a note saying why a request was refused.
+    """
+
+    __slots__ = ("body", "code", "content_type", "cors", "headers", "method", "note", "status")
 
     def __init__(
         self,
@@ -203,11 +216,21 @@ class Reply:
         self.headers = headers
         #: The allowed ``Origin`` to name in CORS headers, or None (no CORS headers).
         self.cors = cors
+        #: The JSON-RPC error code in the body, or None (a result, or not JSON-RPC).
+        self.code: int | None = None
+        #: The JSON-RPC method of the request, when its body was read and named one.
+        self.method: str | None = None
+        #: Why the request was refused, in words for a log (untrusted text quoted), or None.
+        self.note: str | None = None
 
 
-def text_reply(status: int, message: str, *headers: tuple[bytes, bytes]) -> Reply:
-    """A reply of plain text: ``message`` and a line break."""
-    return Reply(status, message.encode("utf-8") + b"\n", _TEXT, headers)
+def text_reply(
+    status: int, message: str, *headers: tuple[bytes, bytes], note: str | None = None
+) -> Reply:
+    """A reply of plain text: ``message`` and a line break; ``note`` says why, for a log."""
+    reply = Reply(status, message.encode("utf-8") + b"\n", _TEXT, headers)
+    reply.note = note
+    return reply
 
 
 #: Encodes responses; it sends nothing by itself and keeps no state for responses.
@@ -221,7 +244,9 @@ def _rpc_error(
     message: str,
     data: JSONValue = None,
 ) -> Reply:
-    return Reply(status, _WRITER.send_error(request_id, code, message, data))
+    reply = Reply(status, _WRITER.send_error(request_id, code, message, data))
+    reply.code = code
+    return reply
 
 
 def _mismatch(request_id: RequestId, message: str) -> Reply:
@@ -351,6 +376,7 @@ class HttpChecks:
         "_json_types",
         "_options",
         "_origins",
+        "_probes",
         "_sessions",
     )
 
@@ -368,6 +394,8 @@ class HttpChecks:
         self._json_types: dict[bytes, bool] = {}
         self._accepts: dict[bytes, bool] = {}
         self._decoded: dict[bytes, str | None] = {}
+        #: Probe paths (relative to a mount's root path) -> probe names.
+        self._probes = probe_paths(options.metrics)
 
     @property
     def options(self) -> HttpOptions:
@@ -376,14 +404,26 @@ class HttpChecks:
 
     # -- rungs 1 to 7: the request line and headers ---------------------------------------------
 
-    def head(self, scope: Scope) -> Head | Reply | StreamCall:
-        """The headers the later rungs read, or the reply of the first of rungs 1-7 that fails."""
+    def head(self, scope: Scope) -> Head | Reply | Probe | StreamCall:
+        """The headers the later rungs read, or the reply of the first of rungs 1-7 that fails.
+
+        A probe's path (:mod:`~skills_core.http.probes`) instead of the endpoint is a
+        :class:`~skills_core.http.probes.Probe` when its own checks pass; a legacy session's
+        ``GET`` is a :class:`StreamCall` (its event stream).
+        """
         path: str = scope["path"]
         root: str = scope.get("root_path", "")
         if root and path.startswith(root):
             path = path[len(root) :]
         if path != self._endpoint:
-            return text_reply(404, f"Not Found: the MCP endpoint is {root}{self._endpoint}")
+            probe = self._probes.get(path)
+            if probe is not None:
+                return self._probe(probe, scope)
+            return text_reply(
+                404,
+                f"Not Found: the MCP endpoint is {root}{self._endpoint}",
+                note=f"the path {_quoted(path)} is not the endpoint",
+            )
         raw = scope["headers"]
         if type(raw) is not list:
             raw = list(raw)
@@ -396,12 +436,16 @@ class HttpChecks:
         if options.allowed_hosts is not None:
             host = values.get(_H_HOST)
             if host is None or _H_HOST in repeated:
-                return text_reply(421, "Misdirected Request: no single Host header")
+                return text_reply(
+                    421,
+                    "Misdirected Request: no single Host header",
+                    note="no Host header" if host is None else "the Host header is sent twice",
+                )
             allowed = self._hosts.get(host)
             if allowed is None:
                 allowed = _remember(self._hosts, host, options.allows_host(host.decode("latin-1")))
             if not allowed:
-                return text_reply(421, "Misdirected Request: this Host is not served here")
+                return _host_refused(host)
         cors: bytes | None = None
         origin = values.get(_H_ORIGIN)
         if origin is not None:
@@ -411,7 +455,7 @@ class HttpChecks:
                     self._origins, origin, options.allows_origin(origin.decode("latin-1"))
                 )
             if not allowed or _H_ORIGIN in repeated:
-                return text_reply(403, "Forbidden: this Origin is not allowed")
+                return _origin_refused(origin, _H_ORIGIN in repeated)
             if options.cors:
                 cors = origin
         method: str = scope["method"]
@@ -434,18 +478,37 @@ class HttpChecks:
             not length.isdigit() or int(length) > self._options.max_body_bytes
         ):
             if length.isdigit():
-                return text_reply(413, "Content Too Large: the body is over the limit")
-            return text_reply(400, "Bad Request: Content-Length is not a number")
+                return text_reply(
+                    413,
+                    "Content Too Large: the body is over the limit",
+                    note=f"Content-Length {int(length)} is over the limit of "
+                    f"{self._options.max_body_bytes} bytes",
+                )
+            return text_reply(
+                400,
+                "Bad Request: Content-Length is not a number",
+                note=f"Content-Length {_quoted(length)} is not a number",
+            )
         if method != "POST":
             return self._not_post(method, values)
         content_type = values.get(_H_CONTENT_TYPE)
         if content_type is None or _H_CONTENT_TYPE in repeated:
-            return text_reply(415, "Unsupported Media Type: send application/json")
+            return text_reply(
+                415,
+                "Unsupported Media Type: send application/json",
+                note="no Content-Type header"
+                if content_type is None
+                else "the Content-Type header is sent twice",
+            )
         is_json = self._json_types.get(content_type)
         if is_json is None:
             is_json = _remember(self._json_types, content_type, _is_json(content_type))
         if not is_json:
-            return text_reply(415, "Unsupported Media Type: send application/json")
+            return text_reply(
+                415,
+                "Unsupported Media Type: send application/json",
+                note=f"Content-Type {_quoted(content_type)} is not application/json",
+            )
         accept = values.get(_H_ACCEPT)
         if accept is not None:  # RFC 9110 §12.5.1: no Accept means any media type
             accepted = self._accepts.get(accept)
@@ -453,7 +516,9 @@ class HttpChecks:
                 accepted = _remember(self._accepts, accept, accepts_json_and_sse(accept))
             if not accepted:
                 return text_reply(
-                    406, "Not Acceptable: Accept must allow application/json and text/event-stream"
+                    406,
+                    "Not Acceptable: Accept must allow application/json and text/event-stream",
+                    note=f"Accept {_quoted(accept)} does not allow both",
                 )
         return None
 
@@ -484,19 +549,57 @@ class HttpChecks:
         return verdict
 
     def _not_post(self, method: str, values: dict[bytes, bytes]) -> Reply:
+        note = f"{_quoted(method)} is not POST"
         if method == "GET":
             version = self._text_of(values.get(_H_VERSION) or b"")
             legacy = not version or version in HANDSHAKE_VERSIONS
             if legacy and not accepts_sse(values.get(_H_ACCEPT)):
-                return text_reply(406, "Not Acceptable: a GET stream is text/event-stream")
-            return text_reply(405, "Method Not Allowed: this server offers no GET stream", _ALLOW)
+                return text_reply(
+                    406, "Not Acceptable: a GET stream is text/event-stream", note=note
+                )
+            return text_reply(
+                405, "Method Not Allowed: this server offers no GET stream", _ALLOW, note=note
+            )
         if method == "DELETE":
             return text_reply(
                 405,
                 "Method Not Allowed: sessions end by themselves when they expire",
                 _ALLOW,
+                note=note,
             )
-        return text_reply(405, "Method Not Allowed: use POST", _ALLOW)
+        return text_reply(405, "Method Not Allowed: use POST", _ALLOW, note=note)
+
+    def _probe(self, name: str, scope: Scope) -> Probe | Reply:
+        """A probe of this app (:mod:`~skills_core.http.probes`), or the reply refusing it."""
+        values: dict[bytes, bytes] = {}
+        repeated: set[bytes] = set()
+        for key, value in scope["headers"]:
+            if key in (_H_HOST, _H_ORIGIN):
+                if key in values:
+                    repeated.add(key)
+                values[key] = value
+        options = self._options
+        host = values.get(_H_HOST)
+        if host is None or _H_HOST in repeated:
+            return text_reply(
+                421, "Misdirected Request: no single Host header", note="a probe without one Host"
+            )
+        if not probe_allows_host(options, host.decode("latin-1")):
+            return _host_refused(host)
+        origin = values.get(_H_ORIGIN)
+        if origin is not None and (
+            _H_ORIGIN in repeated or not options.allows_origin(origin.decode("latin-1"))
+        ):
+            return _origin_refused(origin, _H_ORIGIN in repeated)
+        method: str = scope["method"]
+        if method not in _PROBE_METHODS:
+            return text_reply(
+                405,
+                "Method Not Allowed: use GET",
+                _ALLOW_GET,
+                note=f"{_quoted(method)} is not GET",
+            )
+        return Probe(name)
 
     def _text_of(self, raw: bytes) -> str | None:
         """:func:`~skills_core.http.headers.decode_header_value` of ``raw``, remembered."""
@@ -528,6 +631,8 @@ class HttpChecks:
         else:
             verdict = Reply(202)  # HTTP-08: none are defined; accepted and dropped
         verdict.cors = head.cors
+        if type(verdict) is Reply and type(event) is not InvalidMessage:
+            verdict.method = event.method if type(event) is not CancelRequested else _CANCELLED
         return verdict
 
     def _modern(self, head: Head, event: RequestReceived) -> Reply | Call:
@@ -621,12 +726,16 @@ class HttpChecks:
                 session_id.decode("latin-1"), now=self._clock(), principal=principal
             )
             if session_version is None:
-                return _rpc_error(
+                reply = _rpc_error(
                     404,
                     request_id,
                     ErrorCode.INVALID_REQUEST,
                     "Session not found: it expired or was never opened here; initialize again",
                 )
+                reply.note = self._sessions.refusal(
+                    session_id.decode("latin-1"), now=self._clock(), principal=principal
+                )
+                return reply
         if initialize:
             assert type(event) is RequestReceived
             if session_version is not None:
@@ -698,7 +807,31 @@ class HttpChecks:
         else:
             reply = Reply(200, body)
         reply.cors = call.cors
+        reply.code = code
         return reply
+
+
+def _quoted(value: str | bytes) -> str:
+    """A header value or path as a log note quotes it (the log line escapes what it must)."""
+    text = value.decode("latin-1") if isinstance(value, bytes) else value
+    return repr(text[:_QUOTED] + "..." if len(text) > _QUOTED else text)
+
+
+def _host_refused(host: bytes) -> Reply:
+    return text_reply(
+        421,
+        "Misdirected Request: this Host is not served here",
+        note=f"the Host {_quoted(host)} is not on the allowed hosts",
+    )
+
+
+def _origin_refused(origin: bytes, repeated: bool) -> Reply:
+    note = (
+        "the Origin header is sent twice"
+        if repeated
+        else f"the Origin {_quoted(origin)} is not on the allowed origins"
+    )
+    return text_reply(403, "Forbidden: this Origin is not allowed", note=note)
 
 
 _T = TypeVar("_T")

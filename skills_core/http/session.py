@@ -33,10 +33,24 @@ import hashlib
 import hmac
 from typing import Final, final
 
-__all__ = ["MIN_SESSION_KEY_BYTES", "SessionCodec"]
+__all__ = [
+    "MIN_SESSION_KEY_BYTES",
+    "SESSION_MALFORMED",
+    "SESSION_FOREIGN",
+    "SESSION_EXPIRED",
+    "SessionCodec",
+]
 
 #: Shortest key accepted (as for cursors: 128 bits).
 MIN_SESSION_KEY_BYTES: Final = 16
+
+#: Why an id is refused (:meth:`SessionCodec.refusal`), for an operator's log.
+SESSION_MALFORMED: Final = "the session id is malformed (not one this server issues)"
+SESSION_FOREIGN: Final = (
+    "the session id is not signed with this server's key (issued by a server with another "
+    "secret, or for another principal, or altered)"
+)
+SESSION_EXPIRED: Final = "the session id has expired"
 
 _FORMAT: Final = b"\x01"
 _DOMAIN: Final = b"skills-core legacy session v1\x00"
@@ -44,6 +58,8 @@ _NONCE_BYTES: Final = 16
 _TAG_BYTES: Final = 16
 #: Longest protocol version string a session can carry (they are dates: 10 characters).
 _MAX_VERSION: Final = 32
+#: Bytes before the version: format, expiry, nonce, the version's length.
+_FIXED: Final = 1 + 8 + _NONCE_BYTES + 1
 #: Longest id worth decoding: the fixed fields plus the longest version, in base64.
 _MAX_ID_LENGTH: Final = (1 + 8 + _NONCE_BYTES + 1 + _MAX_VERSION + _TAG_BYTES) * 4 // 3 + 4
 
@@ -123,25 +139,50 @@ class SessionCodec:
             The protocol version, or None when the id is malformed, forged, minted for another
             principal or under another key, or expired.
         """
-        if not session_id or len(session_id) > _MAX_ID_LENGTH or not session_id.isascii():
-            return None
-        try:
-            raw = base64.b64decode(
-                session_id + "=" * (-len(session_id) % 4), altchars=b"-_", validate=True
-            )
-        except (binascii.Error, ValueError):
-            return None
-        if base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii") != session_id:
-            return None  # one spelling per id: no "+", "/", padding or stray bits
-        body, tag = raw[:-_TAG_BYTES], raw[-_TAG_BYTES:]
-        fixed = 1 + 8 + _NONCE_BYTES + 1
-        if len(body) <= fixed or len(tag) != _TAG_BYTES:
-            return None
-        if not hmac.compare_digest(tag, self._tag(body, principal)):
+        body = _body(session_id)
+        if body is None or not hmac.compare_digest(body[1], self._tag(body[0], principal)):
             return None
         # Authentic from here on: the fields are ours.
-        if body[:1] != _FORMAT or body[fixed - 1] != len(body) - fixed:
+        fields = body[0]
+        if fields[:1] != _FORMAT or fields[_FIXED - 1] != len(fields) - _FIXED:
             return None
-        if int.from_bytes(body[1:9], "big") <= now:
+        if int.from_bytes(fields[1:9], "big") <= now:
             return None
-        return body[fixed:].decode("ascii")
+        return fields[_FIXED:].decode("ascii")
+
+    def refusal(self, session_id: str, *, now: int, principal: str = "") -> str:
+        """Why :meth:`open` refuses ``session_id``, in words for an operator's log.
+
+        Call it only for an id :meth:`open` refused (it checks the id again). The client is told
+        the same thing whatever the reason (404, initialize again).
+
+        Returns:
+            ``SESSION_MALFORMED``, ``SESSION_FOREIGN`` (the signature does not match: another key,
+            another principal, or an altered id) or ``SESSION_EXPIRED``.
+        """
+        body = _body(session_id)
+        if body is None:
+            return SESSION_MALFORMED
+        if not hmac.compare_digest(body[1], self._tag(body[0], principal)):
+            return SESSION_FOREIGN
+        if int.from_bytes(body[0][1:9], "big") <= now:
+            return SESSION_EXPIRED
+        return SESSION_MALFORMED  # authentic but not of this format: never minted by this version
+
+
+def _body(session_id: str) -> tuple[bytes, bytes] | None:
+    """(the signed fields, the tag) an id spells, or None when it does not have an id's form."""
+    if not session_id or len(session_id) > _MAX_ID_LENGTH or not session_id.isascii():
+        return None
+    try:
+        raw = base64.b64decode(
+            session_id + "=" * (-len(session_id) % 4), altchars=b"-_", validate=True
+        )
+    except (binascii.Error, ValueError):
+        return None
+    if base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii") != session_id:
+        return None  # one spelling per id: no "+", "/", padding or stray bits
+    fields, tag = raw[:-_TAG_BYTES], raw[-_TAG_BYTES:]
+    if len(fields) <= _FIXED or len(tag) != _TAG_BYTES:
+        return None
+    return fields, tag

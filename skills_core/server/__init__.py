@@ -27,7 +27,7 @@ request path, then sends what comes back under the request's id::
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from .._lazy import lazy_exports
@@ -143,6 +143,7 @@ def server_from_roots(
     include_hidden: bool = False,
     exclude: Iterable[str] = (),
     index: str | _PathLike | None = None,
+    log: Callable[[str], None] | None = None,
 ) -> SkillsServer:
     """Return a :class:`SkillsServer` publishing every skill under ``roots`` (what ``serve`` runs).
 
@@ -157,6 +158,9 @@ def server_from_roots(
             (:mod:`skills_core.server.selection` says what "hidden" means).
         exclude: Globs of paths not to publish (see :mod:`skills_core.server.selection`).
         index: A digest index file to start warm from (see :mod:`skills_core.server.index`).
+        log: Where the source tells the operator that a root moved, cannot be read (the catalog
+            is kept) or can be again; by default the ``skills_core`` logger (see
+            :class:`FilesystemSource`).
 
     Raises:
         NotADirectoryError: a root is not a folder.
@@ -173,5 +177,6 @@ def server_from_roots(
         include_hidden=include_hidden,
         exclude=exclude,
         index=index,
+        log=log,
     )
     return SkillsServer(source, cursor_key=cursor_key, options=options)

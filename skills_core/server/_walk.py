@@ -17,6 +17,9 @@ A folder that cannot be opened or listed is passed over, as the full scan passes
 scan reports it, and serves nothing below it), so that the comparison shows only real changes.
 Except when the process itself is out of descriptors or memory (:data:`EXHAUSTED`): then the look
 says nothing about the tree, and raises rather than be taken for a change.
+
+:class:`Walk` is what one snapshot of the folder source accumulates (files, problems, skipped
+entries, the ``SKILL.md`` signatures a poll compares, the digest index's folder records).
 """
 
 from __future__ import annotations
@@ -24,13 +27,25 @@ from __future__ import annotations
 import errno
 import os
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Final
 
 from ..spec import SKILL_MD
-from .index import Signature
-from .model import SkipCode
+from .index import FileRecord, Listing, Signature
+from .model import ProblemCode, SkipCode, SkippedEntry, SnapshotFile, SourceProblem
 
-__all__ = ["DIR_FLAGS", "EXHAUSTED", "NOT_SERVED", "open_below", "skill_md_signatures"]
+__all__ = [
+    "DIR_FLAGS",
+    "EXHAUSTED",
+    "NOT_SERVED",
+    "Frame",
+    "Structure",
+    "Walk",
+    "join",
+    "open_below",
+    "problem",
+    "skill_md_signatures",
+]
 
 #: How folders are opened: never through a link, never inherited by a child process.
 DIR_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -171,3 +186,58 @@ class _Look:
                 st.st_mtime_ns,
                 st.st_ctime_ns,
             )
+
+
+#: A folder on the walk's stack: (descriptor, or None when replayed; path; in a skill; the
+#: subfolders still to visit, last first).
+Frame = tuple[int | None, str, bool, list[str]]
+#: What a poll compares: {SKILL.md path: its signature, or None while it is racy}.
+Structure = dict[str, Signature | None]
+
+
+@dataclass(slots=True)
+class Walk:
+    """What one snapshot accumulates."""
+
+    root: int
+    now: int
+    old: dict[str, FileRecord]
+    new: dict[str, FileRecord]
+    #: Characters to drop from a snapshot path to get the path below the root folder itself.
+    strip: int = 0
+    #: The descriptor of the folder the walk starts from (the root folder, in a full scan).
+    start_fd: int = -1
+    #: Folder records to replay from, and the ones this walk keeps.
+    listings: dict[str, Listing] = field(default_factory=dict)
+    new_listings: dict[str, Listing] = field(default_factory=dict)
+    #: Whether to record each folder's signature and listing (with a digest index) ...
+    record: bool = False
+    #: ... and to replay a folder whose signature is unchanged instead of listing it (full scans).
+    replay: bool = False
+    files: list[SnapshotFile] = field(default_factory=list)
+    problems: list[SourceProblem] = field(default_factory=list)
+    skipped: list[SkippedEntry] = field(default_factory=list)
+    skill_mds: Structure = field(default_factory=dict)
+    #: Whether a file was hashed into a cache entry other than the one it had.
+    changed: bool = False
+
+    def refuse(self, folder: str, name: str, code: ProblemCode, reason: str) -> None:
+        self.problems.append(
+            SourceProblem(root=self.root, path=join(folder, name), code=code, reason=reason)
+        )
+
+    def skip(self, folder: str, name: str, code: SkipCode, reason: str) -> None:
+        self.skipped.append(
+            SkippedEntry(root=self.root, path=join(folder, name), code=code, reason=reason)
+        )
+
+
+def join(folder: str, name: str) -> str:
+    return f"{folder}/{name}" if folder else name
+
+
+def problem(root: int, path: str, exc: OSError) -> SourceProblem:
+    reason = os.strerror(exc.errno) if exc.errno is not None else "could not be read"
+    return SourceProblem(
+        root=root, path=path, code=ProblemCode.UNREADABLE, reason=f"could not be read ({reason})"
+    )

@@ -36,10 +36,12 @@ from typing import Final, final
 
 from ..entry import SkillEntry
 from ..jsonvalue import JSONValue
+from ._live import LiveCatalog
 
 __all__ = [
     "SkillChanges",
     "ChangePacer",
+    "ChangeTracker",
     "DEFAULT_WINDOW",
     "MIN_INTERVAL",
     "diff_entries",
@@ -190,3 +192,32 @@ class ChangePacer:
         if self._last_look is None:
             return 0.0
         return self._last_look + self._interval
+
+
+@final
+class ChangeTracker:
+    """The entries a server last reported, and whether its live catalog moved since.
+
+    The live catalog's one change hook (:meth:`LiveCatalog.listen
+    <skills_core.server._live.LiveCatalog.listen>`) sets :attr:`moved`; :meth:`take` compares the
+    entries published now with those last reported, once.
+    """
+
+    __slots__ = ("_live", "_reported", "moved")
+
+    def __init__(self, live: LiveCatalog) -> None:
+        self._live = live
+        self._reported = live.entries()
+        #: True once the catalog was replaced or updated since the last :meth:`take`.
+        self.moved = False
+        live.listen(self._on_change)
+
+    def _on_change(self, change: object) -> None:
+        self.moved = True
+
+    def take(self) -> SkillChanges | None:
+        """What changed since the last take, or None when no entry did."""
+        entries = self._live.entries()
+        change = diff_entries(self._reported, entries)
+        self._reported, self.moved = entries, False
+        return change if change else None

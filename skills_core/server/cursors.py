@@ -27,9 +27,30 @@ import base64
 import binascii
 import hashlib
 import hmac
+from collections.abc import Iterable
 from typing import Final, final
 
-__all__ = ["MIN_KEY_BYTES", "MAX_CURSOR_LENGTH", "CursorCodec"]
+__all__ = [
+    "MIN_KEY_BYTES",
+    "MAX_CURSOR_LENGTH",
+    "CURSOR_MALFORMED",
+    "CURSOR_OTHER_LISTING",
+    "CURSOR_FOREIGN",
+    "REFUSALS",
+    "CursorCodec",
+]
+
+#: Why a cursor was refused (:meth:`CursorCodec.refusal`), in words for an operator's log; the
+#: client is told ``-32602 Invalid cursor`` whatever the reason.
+CURSOR_MALFORMED: Final = "the cursor is malformed (not one this server issues)"
+CURSOR_OTHER_LISTING: Final = "the cursor was issued by this server for another listing"
+CURSOR_FOREIGN: Final = (
+    "the cursor is not signed with this server's key (issued by a server with another secret: "
+    "workers or servers that do not share the key file, or a restart with a new secret; or "
+    "altered, or issued for another directory)"
+)
+#: Every reason :meth:`CursorCodec.refusal` gives.
+REFUSALS: Final = (CURSOR_MALFORMED, CURSOR_OTHER_LISTING, CURSOR_FOREIGN)
 
 #: Shortest accepted HMAC key.
 MIN_KEY_BYTES: Final = 16
@@ -78,21 +99,56 @@ class CursorCodec:
 
     def decode(self, context: str, cursor: object) -> str | None:
         """Return the position a cursor carries, or None when it is not one of ours for ``context``."""
-        if not isinstance(cursor, str) or not cursor or len(cursor) > MAX_CURSOR_LENGTH:
-            return None
-        if not cursor.isascii():
-            return None
-        padded = cursor + "=" * (-len(cursor) % 4)
-        try:
-            raw = base64.b64decode(padded, altchars=b"-_", validate=True)
-        except (binascii.Error, ValueError):
-            return None
-        if len(raw) < _TAG_BYTES:
-            return None
-        if base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii") != cursor:
+        raw = _raw(cursor)
+        if raw is None:
             return None
         tag, data = raw[:_TAG_BYTES], raw[_TAG_BYTES:]
         if not hmac.compare_digest(tag, self._tag(context, data)):
             return None
         # Authentic, so it is a position we encoded: always UTF-8.
         return data.decode("utf-8")
+
+    @staticmethod
+    def well_formed(cursor: object) -> bool:
+        """Whether ``cursor`` has the form of a cursor (whatever key signed it, for whatever context).
+
+        :meth:`decode` refuses a well-formed cursor only when its signature does not match: it
+        was signed with another key (a server with another secret), for another context, or
+        altered. Only for telling an operator why a cursor was refused.
+        """
+        return _raw(cursor) is not None
+
+    def refusal(self, cursor: object, listings: Iterable[str]) -> str:
+        """Why :meth:`decode` refused ``cursor`` for a context (call it only for one it refused).
+
+        Args:
+            cursor: The cursor refused.
+            listings: The contexts of this server's other listings (the methods whose context
+                is the method alone), to tell a cursor of another listing.
+
+        Returns:
+            :data:`CURSOR_MALFORMED`, :data:`CURSOR_OTHER_LISTING` or :data:`CURSOR_FOREIGN`.
+        """
+        if _raw(cursor) is None:
+            return CURSOR_MALFORMED
+        if any(self.decode(context, cursor) is not None for context in listings):
+            return CURSOR_OTHER_LISTING
+        return CURSOR_FOREIGN
+
+
+def _raw(cursor: object) -> bytes | None:
+    """The bytes a cursor spells (tag and position), or None when it is not of a cursor's form."""
+    if not isinstance(cursor, str) or not cursor or len(cursor) > MAX_CURSOR_LENGTH:
+        return None
+    if not cursor.isascii():
+        return None
+    padded = cursor + "=" * (-len(cursor) % 4)
+    try:
+        raw = base64.b64decode(padded, altchars=b"-_", validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    if len(raw) < _TAG_BYTES:
+        return None
+    if base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii") != cursor:
+        return None
+    return raw

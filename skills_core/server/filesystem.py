@@ -7,7 +7,7 @@ over real folders; everything else (which folders are skills, their URIs, entrie
 is the pure catalog code.
 
 **Nothing outside a root is ever reached.** Every walk and every read starts from a file
-descriptor of the root (resolved once, when the source is made) and goes down one name at a time
+descriptor of the root (the folder it led to at the last look: see below) and goes down one name at a time
 with ``openat``-style calls that carry ``O_NOFOLLOW``: a symbolic link anywhere on the way, to a
 file or a folder, makes the open fail instead of being followed (WG-09). Names are never ``.`` or
 ``..`` (the URI decoder refuses them, and directory listings never contain them). So the kernel,
@@ -88,28 +88,54 @@ records every skill folder's ``SKILL.md`` with its stat signature. When asked, a
 ``max_age_ms`` (the server's ``ttlMs``), the source walks the folders again (one open folder per
 level, no file opened, only each ``SKILL.md`` stat-ed; see :mod:`skills_core.server._walk`) and
 re-scans, with its cache, only when that record differs: a skill folder appeared or vanished, or a
-``SKILL.md`` changed. A look that cannot be completed (out of descriptors or memory, a root that
-cannot be opened) is no change: the catalog is kept and :attr:`FilesystemSource.poll_note` says
-why. Changes to other files of a skill show in ``skills/get`` and reads at once, and in listings
-after a re-scan.
+``SKILL.md`` changed. Changes to other files of a skill show in ``skills/get`` and reads at once,
+and in listings after a re-scan (or at once, when a read or ``skills/get`` finds them: the server
+then re-checks the skill).
+
+**Roots are followed as the operator named them** (issue 22). A root is kept as named (absolute,
+links in its name not resolved) and resolved again (:func:`~skills_core.server._fileio.resolve_root`)
+at every look: each poll that looks, each scan (``SIGHUP``, ``refresh()``), each re-check. A
+``current`` link switched to another release (``ln -sfn`` and a rename; a Kubernetes ConfigMap's
+``..data``), or a folder replaced under the same name, is served from its new folder from that
+look on (reads too), and re-scanned at the next poll, so a switch shows in listings within
+``ttlMs``. A root that is itself a skill is published under the name it was given, so a switch
+keeps its URIs. Links are followed only in a root's own name, never below it.
+
+**A failure never empties the catalog.** A root that cannot be looked at (gone, not a folder,
+unreadable) fails the look: :meth:`~FilesystemSource.poll` answers None (the server keeps its
+catalog), :meth:`~FilesystemSource.scan` and :meth:`~FilesystemSource.recheck` raise ``OSError``
+(the server keeps its catalog; the request is ``-32603``). The ``log`` given is told once, with
+the root's name, until the root can be looked at again, and once more then; the next look that
+succeeds serves what the root holds. A look that cannot be completed for other reasons (out of
+descriptors or memory) is no change either, and :attr:`FilesystemSource.poll_note` says why.
 """
 
 from __future__ import annotations
 
-import errno
-import hashlib
+import logging
 import os
 import stat
 import time
 import weakref
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
 from typing import Final, final
 
 from .._version import __version__
+from ..display import display
 from ..entry import DEFAULT_LIMITS, Limits
 from ..spec import SKILL_MD
-from ._walk import DIR_FLAGS, NOT_SERVED, open_below, skill_md_signatures
+from ._fileio import FILE_FLAGS, Roots, read_hashing, read_only, stat_key
+from ._walk import (
+    DIR_FLAGS,
+    NOT_SERVED,
+    Frame,
+    Structure,
+    Walk,
+    join,
+    open_below,
+    problem,
+    skill_md_signatures,
+)
 from .catalog import Catalog, CatalogBuilder, record_digest
 from .index import (
     DigestIndex,
@@ -130,13 +156,11 @@ from .index_file import (
 )
 from .model import (
     DynamicSkill,
+    OmittedSkill,
     ProblemCode,
     PublishedSkill,
     RootSnapshot,
-    SkipCode,
-    SkippedEntry,
     SnapshotFile,
-    SourceProblem,
     new_snapshot_file,
 )
 from .open_files import HeldFiles
@@ -146,19 +170,14 @@ from .source import TreeSource
 
 __all__ = ["DEFAULT_IGNORED_NAMES", "MAX_INDEX_BYTES", "FilesystemSource"]
 
-_FILE_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_FILE_FLAGS: Final = FILE_FLAGS
+# Looked up at each call (tests replace them here to count or fail reads).
+_read_fd = read_hashing
+_read_only = read_only
+_stat_key = stat_key
 _DIR_FLAGS: Final = DIR_FLAGS  # what tests/benchmarks/bench_catalog.py walks with
-#: Read size for large files, and for the end-of-file probe after a small one.
-_CHUNK: Final = 1024 * 1024
-_PROBE: Final = 64 * 1024
 #: How long after its last change a file's stat key is trusted (timestamps are coarse: 2 s on FAT).
 _RACY_NS: Final = 3_000_000_000
-
-#: A folder on the walk's stack: (descriptor, or None when replayed; path; in a skill; the
-#: subfolders still to visit, last first).
-_Frame = tuple[int | None, str, bool, list[str]]
-#: What a poll compares: {SKILL.md path: its signature, or None while it is racy}.
-_Structure = dict[str, Signature | None]
 
 
 class _RefusedError(Exception):
@@ -166,62 +185,6 @@ class _RefusedError(Exception):
         super().__init__(reason)
         self.code = code
         self.reason = reason
-
-
-def _stat_key(st: os.stat_result) -> Signature:
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-
-
-def _read_only(fd: int, size: int) -> bytes:
-    """Read ``fd`` (a regular file) from its start to its end without hashing: serving needs only
-    the bytes. Positioned reads, so a descriptor held from an earlier read needs no seek.
-
-    The same end-of-file rule as :func:`_read_fd`: one read when it returns exactly the size
-    ``fstat`` reported, otherwise read on until a read returns nothing.
-    """
-    request = (size if size < _CHUNK else _CHUNK) + 1
-    first = os.pread(fd, request, 0)
-    if len(first) < request and (not first or len(first) == size):
-        return first
-    parts = [first]
-    offset = len(first)
-    while chunk := os.pread(fd, _CHUNK, offset):
-        parts.append(chunk)
-        offset += len(chunk)
-    return b"".join(parts)
-
-
-def _read_fd(fd: int, size: int, keep: bool) -> tuple[int, str, bytes | None]:
-    """Read ``fd`` (a regular file) to the end, hashing as it goes; keep the bytes when ``keep``.
-
-    ``size`` (from ``fstat``) only sizes the reads: the file may have changed since, and what is
-    read is what is hashed and counted. A read that returns less than it asked for, but exactly
-    the ``size`` bytes that ``fstat`` reported, has reached the end of a regular file (the common
-    case, one read per file); any other short read is followed by one more, to make sure.
-    """
-    request = (size if size < _CHUNK else _CHUNK) + 1
-    first = os.read(fd, request)
-    if len(first) < request:
-        tail = os.read(fd, _PROBE) if first and len(first) != size else b""
-        if not tail:  # the common case: the whole file in one read
-            return (
-                len(first),
-                "sha256:" + hashlib.sha256(first).hexdigest(),
-                first if keep else None,
-            )
-        first += tail
-    hasher = hashlib.sha256(first)
-    parts = [first]
-    total = len(first)
-    while True:
-        chunk = os.read(fd, _CHUNK)
-        if not chunk:
-            break
-        total += len(chunk)
-        hasher.update(chunk)
-        if keep:
-            parts.append(chunk)
-    return total, "sha256:" + hasher.hexdigest(), b"".join(parts) if keep else None
 
 
 _SYMLINK_REASON: Final = "is a symbolic link; links are never followed or served"
@@ -248,8 +211,9 @@ class FilesystemSource(TreeSource):
         include_hidden: bool = False,
         exclude: Iterable[str] = (),
         index: str | os.PathLike[str] | None = None,
+        log: Callable[[str], None] | None = None,
     ) -> None:
-        """Serve the skills found under ``roots`` (each resolved once, now).
+        """Serve the skills found under ``roots`` (each followed as named: see the module).
 
         Args:
             roots: Folders to publish; a skill's URI is its path below its root. A root that
@@ -265,6 +229,10 @@ class FilesystemSource(TreeSource):
                 :mod:`skills_core.server.selection` for how they match).
             index: A digest index file to start warm from and keep up to date (see
                 :mod:`skills_core.server.index`); None for none.
+            log: Called with one line for the operator when a root moves to another folder,
+                cannot be read (the catalog served is kept), or can be read again; paths in it
+                are raw (escape them where they are shown). None: a warning of the
+                ``skills_core`` logger, escaped.
 
         Raises:
             NotADirectoryError: a root is not a folder.
@@ -273,18 +241,17 @@ class FilesystemSource(TreeSource):
         """
         super().__init__(scheme=scheme, limits=limits, dynamic=dynamic)
         self._selection = Selection(include_hidden=include_hidden, exclude=exclude, ignore=ignore)
-        self._roots: list[str] = []
-        self._identities: list[tuple[int, int]] = []
+        # Per root: its path as the operator named it, the folder it led to at the last look,
+        # that folder's (device, inode), and its path as a prefix (lists updated in place).
+        self._where = Roots(roots, log if log is not None else _log_warning)
+        self._named = self._where.named
+        self._roots = self._where.resolved
+        self._identities = self._where.identities
+        self._prefixes = self._where.prefixes
         # Per root: the name it is published under when it is itself a skill folder, else "".
-        self._mounts: list[str] = []
-        for root in roots:
-            resolved = os.path.realpath(os.fspath(root))
-            st = os.stat(resolved)
-            if not stat.S_ISDIR(st.st_mode):
-                raise NotADirectoryError(errno.ENOTDIR, "not a folder", os.fspath(root))
-            self._roots.append(resolved)
-            self._identities.append((st.st_dev, st.st_ino))
-            self._mounts.append(self._mount_name(resolved))
+        self._mounts = [
+            self._mount_name(n, r) for n, r in zip(self._named, self._roots, strict=True)
+        ]
         # Per root: {path: (signature, digest)}, only signatures that may be trusted (not racy),
         # in memory as in the index. A full scan starts a new dict holding only the files it
         # saw; a re-check of one skill updates the current one.
@@ -292,7 +259,7 @@ class FilesystemSource(TreeSource):
         # Per root, with a digest index: {folder path: its signature and listing when listed}.
         self._listings: list[dict[str, Listing]] = [{} for _ in self._roots]
         # Per root: the skill folders the last full scan saw (what poll() compares).
-        self._structures: list[_Structure] = [{} for _ in self._roots]
+        self._structures: list[Structure] = [{} for _ in self._roots]
         self._looked_ns = time.monotonic_ns()
         self._index_path = None if index is None else os.path.abspath(os.fspath(index))
         #: What went wrong with the digest index, if anything (for the operator; None when fine).
@@ -304,15 +271,19 @@ class FilesystemSource(TreeSource):
         self._unsaved = False
         if self._index_path is not None:
             self._load_index(self._index_path)
-        # The read path's: each root's resolved path as a prefix, and the files held open.
-        self._prefixes = [root if root.endswith("/") else root + "/" for root in self._roots]
+        # The read path's: the files held open.
         self._held = HeldFiles()
         weakref.finalize(self, self._held.close)
 
     @property
     def roots(self) -> tuple[str, ...]:
-        """The roots, resolved."""
+        """The roots, resolved: the folders they led to at the last look."""
         return tuple(self._roots)
+
+    @property
+    def named_roots(self) -> tuple[str, ...]:
+        """The roots as the operator named them (absolute; links in them not resolved)."""
+        return tuple(self._named)
 
     @property
     def mounts(self) -> tuple[str, ...]:
@@ -327,9 +298,10 @@ class FilesystemSource(TreeSource):
         """The digest index file, as an absolute path, or None."""
         return self._index_path
 
-    def _mount_name(self, resolved: str) -> str:
-        """The folder name of a root that holds a regular, not skipped ``SKILL.md``; else ``""``."""
-        name = os.path.basename(resolved)
+    def _mount_name(self, named: str, resolved: str) -> str:
+        """The name of a root (as named) whose folder holds a regular, not skipped ``SKILL.md``;
+        else ``""``."""
+        name = os.path.basename(named)
         if not name or self._selection.skips_path(SKILL_MD, False):
             return ""
         try:
@@ -385,7 +357,7 @@ class FilesystemSource(TreeSource):
 
     def _is_skill_folder(self, root: int, folder: str) -> bool:
         local = self._local(root, folder)
-        if local is None or self._selection.skips_path(_join(local, SKILL_MD), False):
+        if local is None or self._selection.skips_path(join(local, SKILL_MD), False):
             return False
         fd = self._open_local(root, local)
         if fd is None:
@@ -518,17 +490,14 @@ class FilesystemSource(TreeSource):
         mount = self._mounts[root]
         opened = self._open_dir(root, folder or mount)
         if opened is None:
-            if full:  # the root is gone: so is everything it had
-                self._unsaved = self._unsaved or bool(self._caches[root])
-                self._caches[root] = {}
-                self._listings[root] = {}
-                self._structures[root] = {}
+            if full:  # a root gone is no reason to serve nothing: fail the scan (see poll)
+                raise self._where.gone(root)
             return RootSnapshot()
         fd, _ = opened
         old = self._caches[root]
         old_listings = self._listings[root]
         recording = self._index_path is not None
-        walk = _Walk(
+        walk = Walk(
             root=root,
             now=time.time_ns(),
             old=old,
@@ -543,7 +512,7 @@ class FilesystemSource(TreeSource):
         # Depth first, one open folder per level (None for a folder replayed from its record):
         # frames are (fd, path, in_skill, subfolders). The first frame's descriptor, the start
         # folder's, stays open to the end.
-        stack: list[_Frame] = []
+        stack: list[Frame] = []
         try:
             stack.append(self._enter_or_close(walk, fd, folder or mount, False))
             while stack:
@@ -580,8 +549,8 @@ class FilesystemSource(TreeSource):
         return RootSnapshot(files=walk.files, problems=walk.problems, skipped=walk.skipped)
 
     def _child(
-        self, walk: _Walk, parent_fd: int | None, path: str, name: str, in_skill: bool
-    ) -> _Frame | None:
+        self, walk: Walk, parent_fd: int | None, path: str, name: str, in_skill: bool
+    ) -> Frame | None:
         """The frame of a subfolder: replayed from its record when its signature is unchanged,
         else opened (from its parent's descriptor, or down from the start folder's) and listed."""
         if walk.replay:
@@ -608,11 +577,11 @@ class FilesystemSource(TreeSource):
                 else open_below(walk.start_fd, path[walk.strip :])
             )
         except OSError as exc:
-            walk.problems.append(_problem(walk.root, path, exc))
+            walk.problems.append(problem(walk.root, path, exc))
             return None
         return self._enter_or_close(walk, child, path, in_skill)
 
-    def _enter_or_close(self, walk: _Walk, fd: int, path: str, in_skill: bool) -> _Frame:
+    def _enter_or_close(self, walk: Walk, fd: int, path: str, in_skill: bool) -> Frame:
         """:meth:`_enter`, closing ``fd`` if it fails (once on the stack, the walk closes it)."""
         try:
             return self._enter(walk, fd, path, in_skill)
@@ -620,7 +589,7 @@ class FilesystemSource(TreeSource):
             os.close(fd)
             raise
 
-    def _enter(self, walk: _Walk, fd: int, path: str, in_skill: bool) -> _Frame:
+    def _enter(self, walk: Walk, fd: int, path: str, in_skill: bool) -> Frame:
         """List one open folder (or replay its record, when its signature is unchanged)."""
         signature: Signature | None = None
         if walk.record:
@@ -646,7 +615,7 @@ class FilesystemSource(TreeSource):
                     else:
                         listing.append("o" + entry.name)
         except OSError as exc:
-            walk.problems.append(_problem(walk.root, path, exc))
+            walk.problems.append(problem(walk.root, path, exc))
             if walk.new_listings.pop(path, None) is not None:
                 walk.changed = True
             return fd, path, in_skill, []
@@ -660,8 +629,8 @@ class FilesystemSource(TreeSource):
         return self._process(walk, fd, path, in_skill, listing)
 
     def _process(
-        self, walk: _Walk, fd: int | None, path: str, in_skill: bool, listing: Sequence[str]
-    ) -> _Frame:
+        self, walk: Walk, fd: int | None, path: str, in_skill: bool, listing: Sequence[str]
+    ) -> Frame:
         """Judge the names of one folder's listing, snapshot its files if it is in a skill, and
         return its frame (``fd`` is None for a folder replayed from its record)."""
         regular: list[str] = []
@@ -696,11 +665,11 @@ class FilesystemSource(TreeSource):
                 except _RefusedError as refused:
                     walk.refuse(path, name, refused.code, refused.reason)
                 except OSError as exc:
-                    walk.problems.append(_problem(walk.root, _join(path, name), exc))
+                    walk.problems.append(problem(walk.root, join(path, name), exc))
         folders.sort(reverse=True)
         return fd, path, in_skill, folders
 
-    def _file(self, walk: _Walk, dir_fd: int | None, folder: str, name: str) -> SnapshotFile:
+    def _file(self, walk: Walk, dir_fd: int | None, folder: str, name: str) -> SnapshotFile:
         """Size and digest of one regular file (bytes too for SKILL.md), from the cache if valid.
 
         ``dir_fd`` is its folder's descriptor, or None when the folder was replayed: the file is
@@ -733,7 +702,7 @@ class FilesystemSource(TreeSource):
             os.close(opened)
 
     def _read_file_at(
-        self, walk: _Walk, dir_fd: int, path: str, name: str, cached: FileRecord | None
+        self, walk: Walk, dir_fd: int, path: str, name: str, cached: FileRecord | None
     ) -> SnapshotFile:
         """Read and hash the file ``name`` of the folder ``dir_fd`` (at ``path``); cache it."""
         keep = name == SKILL_MD
@@ -770,16 +739,19 @@ class FilesystemSource(TreeSource):
     def poll(self, max_age_ms: int) -> Catalog | None:
         """Return a new :meth:`scan` when skills may have been added or removed, else None.
 
-        At most once per ``max_age_ms``, the folders are walked (no file is opened; each
+        At most once per ``max_age_ms``, each root is resolved again as named (a root switched to
+        another folder is re-scanned there), the folders are walked (no file is opened; each
         ``SKILL.md`` is stat-ed) and compared with what the last full scan saw. A look or a
-        re-scan that fails (out of descriptors or memory, a root that cannot be opened) changes
-        nothing: None is returned (the server keeps its catalog), :attr:`poll_note` says why,
-        and the next poll looks again.
+        re-scan that fails (a root gone or unreadable, out of descriptors or memory) changes
+        nothing: None is returned (the server keeps its catalog), :attr:`poll_note` says why, the
+        ``log`` is told once, and the next poll looks again.
         """
         try:
             catalog = super().poll(max_age_ms)
         except OSError as exc:
             reason = exc.strerror or str(exc)
+            if exc.filename is not None:
+                reason = f"{exc.filename}: {reason}"
             self.poll_note = (
                 f"skills added or removed could not be looked for ({reason}); the last "
                 "catalog is kept and the folders are looked at again at the next poll"
@@ -792,28 +764,45 @@ class FilesystemSource(TreeSource):
         if now - self._looked_ns < max_age_ms * 1_000_000:
             return False
         self._looked_ns = now
-        changed = False
+        changed = self._follow()
         for root in range(len(self._roots)):  # every root: a failure anywhere raises (see poll)
             mount = self._mounts[root]
             opened = self._open_dir(root, mount)
-            found = (
-                {}
-                if opened is None
-                else skill_md_signatures(
-                    opened[0], mount, len(mount) + 1 if mount else 0, self._selection.skip
-                )
+            if opened is None:
+                raise self._where.gone(root)
+            found = skill_md_signatures(
+                opened[0], mount, len(mount) + 1 if mount else 0, self._selection.skip
             )
             changed = changed or found != self._structures[root]
         self.poll_note = None
+        self._where.recovered()
         return changed
 
+    def recheck(self, uri: str) -> PublishedSkill | OmittedSkill | None:
+        """Return the skill at ``uri`` as it is now (see
+        :meth:`~skills_core.server.source.TreeSource.recheck`), in its root as named now.
+
+        A root found switched to another folder makes the next :meth:`poll` re-scan at once.
+
+        Raises:
+            OSError: a root cannot be resolved (gone, not a folder): the catalog is kept.
+        """
+        self._follow()
+        return super().recheck(uri)
+
     def scan(self) -> Catalog:
-        """Return the catalog of every root and dynamic skill (a full walk).
+        """Return the catalog of every root and dynamic skill (a full walk), each root resolved
+        again as named first.
 
         With a digest index, writes the index afterwards when the scan found anything it did not
         hold (see :attr:`index_note` if that fails).
+
+        Raises:
+            OSError: a root is gone, not a folder or cannot be read; nothing is served empty for
+                it (a server keeps the catalog it had).
         """
         self._looked_ns = time.monotonic_ns()
+        self._follow()
         try:
             catalog = super().scan()
         except DigestIndexError as exc:  # found unusable only now: start again, cold
@@ -823,6 +812,10 @@ class FilesystemSource(TreeSource):
             )
             self._forget_index()
             catalog = super().scan()
+        except OSError as exc:
+            self._where.failed(exc)
+            raise
+        self._where.recovered()
         if self._index_path is not None:
             if self._builder.new_records:
                 self._unsaved = True
@@ -830,6 +823,26 @@ class FilesystemSource(TreeSource):
             if self._unsaved:
                 self._save_index(self._index_path)
         return catalog
+
+    # -- roots followed as named --------------------------------------------------------------
+
+    def _follow(self) -> bool:
+        """Resolve every root again as named (see :class:`~skills_core.server._fileio.Roots`);
+        True when one now leads to another folder: served from there on, re-scanned at the next
+        :meth:`poll`. The file caches stay: their signatures hold the inode, so a file of the new
+        folder is never taken for one of the old.
+
+        Raises:
+            OSError: a root cannot be resolved (logged once).
+        """
+        moved = self._where.follow()
+        if moved:  # a descriptor held is of a file of the old folder: never read it again
+            self._held.close()
+        for root in moved:
+            self._mounts[root] = self._mount_name(self._named[root], self._roots[root])
+            self._unsaved = True
+            self._stale = True
+        return bool(moved)
 
     # -- the digest index -------------------------------------------------------------------------
 
@@ -930,55 +943,12 @@ class FilesystemSource(TreeSource):
         self._unsaved = False
 
 
+def _log_warning(message: str) -> None:
+    """The default ``log``: a warning of the ``skills_core`` logger, every character visible."""
+    logging.getLogger("skills_core").warning("%s", display(message))
+
+
 def _why(exc: OSError | DigestIndexError) -> str:
     if isinstance(exc, DigestIndexError):
         return exc.reason
     return exc.strerror or str(exc)
-
-
-@dataclass(slots=True)
-class _Walk:
-    """What one snapshot accumulates."""
-
-    root: int
-    now: int
-    old: dict[str, FileRecord]
-    new: dict[str, FileRecord]
-    #: Characters to drop from a snapshot path to get the path below the root folder itself.
-    strip: int = 0
-    #: The descriptor of the folder the walk starts from (the root folder, in a full scan).
-    start_fd: int = -1
-    #: Folder records to replay from, and the ones this walk keeps.
-    listings: dict[str, Listing] = field(default_factory=dict)
-    new_listings: dict[str, Listing] = field(default_factory=dict)
-    #: Whether to record each folder's signature and listing (with a digest index) ...
-    record: bool = False
-    #: ... and to replay a folder whose signature is unchanged instead of listing it (full scans).
-    replay: bool = False
-    files: list[SnapshotFile] = field(default_factory=list)
-    problems: list[SourceProblem] = field(default_factory=list)
-    skipped: list[SkippedEntry] = field(default_factory=list)
-    skill_mds: _Structure = field(default_factory=dict)
-    #: Whether a file was hashed into a cache entry other than the one it had.
-    changed: bool = False
-
-    def refuse(self, folder: str, name: str, code: ProblemCode, reason: str) -> None:
-        self.problems.append(
-            SourceProblem(root=self.root, path=_join(folder, name), code=code, reason=reason)
-        )
-
-    def skip(self, folder: str, name: str, code: SkipCode, reason: str) -> None:
-        self.skipped.append(
-            SkippedEntry(root=self.root, path=_join(folder, name), code=code, reason=reason)
-        )
-
-
-def _join(folder: str, name: str) -> str:
-    return f"{folder}/{name}" if folder else name
-
-
-def _problem(root: int, path: str, exc: OSError) -> SourceProblem:
-    reason = os.strerror(exc.errno) if exc.errno is not None else "could not be read"
-    return SourceProblem(
-        root=root, path=path, code=ProblemCode.UNREADABLE, reason=f"could not be read ({reason})"
-    )

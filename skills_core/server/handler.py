@@ -144,8 +144,8 @@ from ._live import LiveCatalog
 from ._read_cache import READ_CACHE_FILE, CachedRead, ReadCache
 from ._subscriptions import SUBSCRIBE, UNSUBSCRIBE, Subscriptions
 from .catalog import Catalog
-from .changes import SkillChanges, diff_entries
-from .cursors import CursorCodec
+from .changes import ChangeTracker, SkillChanges
+from .cursors import REFUSALS, CursorCodec
 from .mime import mime_type_for
 from .model import OmittedSkill, PublishedSkill
 from .options import ServerOptions
@@ -163,6 +163,19 @@ _MODERN: Final = Era.MODERN
 _LEGACY: Final = Era.LEGACY
 
 _Params = dict[str, JSONValue]
+
+#: ``-32602 Invalid cursor`` once per reason (``cursors.REFUSALS``), told apart by identity.
+_INVALID_CURSOR: Final = {
+    reason: ErrorObject(code=ErrorCode.INVALID_PARAMS, message="Invalid cursor")
+    for reason in REFUSALS
+}
+_REFUSAL_NOTES: Final = {id(answer): reason for reason, answer in _INVALID_CURSOR.items()}
+#: The cursor contexts that are a method alone (a directory's includes its URI).
+_FIXED_CONTEXTS: Final = (
+    Method.SKILLS_LIST,
+    Method.RESOURCES_LIST,
+    Method.RESOURCES_TEMPLATES_LIST,
+)
 
 
 @runtime_checkable
@@ -226,17 +239,16 @@ class SkillsServer:
     """
 
     __slots__ = (
-        "_announced",
         "_cache_hint",
         "_cursors",
         "_live",
-        "_moved",
         "_options",
         "_read_blocks",
         "_read_since",
         "_reads",
         "_receipts",
         "_source",
+        "_tracker",
     )
 
     def __init__(
@@ -263,11 +275,7 @@ class SkillsServer:
         self._options = options
         self._cache_hint = options.cache_hint
         self._live = LiveCatalog(source.scan())
-        # The entries last reported by changes(), and whether the catalog moved since (set by
-        # the live catalog's one change hook).
-        self._announced = self._live.entries()
-        self._moved = False
-        self._live.listen(self._on_change)
+        self._tracker = ChangeTracker(self._live)
         self._reads = ReadCache()
         self._read_since = source.read_since if isinstance(source, _ReadsSince) else None
         self._read_blocks = source.read_blocks if isinstance(source, _ReadsBlock) else None
@@ -311,32 +319,32 @@ class SkillsServer:
         self._live.replace(self._source.scan())
         return self._live.catalog
 
+    @property
+    def has_catalog(self) -> bool:
+        """Whether there is a catalog to serve yet (for a readiness probe): always, unless the
+        source has a ``has_catalog`` attribute saying otherwise (a first fetch still to come)."""
+        return bool(getattr(self._source, "has_catalog", True))
+
+    @staticmethod
+    def refusal_note(answer: Answer) -> str | None:
+        """Why :meth:`answer` refused a cursor (its ``-32602 Invalid cursor``), for a log: one of
+        :data:`~skills_core.server.cursors.REFUSALS`, such as ``CURSOR_FOREIGN``; else None."""
+        return _REFUSAL_NOTES.get(id(answer))
+
     def capabilities(self) -> dict[str, JSONValue]:
         """The ServerCapabilities this server declares (CAP-01, CAP-03, CAP-07, PUSH-01)."""
         return server_capabilities(directory_read=self._options.directory_read, changes=True)
 
     def moved(self) -> bool:
         """Look at the source (at most once per ``ttlMs``); True when the catalog moved since the
-        last :meth:`changes` (cheap: no entry is compared; see :mod:`~skills_core.server.changes`).
-        """
+        last :meth:`changes` (cheap: see :mod:`~skills_core.server.changes`)."""
         self._live.sync(self._source, self._options.ttl_ms)
-        return self._moved
-
-    def _on_change(self, change: object) -> None:
-        self._moved = True
+        return self._tracker.moved
 
     def changes(self) -> SkillChanges | None:
-        """What changed in the published catalog since the last call, or None if no entry did.
-
-        Looks at the source first (as :meth:`moved`). An embedder sends the change as it likes;
-        the transports of this library notify each client that asked (PUSH-02, PUSH-05).
-        """
-        if not self.moved():
-            return None
-        entries = self._live.entries()
-        change = diff_entries(self._announced, entries)
-        self._announced, self._moved = entries, False
-        return change if change else None
+        """What changed in the published catalog since the last call, or None if no entry did;
+        looks at the source first (PUSH-02, PUSH-05)."""
+        return self._tracker.take() if self.moved() else None
 
     def connection(self, *, legacy_version: str | None = None) -> ServerConnection:
         """Return a new connection to this server, in a negotiated state if you say so.
@@ -504,8 +512,10 @@ class SkillsServer:
         if cursor is None:
             return None
         position = self._cursors.decode(context, cursor)
-        if position is None:
-            raise _invalid_params("Invalid cursor")
+        if position is None:  # the answer that says (to refusal_note) why it was refused
+            refusal = _invalid_params("Invalid cursor")
+            refusal.error = _INVALID_CURSOR[self._cursors.refusal(cursor, _FIXED_CONTEXTS)]
+            raise refusal
         return position
 
     def _page(
@@ -662,6 +672,9 @@ class SkillsServer:
             return cached.confirm(version, self._receipts, skill)
         if not skill.is_dynamic and not _as_listed(skill, uri, data):
             self._notice(skill)  # these bytes are served: the listing now agrees with them
+            now = self._live.resolve(uri)
+            if now is not None:  # the skill re-checked: what later reads resolve to
+                skill = now[0]
         encoded = _encode_read(
             uri, data, file_path, era=era, hint=self._cache_hint, options=self._options
         )

@@ -4,12 +4,14 @@ Run: ``.venv/bin/python tests/benchmarks/bench_http.py [--seconds S] [--workers 
 (needs ``wrk``: ``apt-get install -y wrk``; uvicorn's standard extras come with the test extra).
 
 One skill, ``bench``, whose ``data/1k.md`` is 1,024 bytes of text (as in ``bench_throughput.py``).
-Three apps, each under the same uvicorn (``--loop uvloop``, httptools, no access log, the
+Four apps (ours twice), each under the same uvicorn (``--loop uvloop``, httptools, no access log, the
 given number of workers), each asked the same thing by the same load generator:
 
 1. ours: ``uvicorn --factory skills_core.adapters.asgi:app_from_env --http
    skills_core.adapters.uvicorn_http:BoundedProtocol`` (what ``serve --http`` runs: httptools
-   with the deadlines for heads and stalled writes);
+   with the deadlines for heads and stalled writes), without its log, and again with a line per
+   request on stderr (``SKILLS_CORE_LOG_LEVEL=info``, ``serve --http``'s default; stderr to a
+   file);
 2. FastMCP 4.1.6's HTTP app, stateless with JSON responses (``tests/peers/fastmcp_http_app.py``);
 3. a bare ASGI app answering prepared bytes, our own answer captured first
    (``tests/peers/bare_asgi.py``): the ceiling of any ASGI app under this uvicorn;
@@ -109,16 +111,19 @@ def ask(port: int) -> tuple[int, bytes]:
 
 @contextlib.contextmanager
 def uvicorn(app: list[str], workers: int, env: dict[str, str]) -> Iterator[tuple[int, int]]:
-    """(port, process group) of a uvicorn serving ``app`` until the block ends."""
+    """(port, process group) of a uvicorn serving ``app`` until the block ends.
+
+    Its stderr goes to a file (a line per request, when the app logs one, would fill a pipe)."""
     port = free_port()
     protocol = [] if "--http" in app else ["--http", "httptools"]
     argv = [sys.executable, "-m", "uvicorn", *app, *UVICORN, *protocol, "--port", str(port)]
+    log = tempfile.TemporaryFile()  # noqa: SIM115 - closed with the process, below
     process = subprocess.Popen(
         [*argv, "--workers", str(workers)],
         env={**child_env(), **env},
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stderr=log,
         start_new_session=True,
     )
     try:
@@ -128,8 +133,11 @@ def uvicorn(app: list[str], workers: int, env: dict[str, str]) -> Iterator[tuple
                 ask(port)
                 break
             if process.poll() is not None or time.monotonic() > deadline:
-                _, err = process.communicate(timeout=5)
-                raise SystemExit(f"uvicorn {app} did not start:\n{err.decode(errors='replace')}")
+                process.kill()
+                process.wait(timeout=5)
+                log.seek(0)
+                err = log.read().decode(errors="replace")
+                raise SystemExit(f"uvicorn {app} did not start:\n{err}")
             time.sleep(0.2)
         yield port, process.pid
     finally:
@@ -140,8 +148,7 @@ def uvicorn(app: list[str], workers: int, env: dict[str, str]) -> Iterator[tuple
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
-        if process.stderr is not None:
-            process.stderr.close()
+        log.close()
 
 
 def check(name: str, status: int, body: bytes) -> None:
@@ -287,8 +294,10 @@ def main() -> None:
             status, answer = ask(port)
             check("ours", status, answer)
         (Path(tmp) / "answer.json").write_bytes(answer)
+        logging_env = {**ours_env, "SKILLS_CORE_LOG_LEVEL": "info"}
         targets = [
             ("skills-core (ours)", ours_app, ours_env),
+            ("skills-core (ours), a log line per request", ours_app, logging_env),
             (
                 "FastMCP 4.1.6 http_app(stateless, json)",
                 ["--factory", "fastmcp_http_app:app", "--app-dir", str(PEERS)],
@@ -331,13 +340,18 @@ def main() -> None:
                     f"server CPU {cost:6.1f} us/request"
                 )
             print(
-                f"  {w} worker(s)  ours / FastMCP = {rates[0] / rates[1]:.1f}x (target 20x); "
-                f"ours / ceiling = {rates[0] / rates[2]:.2f} (target 0.5)"
+                f"  {w} worker(s)  ours / FastMCP = {rates[0] / rates[2]:.1f}x (target 20x); "
+                f"ours / ceiling = {rates[0] / rates[3]:.2f} (target 0.5)"
             )
             print(
                 f"  {w} worker(s)  by server CPU per request: FastMCP / ours = "
-                f"{costs[1] / costs[0]:.1f}x, ceiling / ours = {costs[2] / costs[0]:.2f}, "
-                f"ceiling / minimal = {costs[2] / costs[3]:.2f}"
+                f"{costs[2] / costs[0]:.1f}x, ceiling / ours = {costs[3] / costs[0]:.2f}, "
+                f"ceiling / minimal = {costs[3] / costs[4]:.2f}"
+            )
+            print(
+                f"  {w} worker(s)  a log line per request costs {costs[1] - costs[0]:.1f} us of "
+                f"server CPU per request ({costs[1] / costs[0] - 1:+.0%}); requests per second "
+                f"{rates[1] / rates[0] - 1:+.0%}"
             )
         in_process(root)
 
