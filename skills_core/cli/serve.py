@@ -297,6 +297,11 @@ def _proxies(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _run_http(args: argparse.Namespace) -> int:
+    hangup = getattr(signal, "SIGHUP", None)
+    if hangup is not None:
+        # Until a handler takes SIGHUP over (the app's reload in the one worker this process
+        # runs, or uvicorn's supervisor with --workers N), a SIGHUP must not end the server.
+        signal.signal(hangup, signal.SIG_IGN)
     try:
         import uvicorn  # noqa: PLC0415 - the optional extra, only for --http
     except ImportError:
