@@ -69,6 +69,7 @@ __all__ = [
     "Report",
     "Reply",
     "GiveUp",
+    "Notified",
     "ClientOutcome",
 ]
 
@@ -176,8 +177,20 @@ class GiveUp:
     error: TransportError
 
 
+@final
+@dataclass(frozen=True, slots=True)
+class Notified:
+    """The server sent a notification (a change notification, a listen stream's ack or end).
+
+    ``params`` is the server's JSON: a hint to act on, never data to trust.
+    """
+
+    method: str
+    params: dict[str, JSONValue] | None
+
+
 #: What :meth:`ClientStream.feed` produces.
-ClientOutcome: TypeAlias = Resolved | Failed | Report | Reply | GiveUp
+ClientOutcome: TypeAlias = Resolved | Failed | Report | Reply | GiveUp | Notified
 
 
 @final
@@ -280,8 +293,12 @@ class ClientStream:
                 _ReportKind.UNKNOWN_RESPONSE,
                 f"server {label!r} sent a response for unknown request id {event.id!r}",
             )
-        # LateResponse, NotificationReceived, CancelRequested: nothing to do.
-        assert isinstance(event, LateResponse | NotificationReceived | CancelRequested)
+        if isinstance(event, NotificationReceived):
+            return Notified(event.method, event.params)
+        if isinstance(event, CancelRequested):  # a server ends a listen stream this way
+            return Notified("notifications/cancelled", {"requestId": event.request_id})
+        # LateResponse: nothing to do.
+        assert isinstance(event, LateResponse)
         return None
 
 

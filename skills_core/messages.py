@@ -218,14 +218,16 @@ def request_era(params: Mapping[str, object] | None) -> Era:
 # --- server-side results ----------------------------------------------------------------------
 
 
-def server_capabilities(*, directory_read: bool) -> dict[str, JSONValue]:
-    """Return the ServerCapabilities of a skills server (CAP-01, CAP-03, CAP-07).
+def server_capabilities(*, directory_read: bool, changes: bool = False) -> dict[str, JSONValue]:
+    """Return the ServerCapabilities of a skills server (CAP-01, CAP-03, CAP-07, PUSH-01).
 
     The extension's settings are ``{}`` without directory reads and ``{"directoryRead": true}``
-    with them; the ``resources`` capability is always declared alongside.
+    with them; the ``resources`` capability is always declared alongside, with
+    ``{"listChanged": true, "subscribe": true}`` when the server tells clients of changes.
     """
     settings: dict[str, JSONValue] = {DIRECTORY_READ_SETTING: True} if directory_read else {}
-    return {"resources": {}, "extensions": {EXTENSION_ID: settings}}
+    resources: dict[str, JSONValue] = {"listChanged": True, "subscribe": True} if changes else {}
+    return {"resources": resources, "extensions": {EXTENSION_ID: settings}}
 
 
 def complete_result(

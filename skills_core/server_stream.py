@@ -35,9 +35,17 @@ writes), but a batch never waits for input: when no complete request is buffered
 goes out.
 
 Requests are answered synchronously, in order, so a ``notifications/cancelled`` always arrives too
-late to matter; notifications (``notifications/initialized`` included) change nothing for a skills
-server and responses are never expected (a server sends no requests): all three are dropped.
-Messages the endpoint refuses get the error reply it suggests.
+late to matter to a request; it matters to a ``subscriptions/listen`` stream, which it ends (the
+responder's ``cancel``). Other notifications (``notifications/initialized`` included) change
+nothing for a skills server and responses are never expected (a server sends no requests): both
+are dropped. Messages the endpoint refuses get the error reply it suggests.
+
+**Changes pushed** (:mod:`skills_core.server.changes`). A ``subscriptions/listen`` request is
+answered at once with its acknowledgement notification (the responder's ``listen``); its response
+comes only when the stream ends. :meth:`ServerStream.push` makes the bytes of the notifications a
+catalog change means for this client (none when it asked for nothing), and
+:meth:`ServerStream.close` the responses that end its listen streams when the server shuts down.
+The loop calls them between answers, from its timer (:func:`serve_async` takes a ``tick``).
 """
 
 from __future__ import annotations
@@ -50,6 +58,7 @@ from .errors import LocalProtocolError
 from .jsonrpc import (
     NEED_DATA,
     Answer,
+    CancelRequested,
     ConnectionClosed,
     ErrorObject,
     InvalidMessage,
@@ -59,7 +68,9 @@ from .jsonrpc import (
     RequestId,
     RequestReceived,
 )
-from .server.handler import PendingRead
+from .server._subscriptions import LISTEN
+from .server.changes import SkillChanges
+from .server.handler import PendingRead, ServerConnection
 from .spec import ErrorCode
 
 __all__ = [
@@ -166,7 +177,15 @@ class PendingOutput:
 class ServerStream:
     """The server side of one byte stream: bytes from the client in, what to write out."""
 
-    __slots__ = ("_answer", "_check_keys", "_conn", "_defer", "_held", "_received")
+    __slots__ = (
+        "_answer",
+        "_check_keys",
+        "_conn",
+        "_defer",
+        "_held",
+        "_received",
+        "_responder",
+    )
 
     def __init__(
         self,
@@ -190,6 +209,7 @@ class ServerStream:
                 :data:`DEFAULT_DEFER_READS_OVER`); ``None`` answers every request inline.
         """
         self._answer = responder.answer
+        self._responder = responder
         # A ServerConnection is told of each chunk (see receive_data); other responders are not.
         self._received: Callable[[], object] | None = getattr(responder, "received", None)
         self._check_keys = not results_have_string_keys
@@ -231,6 +251,12 @@ class ServerStream:
         while True:
             event = conn.next_event()
             if type(event) is RequestReceived:
+                listening = self._served(wait=True) if event.method == LISTEN else None
+                if listening is not None:
+                    line = self._listen(listening, event.id, event.params)
+                    out.append(line)
+                    size += len(line)
+                    continue
                 try:
                     answer = self._answer(event.method, event.params, defer_reads_over=self._defer)
                 except Exception:  # noqa: BLE001 - a responder bug must not kill the stream
@@ -251,12 +277,60 @@ class ServerStream:
                     break
                 return NEED_DATA if event is NEED_DATA else FINISHED
             else:
+                if type(event) is CancelRequested:
+                    cancelled = self._served()
+                    if cancelled is not None:
+                        cancelled.subscriptions.cancel(event.request_id)
                 continue  # notifications, cancellations, responses: see the module docstring
             out.append(line)
             size += len(line)
             if size >= OUTPUT_BATCH:
                 break
         return out[0] if len(out) == 1 else b"".join(out)
+
+    def _listen(
+        self, connection: ServerConnection, request_id: RequestId, params: JSONObject | None
+    ) -> bytes:
+        ack = connection.listen(request_id, params)
+        if type(ack) is ErrorObject:
+            return self._line(request_id, ack)
+        return self._notification(ack)
+
+    def _notification(self, message: JSONObject) -> bytes:
+        method = message["method"]
+        params = message.get("params")
+        assert isinstance(method, str)
+        assert params is None or isinstance(params, dict)
+        return self._conn.send_notification(method, params)
+
+    def _served(self, *, wait: bool = False) -> ServerConnection | None:
+        """The server connection behind the responder: the responder itself, or what its
+        ``served(wait=...)`` returns (a connection to a server still loading its catalog: None
+        until the catalog is loaded, unless ``wait``, then once it is, or None if the load
+        failed); None for any other responder."""
+        responder = self._responder
+        if type(responder) is ServerConnection:
+            return responder
+        served = getattr(responder, "served", None)
+        connection = served(wait=wait) if callable(served) else None
+        return connection if type(connection) is ServerConnection else None
+
+    def push(self, change: SkillChanges | None) -> bytes:
+        """The notifications ``change`` means for this client, as bytes to write (maybe none)."""
+        responder = self._served() if change is not None else None
+        if responder is None or change is None:
+            return b""
+        messages = responder.subscriptions.messages(change)
+        return b"".join(self._notification(message) for message in messages)
+
+    def close(self) -> bytes:
+        """The responses that end this client's listen streams (the server is shutting down)."""
+        responder = self._served()
+        if responder is None:
+            return b""
+        info = responder.server.options.server_info.to_json()
+        ends = responder.subscriptions.close(info)
+        return b"".join(self._line(listen_id, result) for listen_id, result in ends)
 
     def _line(self, request_id: RequestId, answer: Answer) -> bytes:
         """The response line for ``answer``; -32603 when it cannot be sent."""

@@ -19,6 +19,7 @@ from skills_core.client_stream import (
     ClientStream,
     Failed,
     GiveUp,
+    Notified,
     Reply,
     Report,
     Resolved,
@@ -132,7 +133,9 @@ def test_client_loop_outcomes() -> None:
     assert isinstance(outcomes[3], Report)  # id 77 is nobody's; the late answer to 3 is dropped
     assert isinstance(outcomes[4], Reply)
     assert b'"code":-32601' in outcomes[4].data
-    assert len(outcomes) == 5
+    # A notification is handed on (a change notification is a hint for the host: PUSH-09).
+    assert outcomes[5] == Notified("notifications/message", {})
+    assert len(outcomes) == 6
 
 
 def test_client_loop_gives_up_on_oversized_or_invalid_messages() -> None:

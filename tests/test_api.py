@@ -34,6 +34,7 @@ IO_MODULES = {
     "skills_core/cli/validate.py",
     "skills_core/cli/diff.py",
     "skills_core/cli/host.py",
+    "skills_core/cli/_watch.py",
     "skills_core/cli/check_server.py",
     "skills_core/cli/_servers.py",
     "skills_core/demo.py",

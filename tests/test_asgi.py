@@ -26,6 +26,7 @@ from asgi_harness import (
     legacy_body,
     modern_request,
     replace_header,
+    scope,
 )
 from hypothesis import given
 from hypothesis import strategies as st
@@ -554,12 +555,30 @@ def test_failed_initialize_opens_no_session(app: SkillsApp) -> None:
 
 
 def test_legacy_get_and_delete(app: SkillsApp) -> None:
-    """HTTP-27: no GET stream (405; 406 without an SSE Accept); HTTP-26: DELETE is 405."""
+    """HTTP-27: a session's GET is its event stream (PUSH-03; 406 without an SSE Accept, 404 for an
+    unknown session, 405 without one); HTTP-26: DELETE is 405."""
     session = open_session(app)
-    get = call(app, "GET", "/mcp", [*legacy_headers(session), ("accept", "text/event-stream")])
-    assert get.status in (405, 406)
     sse = replace_header(legacy_headers(session), "accept", "text/event-stream")
-    assert call(app, "GET", "/mcp", sse).status == 405
+    sent: list[dict[str, Any]] = []
+
+    async def stream() -> None:
+        async def receive() -> dict[str, Any]:
+            await asyncio.sleep(0.05)
+            return {"type": "http.disconnect"}
+
+        async def send(message: MutableMapping[str, Any]) -> None:
+            sent.append(dict(message))
+
+        await app(scope("GET", "/mcp", sse), receive, send)
+
+    asyncio.run(stream())
+    assert sent[0]["status"] == 200
+    assert (b"content-type", b"text/event-stream") in sent[0]["headers"]
+    unknown = replace_header(sse, "mcp-session-id", "no-such-session")
+    assert call(app, "GET", "/mcp", unknown).status == 404
+    assert (
+        call(app, "GET", "/mcp", [*base_headers(), ("accept", "text/event-stream")]).status == 405
+    )
     html = replace_header(legacy_headers(session), "accept", "text/html")
     assert call(app, "GET", "/mcp", html).status == 406
     delete = call(app, "DELETE", "/mcp", legacy_headers(session))

@@ -201,7 +201,8 @@ def test_the_typescript_sdk_server_is_clean_over_http(era: str) -> None:
 def test_fastmcp_serves_a_file_its_entries_do_not_list() -> None:
     """FastMCP 4.1.6: ``skill://<skill>/_manifest`` is served inside every skill, unlisted
     (ENTRY-08), and its SKILL.md resources are named ``<skill>/SKILL.md`` (FMT-08 is a SHOULD)."""
-    code, codes, report = found("--server", FASTMCP)
+    # FastMCP takes seconds to start: on a loaded machine, more than the default 10 s per request
+    code, codes, report = found("--timeout", "60", "--server", FASTMCP)
     assert code == 1
     assert codes == {"server-unlisted-file", "server-resources-list"}
     unlisted = [
@@ -211,7 +212,7 @@ def test_fastmcp_serves_a_file_its_entries_do_not_list() -> None:
         if f["code"] == "server-unlisted-file"
     ]
     assert unlisted == ["skill://pdf-processing/_manifest", "skill://release-notes/_manifest"]
-    legacy, codes, _ = found("--protocol-era", "legacy", "--server", FASTMCP)
+    legacy, codes, _ = found("--timeout", "60", "--protocol-era", "legacy", "--server", FASTMCP)
     assert (legacy, codes) == (1, {"server-no-extension"})  # FastMCP serves skills modern only
 
 
@@ -366,7 +367,8 @@ def test_we_find_at_least_what_inspector_finds(name: str) -> None:
     require_node_tools()
     server, era = INSPECTED[name]
     theirs, their_codes = inspector(server, era)
-    ours, our_codes, _ = found("--server", server)
+    slow = ("--timeout", "60") if name == "fastmcp" else ()  # FastMCP takes seconds to start
+    ours, our_codes, _ = found(*slow, "--server", server)
     for code in their_codes:
         assert INSPECTOR_CODES[code] & our_codes, (code, our_codes)
     if theirs != 0:  # a server Inspector fails (7: nonconformant, 1: an error), we fail too

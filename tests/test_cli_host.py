@@ -524,7 +524,7 @@ def test_help_explains_skill_and_ref(
         (
             ["host", "--server", "a=x", "nope"],
             "skills-core: host: argument ACTION: invalid choice: 'nope' (choose from 'list', "
-            "'show', 'load', 'read', 'ls') (see skills-core host --help)\n",
+            "'watch', 'show', 'load', 'read', 'ls') (see skills-core host --help)\n",
         ),
     ],
 )

@@ -223,7 +223,8 @@ def test_modern_discover_declares_resources_and_the_extension(
             assert caps.resources is not None
             assert caps.extensions == {SKILLS_EXTENSION: {"directoryRead": True}}
             raw = tap.results[1]  # discover is the session's request 1
-            assert raw["capabilities"]["resources"] == {}
+            # PUSH-01: changes are sent on subscriptions/listen streams
+            assert raw["capabilities"]["resources"] == {"listChanged": True, "subscribe": True}
             assert raw["capabilities"]["extensions"] == {SKILLS_EXTENSION: {"directoryRead": True}}
             assert_modern(raw)
 

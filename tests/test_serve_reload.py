@@ -20,6 +20,7 @@ import os
 import queue
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -28,7 +29,7 @@ from typing import IO, Any
 
 import pytest
 from fs_helpers import write
-from http_helpers import exchange, modern_headers, rpc, serving
+from http_helpers import exchange, free_port, modern_headers, rpc, serving
 from interop_helpers import child_env, serve_argv
 from server_helpers import meta, request, skill_md
 
@@ -354,3 +355,37 @@ def test_http_sighup_rescans_each_worker_it_is_sent_to(deploy: tuple[Path, Path,
         lines.wait_for("reloaded: 2 skill(s) served", count=2)
         assert all(http_listed(served.port) == V2 for _ in range(8))
         assert sorted(workers_of(served.process.pid)) == sorted(workers)  # none replaced
+
+
+def test_http_one_worker_survives_a_sighup_sent_while_it_starts(tmp_path: Path) -> None:
+    """SIGHUP from the moment the command has started (its first line on stderr) until it answers:
+    before the app installs its reload handler, the signal's default action would end the server
+    (one worker is the serving process itself)."""
+    pytest.importorskip("uvicorn")
+    root = release(tmp_path, "v1", {"alpha": "one"})
+    port = free_port()
+    argv = [sys.executable, "-m", "skills_core", "serve", "--http", f"127.0.0.1:{port}"]
+    log = tmp_path / "stderr.log"
+    with log.open("wb") as stderr:
+        process = subprocess.Popen(
+            [*argv, str(root)],
+            env=child_env({}),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            start_new_session=True,
+        )
+    try:
+        FileLines(lambda: log.read_text(errors="replace")).wait_for("worker(s)")
+        deadline = time.monotonic() + DEADLINE
+        answered = False
+        while not answered and process.poll() is None and time.monotonic() < deadline:
+            process.send_signal(signal.SIGHUP)
+            time.sleep(0.02)
+            with contextlib.suppress(OSError, AssertionError):
+                answered = http_listed(port) == ["skill://alpha/SKILL.md"]
+        assert process.poll() is None, f"serve --http died of SIGHUP (status {process.returncode})"
+        assert answered
+    finally:
+        process.terminate()
+        process.wait(timeout=30)

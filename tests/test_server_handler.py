@@ -75,7 +75,8 @@ def test_discover_declares_the_extension_and_resources_CAP_01_CAP_02_CAP_03_CAP_
     result = Client(srv).call("server/discover")
     assert result["resultType"] == "complete"
     assert result["supportedVersions"] == [MODERN]
-    assert result["capabilities"] == {"resources": {}, "extensions": {EXT: settings}}
+    resources = {"listChanged": True, "subscribe": True}  # PUSH-01
+    assert result["capabilities"] == {"resources": resources, "extensions": {EXT: settings}}
     assert result["instructions"] == "Use skills."
     assert result["_meta"] == {
         "io.modelcontextprotocol/serverInfo": {
@@ -232,7 +233,10 @@ def test_initialize_negotiates_a_legacy_version(asked: str, answered: str) -> No
         "id": 1,
         "result": {
             "protocolVersion": answered,
-            "capabilities": {"resources": {}, "extensions": {EXT: {"directoryRead": True}}},
+            "capabilities": {
+                "resources": {"listChanged": True, "subscribe": True},
+                "extensions": {EXT: {"directoryRead": True}},
+            },
             "serverInfo": srv.options.server_info.to_json(),
             "instructions": "hi",
         },

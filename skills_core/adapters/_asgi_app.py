@@ -71,6 +71,7 @@ from ..http.server import (
     Head,
     HttpChecks,
     Reply,
+    StreamCall,
     encode_answer,
     text_reply,
 )
@@ -83,6 +84,7 @@ from ..server.source import MemorySource
 from ..server_stream import DEFAULT_DEFER_READS_OVER
 from ..spec import ErrorCode, Method
 from ._asgi_observe import Exchange, Observer
+from ._asgi_push import PushHub
 
 __all__ = ["Message", "Receive", "Send", "SkillsApp"]
 
@@ -93,6 +95,9 @@ Receive: TypeAlias = Callable[[], Awaitable[Message]]
 Send: TypeAlias = Callable[[Message], Awaitable[None]]
 
 _RESOURCES_READ: Final = Method.RESOURCES_READ.value
+_LISTEN: Final = "subscriptions/listen"
+#: Methods the push hub answers (streams, and a legacy session's subscriptions).
+_PUSHED: Final = frozenset({_LISTEN, "resources/subscribe", "resources/unsubscribe"})
 _TOO_SLOW: Final = "Request Timeout: the body did not arrive in time"
 _TOO_LARGE: Final = "Content Too Large: the body is over the limit"
 _STOPPING: Final = "Service Unavailable: the server is stopping; retry"
@@ -138,6 +143,7 @@ class SkillsApp:
         "_loaded_guard",
         "_making",
         "_observer",
+        "_push",
         "_send_timeout",
         "_server",
         "_timeout",
@@ -179,6 +185,9 @@ class SkillsApp:
         # its base64, the response around it), sending it 22.4 MB; the making is mostly work of
         # this process's interpreter, so making two at once gains little and costs a peak each.
         self._making = _Turns(1, options.max_large_answers)
+        # Change notifications: event streams and their timer (see _asgi_push); the server is
+        # asked for each time (loading() swaps it in once made).
+        self._push = PushHub(lambda: self._server)
         #: Makes the server in a worker thread (:meth:`loading`), until it has; else None.
         self._load: Callable[[], SkillsServer] | None = None
         self._load_started = False
@@ -339,6 +348,11 @@ class SkillsApp:
         """Answer one request (see the module docstring), noting in ``exchange`` what it was."""
         checks = self._checks
         reply = checks.head(scope)
+        if type(reply) is StreamCall:  # a legacy session's GET stream (see _asgi_push)
+            refused = await self._push_stream(reply, receive, send)
+            if refused is None:
+                return
+            reply = refused
         if type(reply) is Head and self._load is not None and not await self._ready():
             cors = reply.cors  # not ready in time: see loading()
             reply = text_reply(
@@ -371,6 +385,8 @@ class SkillsApp:
                     call = verdict
                     exchange.call = call
                     server = self._server
+                    if call.method in _PUSHED and await self._push_call(call, receive, send):
+                        return
                     received = None
                     if call.method == _RESOURCES_READ:  # share a look: see the module docstring
                         received = server.receipt()
@@ -402,6 +418,32 @@ class SkillsApp:
         exchange.size = len(content)
         await send({"type": "http.response.start", "status": reply.status, "headers": _head(reply)})
         await send({"type": "http.response.body", "body": content})
+
+    async def _push_stream(self, call: StreamCall, receive: Receive, send: Send) -> Reply | None:
+        """Serve a session's GET stream (asyncio only: elsewhere 405, as before)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return text_reply(
+                405, "Method Not Allowed: no GET stream under trio", (b"allow", b"POST")
+            )
+        await self._push.legacy_stream(call, receive, send)
+        return None
+
+    async def _push_call(self, call: Call, receive: Receive, send: Send) -> bool:
+        """``subscriptions/listen`` (a stream) or a legacy ``resources/(un)subscribe``; False
+        when the server answers it as any request (a refused listen: the error goes in-band)."""
+        if call.method == _LISTEN:
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:
+                return False
+            return await self._push.listen(call, receive, send)
+        if call.legacy_version is None:
+            return False
+        answer = self._push.subscribe(call)
+        await _send_whole(self._answered(call, answer, *encode_answer(call.id, answer)), send)
+        return True
 
     async def _read_large(
         self, call: Call, read: PendingRead, receive: Receive, send: Send, exchange: Exchange

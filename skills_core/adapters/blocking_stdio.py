@@ -9,6 +9,13 @@ memory bounded whatever a client pipelines. Without asyncio there is nothing to 
 and no thread hop per read. Use the asyncio or trio adapter instead when the server shares a
 process with other asynchronous work.
 
+**Changes pushed.** While it waits for input the loop also keeps the server's change timer
+(:class:`~skills_core.server.changes.ChangePacer`, ``select`` with a timeout): every ``ttlMs``
+(at least 0.1 s) it asks the server whether its catalog moved, holds a change for the pacer's
+window, and writes the notifications it means for this client
+(:meth:`~skills_core.adapters.ServerStream.push`). With ``shutdown_signals``, such a signal ends
+the loop after writing the responses that end the client's ``subscriptions/listen`` streams.
+
 ``on_hangup`` (what ``skills-core serve`` passes: a reload, see :mod:`skills_core.adapters._reload`)
 is called for each ``SIGHUP`` while the loop runs: from the signal handler itself when the loop is
 waiting for input (nothing of the server is under way then), otherwise just before the next
@@ -20,12 +27,17 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import select
 import signal
 import threading
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Callable, Iterator, Sequence
+from types import FrameType
 from typing import Final
 
 from ..jsonrpc import NEED_DATA
+from ..server.changes import ChangePacer
+from ..server.handler import ServerConnection
 from ..server_stream import FINISHED, PendingOutput, Responder, ServerStream
 from ._io import READ_CHUNK, write_all
 
@@ -40,6 +52,9 @@ def serve_stdio(
     max_message_size: int | None = None,
     results_have_string_keys: bool = False,
     on_hangup: Callable[[], None] | None = None,
+    watch: bool = True,
+    shutdown_signals: Sequence[int] = (),
+    clock: Callable[[], float] = time.monotonic,
 ) -> None:
     """Serve ``responder`` over newline-delimited JSON-RPC until end of input (or the client leaves).
 
@@ -51,6 +66,11 @@ def serve_stdio(
         results_have_string_keys: See :class:`~skills_core.adapters.ServerStream`.
         on_hangup: Called for each ``SIGHUP`` between requests (see the module docstring);
             installed only from the main thread.
+        watch: Look for catalog changes while idle and notify the client (a
+            :class:`~skills_core.server.ServerConnection` responder only).
+        shutdown_signals: Signals (``SIGTERM``, ``SIGINT``) that end the loop gracefully; their
+            handlers are installed for the loop's duration (main thread only).
+        clock: Monotonic seconds, for the change timer.
     """
     stream = ServerStream(
         responder,
@@ -59,27 +79,115 @@ def serve_stdio(
     )
     _widen_pipe(stdin_fd)
     _widen_pipe(stdout_fd)
-    with _hangups(on_hangup) as hangup:
-        while True:
-            if hangup.due:
-                hangup.run()
-            out = stream.next_output()
-            if out is NEED_DATA:
-                hangup.waiting = True
-                try:
-                    data = os.read(stdin_fd, READ_CHUNK)
-                finally:
-                    hangup.waiting = False
-                stream.receive_data(data)
-            elif out is FINISHED:
+    served = _served(responder) if watch else None
+    with _hangups(on_hangup) as hangup, _stopping(shutdown_signals):
+        try:
+            _loop(stream, stdin_fd, stdout_fd, hangup, served=served, clock=clock)
+        except _StopSignalError:
+            with contextlib.suppress(OSError):
+                write_all(stdout_fd, stream.close())
+
+
+def _loop(
+    stream: ServerStream,
+    stdin_fd: int,
+    stdout_fd: int,
+    hangup: _Hangup,
+    *,
+    served: Callable[[], ServerConnection | None] | None,
+    clock: Callable[[], float],
+) -> None:
+    connection: ServerConnection | None = None
+    pacer: ChangePacer | None = None
+    while True:
+        if hangup.due:
+            hangup.run()
+        out = stream.next_output()
+        if out is NEED_DATA:
+            if connection is None and served is not None:
+                connection = served()  # None while a loading server's catalog loads
+                if connection is not None:
+                    pacer = ChangePacer(interval=connection.server.options.ttl_ms / 1000)
+            if connection is not None and pacer is not None:
+                pushed = _wait(stream, stdin_fd, (connection, pacer, hangup), clock)
+                if pushed is None:
+                    continue
+                if pushed:
+                    try:
+                        write_all(stdout_fd, pushed)
+                    except BrokenPipeError:
+                        return
+                    continue
+            hangup.waiting = True
+            try:
+                data = os.read(stdin_fd, READ_CHUNK)
+            finally:
+                hangup.waiting = False
+            stream.receive_data(data)
+        elif out is FINISHED:
+            return
+        else:
+            if isinstance(out, PendingOutput):  # only a Deferred answer: reads are not deferred
+                out = out.run()
+            try:
+                write_all(stdout_fd, out)
+            except BrokenPipeError:  # the client has gone; nobody is left to answer
                 return
-            else:
-                if isinstance(out, PendingOutput):  # only a Deferred answer: reads are not deferred
-                    out = out.run()
-                try:
-                    write_all(stdout_fd, out)
-                except BrokenPipeError:  # the client has gone; nobody is left to answer
-                    return
+
+
+def _served(responder: Responder) -> Callable[[], ServerConnection | None] | None:
+    """How to get the connection whose server is watched for changes: a
+    :class:`~skills_core.server.ServerConnection` itself, or a loading server's connection once
+    its catalog is loaded (its ``served()``); None for any other responder."""
+    if type(responder) is ServerConnection:
+        return lambda: responder
+    served = getattr(responder, "served", None)
+    return served if callable(served) else None
+
+
+def _wait(
+    stream: ServerStream,
+    stdin_fd: int,
+    state: tuple[ServerConnection, ChangePacer, _Hangup],
+    clock: Callable[[], float],
+) -> bytes | None:
+    """Wait for input up to the pacer's next look: b"" when input is ready, the bytes of the
+    notifications to write, or None when there is nothing to read or say yet."""
+    connection, pacer, hangup = state
+    now = clock()
+    if pacer.look_due(now):
+        server = connection.server
+        if pacer.looked(now, moved=server.moved()):
+            return stream.push(server.changes()) or None
+    timeout = max(0.0, pacer.next_wakeup() - clock())
+    hangup.waiting = True  # a SIGHUP now reloads at once: no request is under way
+    try:
+        ready, _, _ = select.select([stdin_fd], [], [], timeout)
+    except (OSError, ValueError):  # not selectable: just read
+        return b""
+    finally:
+        hangup.waiting = False
+    return b"" if ready else None
+
+
+class _StopSignalError(Exception):
+    """A shutdown signal arrived."""
+
+
+@contextlib.contextmanager
+def _stopping(signals: Sequence[int]) -> Iterator[None]:
+    def stop(number: int, frame: FrameType | None) -> None:
+        raise _StopSignalError
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {number: signal.signal(number, stop) for number in signals}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 class _Hangup:

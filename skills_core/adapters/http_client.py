@@ -29,6 +29,15 @@ initialize again and retry once (HTTP-37); a timed-out request gets ``notificati
 with ``server/discover``; :func:`~skills_core.http.eras.classify_probe` decides; the verdict is kept
 per origin in an :class:`~skills_core.http.eras.EraCache` when one is given (HTTP-36).
 
+Change notifications (PUSH-03, PUSH-06). :meth:`HttpClient.listen` opens the stream a server
+sends them on: for 2026-07-28 a ``subscriptions/listen`` POST whose answer is an event stream (it
+returns once the acknowledgement arrives, with the honored filter), for 2025-11-25 the session's
+``GET`` stream. The stream is read by a task of the client's own until it ends (the listen
+request's result, the server closing it, or :meth:`aclose`); each notification on it goes to the
+callback :meth:`watch_notifications` set, and :attr:`alive` turns False when it ends. Each event
+is bounded by the message cap; a stream's total is not (it is meant to last), but each event is
+delivered and dropped at once.
+
 Guarantees: TLS certificates and host names are verified (the system's trust store, or
 ``SSL_CERT_FILE``; a custom ``ssl.SSLContext`` may replace it, never switch it off);
 ``Accept-Encoding: identity`` and any other content coding refused, so what is counted is what
@@ -44,6 +53,7 @@ read, an early close), never in another exception, and the text quoted from it i
 from __future__ import annotations
 
 import contextlib
+import json
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -88,6 +98,7 @@ from ..http.eras import (
     with_protocol_version,
 )
 from ..http.headers import check_custom_header
+from ..http.sse import SseParser
 from ..http.urls import check_url, redirect_target
 from ..jsonrpc import (
     DEFAULT_MAX_MESSAGE_SIZE,
@@ -201,6 +212,11 @@ class HttpClient:
         self._era: Era | None = None
         self._init_params: dict[str, JSONValue] | None = None
         self.timeout = timeout
+        #: Where :meth:`listen` runs its stream (set by :func:`open_http_client`).
+        self.tasks: anyio.abc.TaskGroup | None = None
+        self._on_change: Callable[[str, dict[str, JSONValue] | None], None] | None = None
+        self._streaming = False
+        self._stream_ended = False
 
     @property
     def url(self) -> str:
@@ -216,6 +232,165 @@ class HttpClient:
     def session(self) -> LegacySession | None:
         """The legacy session, once ``initialize`` has been answered."""
         return self._session
+
+    # -- change notifications ---------------------------------------------------------------
+
+    #: Whether 2025-11-25 notifications arrive without :meth:`listen`: no, they come on the
+    #: session's GET stream, which :meth:`listen` opens.
+    pushes_unasked = False
+
+    def watch_notifications(
+        self, callback: Callable[[str, dict[str, JSONValue] | None], None] | None
+    ) -> None:
+        """Call ``callback(method, params)`` for each notification of the :meth:`listen` stream
+        (and of response streams); ``params`` is the server's JSON, a hint, never data."""
+        self._on_change = callback
+
+    @property
+    def alive(self) -> bool:
+        """False once the stream :meth:`listen` opened has ended."""
+        return not self._stream_ended
+
+    async def listen(
+        self, notifications: Mapping[str, object], *, timeout: float | None
+    ) -> dict[str, JSONValue]:
+        """Open the stream change notifications come on (see the module docstring).
+
+        Args:
+            notifications: The 2026-07-28 ``SubscriptionFilter`` (ignored for 2025-11-25).
+            timeout: Seconds to wait for the stream to open (and, modern, be acknowledged).
+
+        Returns:
+            The honored filter (2026-07-28), or ``{}`` (2025-11-25).
+
+        Raises:
+            JsonRpcError: the server refused the listen request.
+            TransportError: the stream could not be opened, or was not acknowledged in time.
+        """
+        tasks = self.tasks
+        if tasks is None or self._streaming:
+            raise TransportError(
+                f"server {self.label!r}: a stream is open already, or the client is not open",
+                kind="protocol",
+            )
+        opened: dict[str, object] = {}
+        ready = anyio.Event()
+        self._streaming = True
+
+        async def run() -> None:
+            try:
+                await self._run_stream(notifications, opened, ready)
+            except SkillsError as exc:
+                opened.setdefault("error", exc)
+            finally:
+                self._stream_ended = True
+                ready.set()
+
+        tasks.start_soon(run)
+        with anyio.move_on_after(timeout):
+            await ready.wait()
+        error = opened.get("error")
+        if isinstance(error, SkillsError):
+            raise error
+        if not ready.is_set():
+            raise TransportError(
+                f"server {self.label!r} did not open its notification stream within {timeout} "
+                "seconds",
+                kind="timeout",
+            )
+        honored = opened.get("honored")
+        return honored if isinstance(honored, dict) else {}
+
+    async def _run_stream(
+        self, notifications: Mapping[str, object], opened: dict[str, object], ready: anyio.Event
+    ) -> None:
+        session = self._session
+        listen_id: RequestId | None = None
+        with _transport_errors(self.label, "subscriptions/listen"):
+            if self._era is Era.MODERN:
+                params: dict[str, object] = {
+                    "_meta": self._modern_meta(),
+                    "notifications": dict(notifications),
+                }
+                headers = message_headers("subscriptions/listen", params, session=None)
+                listen_id, data = self._rpc.send_request("subscriptions/listen", params)
+                request = self._client.build_request(
+                    "POST", self._url, headers=headers + self._extra, content=data[:-1]
+                )
+            else:
+                if session is None:
+                    raise TransportError(f"server {self.label!r}: no session", kind="protocol")
+                headers = [("Accept", "text/event-stream"), *session_headers(session)]
+                request = self._client.build_request(
+                    "GET", self._url, headers=headers + self._extra
+                )
+            response = await self._client.send(request, stream=True)
+            try:
+                content_type = response.headers.get("content-type", "")
+                if response.status_code != 200 or not content_type.startswith("text/event-stream"):
+                    body = await _read_at_most(response, MAX_ERROR_BODY)
+                    if listen_id is not None and content_type.startswith("application/json"):
+                        raise status_error(
+                            response.status_code,
+                            body,
+                            connection=self._rpc,
+                            content_type=content_type,
+                            method="subscriptions/listen",
+                            label=self.label,
+                            reason=response.reason_phrase,
+                        )
+                    raise TransportError(
+                        f"server {self.label!r} offers no notification stream (HTTP "
+                        f"{response.status_code})",
+                        kind="http-status",
+                    )
+                if listen_id is None:
+                    ready.set()
+                await self._read_stream(response, listen_id, opened, ready)
+            finally:
+                await response.aclose()
+                if listen_id is not None and listen_id in self._rpc.pending:
+                    self._rpc.send_cancel(listen_id, "the stream ended")
+
+    async def _read_stream(
+        self,
+        response: httpx2.Response,
+        listen_id: RequestId | None,
+        opened: dict[str, object],
+        ready: anyio.Event,
+    ) -> None:
+        parser = SseParser(max_event_size=self._rpc.max_message_size)
+        async with contextlib.aclosing(response.aiter_raw()) as chunks:
+            async for chunk in chunks:
+                for event in parser.feed(chunk):
+                    if event.event != "message":
+                        continue
+                    try:
+                        message = json.loads(event.data)
+                    except ValueError:
+                        continue
+                    if not isinstance(message, dict):
+                        continue
+                    method = message.get("method")
+                    if not isinstance(method, str):  # the listen result: the stream's end
+                        if listen_id is not None and message.get("id") == listen_id:
+                            return
+                        continue
+                    params = message.get("params")
+                    params = params if isinstance(params, dict) else None
+                    if method == "notifications/subscriptions/acknowledged" and not ready.is_set():
+                        honored = params.get("notifications") if params is not None else None
+                        opened["honored"] = honored if isinstance(honored, dict) else {}
+                        ready.set()
+                        continue
+                    callback = self._on_change
+                    if callback is not None:
+                        callback(method, params)
+
+    def _modern_meta(self) -> dict[str, JSONValue]:
+        _, params = handshake_request(CLIENT_INFO, Era.MODERN)
+        meta = params.get("_meta")
+        return dict(meta) if isinstance(meta, dict) else {}
 
     # -- the requester ----------------------------------------------------------------------
 
@@ -536,8 +711,11 @@ class HttpClient:
                 report = self._reports.report(event.kind.value, message)
                 if report is not None:
                     self._on_report(report.message)
-            elif self._on_notification is not None:
-                self._on_notification(event)
+            else:
+                if self._on_notification is not None:
+                    self._on_notification(event)
+                if self._on_change is not None:
+                    self._on_change(event.method, event.params)
         return answer
 
     def _broken(self, message: str) -> TransportError:
@@ -682,6 +860,16 @@ async def open_http_client(
             timeout=timeout,
         )
         try:
-            yield connection
-        finally:
-            await connection.aclose()
+            async with anyio.create_task_group() as tasks:
+                connection.tasks = tasks  # where listen() reads its stream
+                try:
+                    yield connection
+                finally:
+                    tasks.cancel_scope.cancel()
+                    await connection.aclose()
+        except BaseExceptionGroup as group:
+            # The stream task never raises (it records its failure), so the group holds what
+            # the caller's block raised: let it through as raised, not wrapped in a group.
+            if len(group.exceptions) == 1:
+                raise group.exceptions[0] from None
+            raise

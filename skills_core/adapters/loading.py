@@ -177,6 +177,17 @@ class LoadingConnection:
                 return Deferred(lambda: self._after_load(method, params, defer_reads_over))
         return self._connection.answer(method, params, defer_reads_over=defer_reads_over)
 
+    def served(self, *, wait: bool = False) -> ServerConnection | None:
+        """The connection to the loaded server (switching to it if the load has ended), or None
+        while the catalog loads (with ``wait``, once it has loaded; None if the load failed):
+        what a stream pushes changes through and opens listen streams on."""
+        if not self._real:
+            if wait:
+                self._loading.join()
+            if self._loading.loaded and self._loading.error is None:
+                self._switch()
+        return self._connection if self._real else None
+
     def _after_load(
         self, method: str, params: JSONObject | None, defer_reads_over: int | None
     ) -> Answer | PendingRead:

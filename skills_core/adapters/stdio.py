@@ -37,6 +37,7 @@ from ..client_stream import (
     ClientStream,
     Failed,
     GiveUp,
+    Notified,
     Reply,
     Report,
     Resolved,
@@ -68,6 +69,25 @@ __all__ = [
     "Stdio",
     "StdioClient",
 ]
+
+_SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
+
+
+def _modern_meta() -> dict[str, JSONValue]:
+    from ..host.driver import CLIENT_INFO  # noqa: PLC0415 (the host layer, only when listening)
+    from ..spec import (  # noqa: PLC0415
+        META_CLIENT_CAPABILITIES,
+        META_CLIENT_INFO,
+        META_PROTOCOL_VERSION,
+        MODERN_PROTOCOL_VERSION,
+    )
+
+    return {
+        META_PROTOCOL_VERSION: MODERN_PROTOCOL_VERSION,
+        META_CLIENT_CAPABILITIES: {},
+        META_CLIENT_INFO: CLIENT_INFO.to_json(),
+    }
+
 
 #: Seconds a client waits for an answer when awaited as a requester (``client(method, params)``).
 DEFAULT_TIMEOUT: Final = 10.0
@@ -262,6 +282,11 @@ class StdioClient(Generic[P]):
         self._on_report = on_report
         self._on_stderr = on_stderr
         self._waiters: dict[RequestId, _Waiter] = {}
+        #: Called with each notification the server sends (``method, params``): set it to hear
+        #: of changes (a 2026-07-28 server sends them only on a stream :meth:`listen` opened).
+        #: It must not block; it runs on the reader task.
+        self.on_notification: Callable[[str, dict[str, JSONValue] | None], None] | None = None
+        self._listens: dict[RequestId, _Waiter] = {}
         self._broken: SkillsError | None = None
         self._write_lock = backend.lock()
         self._stdout_done = backend.event()
@@ -277,6 +302,20 @@ class StdioClient(Generic[P]):
     def process(self) -> P:
         """The server process, as the event loop knows it."""
         return self._process.native
+
+    #: Whether 2025-11-25 notifications arrive without :meth:`listen` (yes: on the connection).
+    pushes_unasked = True
+
+    def watch_notifications(
+        self, callback: Callable[[str, dict[str, JSONValue] | None], None] | None
+    ) -> None:
+        """Set :attr:`on_notification`: ``callback(method, params)`` for each notification."""
+        self.on_notification = callback
+
+    @property
+    def alive(self) -> bool:
+        """False once the connection broke or the server closed its output."""
+        return self._broken is None and not self._stdout_done.is_set()
 
     @property
     def stderr_tail(self) -> tuple[str, ...]:
@@ -324,6 +363,42 @@ class StdioClient(Generic[P]):
             raise waiter.error
         assert waiter.result is not None
         return waiter.result
+
+    async def listen(
+        self, notifications: Mapping[str, object], *, timeout: float | None
+    ) -> dict[str, JSONValue]:
+        """Open a 2026-07-28 ``subscriptions/listen`` stream; return the honored filter.
+
+        Waits for the server's ``notifications/subscriptions/acknowledged``; the stream's
+        notifications then reach :attr:`on_notification`. The stream ends with the connection.
+
+        Raises:
+            JsonRpcError: the server refused the stream.
+            TransportError: no acknowledgement within ``timeout`` seconds, or the server died.
+        """
+        if self._broken is not None:
+            raise self._broken
+        backend = self._backend
+        params = {"_meta": _modern_meta(), "notifications": dict(notifications)}
+        request_id, data = self._stream.request("subscriptions/listen", params)
+        waiter = _Waiter(backend.event())
+        self._listens[request_id] = waiter
+        self._waiters[request_id] = waiter  # an error response settles it too
+        try:
+            await self._write(data)
+            if not await backend.within(timeout, waiter.event.wait):
+                raise TransportError(
+                    f"server {self.label!r} did not acknowledge subscriptions/listen within "
+                    f"{timeout} seconds",
+                    kind="timeout",
+                )
+        finally:
+            self._waiters.pop(request_id, None)
+            self._listens.pop(request_id, None)
+        if waiter.error is not None:
+            raise waiter.error
+        honored = (waiter.result or {}).get("notifications")
+        return honored if isinstance(honored, dict) else {}
 
     async def notify(self, method: str, params: Mapping[str, object] | None = None) -> None:
         """Send a notification."""
@@ -391,10 +466,24 @@ class StdioClient(Generic[P]):
             elif isinstance(outcome, Reply):
                 with contextlib.suppress(SkillsError):
                     await self._write(outcome.data)
+            elif isinstance(outcome, Notified):
+                self._notified(outcome)
             else:
                 assert isinstance(outcome, GiveUp)
                 self._broken = outcome.error
                 self._fail_all(outcome.error)
+
+    def _notified(self, outcome: Notified) -> None:
+        params = outcome.params
+        if outcome.method == "notifications/subscriptions/acknowledged" and self._listens:
+            meta = params.get("_meta") if params is not None else None
+            listen_id = meta.get(_SUBSCRIPTION_ID) if isinstance(meta, dict) else None
+            waiter = self._listens.get(listen_id) if isinstance(listen_id, str | int) else None
+            if waiter is not None:
+                waiter.settle(params or {}, None)
+                return
+        if self.on_notification is not None:
+            self.on_notification(outcome.method, params)
 
     def _fail_all(self, error: SkillsError) -> None:
         for waiter in self._waiters.values():

@@ -65,6 +65,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 from ..http.options import HttpOptions
 from ._asgi_app import SkillsApp
+from ._asgi_push import end_all_streams
 
 __all__ = ["BoundedH11Protocol", "BoundedProtocol", "abort"]
 
@@ -342,7 +343,9 @@ class BoundedH11Protocol(H11Protocol):
         self._guard.stalled = None
 
     def shutdown(self) -> None:
-        """The server stops: the drain begins (see the module docstring)."""
+        """The server stops: the drain begins (see the module docstring); event streams end (a
+        listen stream with its result: PUSH-08)."""
+        end_all_streams()
         _drain_of(self).begin()
         super().shutdown()
 
@@ -405,7 +408,9 @@ if importlib.util.find_spec("httptools") is not None:  # pragma: no branch
             self._guard.stalled = None
 
         def shutdown(self) -> None:
-            """The server stops: the drain begins (see the module docstring)."""
+            """The server stops: the drain begins (see the module docstring); event streams end
+            (a listen stream with its result: PUSH-08)."""
+            end_all_streams()
             _drain_of(self).begin()
             super().shutdown()
 

@@ -545,6 +545,18 @@ def build_parser() -> argparse.ArgumentParser:
         "when only one server lists it"
     )
     _host_options(actions.add_parser("list", help="list every server's skills"), after_action=True)
+    watch = actions.add_parser(
+        "watch", help="print each skill a server adds, removes or changes, until interrupted"
+    )
+    watch.add_argument(
+        "--relist-interval",
+        type=float,
+        default=1.0,
+        metavar="SECONDS",
+        help="re-list a server at most once per this many seconds, however many change "
+        "notifications it sends (default: 1)",
+    )
+    _host_options(watch, after_action=True)
     show = actions.add_parser("show", help="show a skill's entry (fetches no content)")
     show.add_argument("skill", metavar="SKILL", help=skill_help)
     _host_options(show, after_action=True)

@@ -511,6 +511,19 @@ class _Session:
         if action == "list":
             self._print_list()
             return
+        if action == "watch":
+            from ._watch import watch_changes  # noqa: PLC0415
+
+            await watch_changes(
+                self.host,
+                self.connections,
+                self._pump,
+                interval=self.args.relist_interval,
+                timeout=self.timeout,
+                as_json=self.args.json,
+                fail=self.outcome.fail,
+            )
+            return
         resolved = self._resolve(self.args.skill)
         if resolved is None:
             return

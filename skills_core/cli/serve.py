@@ -106,7 +106,13 @@ def run_serve(args: argparse.Namespace) -> int:
         loading = LoadingServer(load, options=options, then=report)
     loading.start()
     # A SkillsServer's results have string keys by construction: skip the endpoint's key walk.
-    serve_stdio(loading.connection(), results_have_string_keys=True, on_hangup=_reloader(loading))
+    # SIGTERM ends the client's listen streams gracefully (subscriptions/listen's result).
+    serve_stdio(
+        loading.connection(),
+        results_have_string_keys=True,
+        on_hangup=_reloader(loading),
+        shutdown_signals=(signal.SIGTERM,),
+    )
     # A client that left before asking for the catalog: the load still ends (and reports what
     # it found, or its failure) as it did when it came first.
     loading.join()
@@ -322,6 +328,11 @@ def _proxies(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _run_http(args: argparse.Namespace) -> int:
+    hangup = getattr(signal, "SIGHUP", None)
+    if hangup is not None:
+        # Until a handler takes SIGHUP over (the app's reload in the one worker this process
+        # runs, or uvicorn's supervisor with --workers N), a SIGHUP must not end the server.
+        signal.signal(hangup, signal.SIG_IGN)
     try:
         import uvicorn  # noqa: PLC0415 - the optional extra, only for --http
     except ImportError:

@@ -132,6 +132,8 @@ if TYPE_CHECKING:  # type checkers see what runs; names load on first use (PEP 5
     from .states import LoadState as LoadState
     from .states import LoadStateMachine as LoadStateMachine
     from .states import transition_diagram as transition_diagram
+    from .watch import ChangeWatch as ChangeWatch
+    from .watch import SkillsChanged as SkillsChanged
 
 # The host loads its modules when a name is first asked for: ``import skills_core.host.policy``
 # (or ``serve`` sizing its catalog) does not import the router and everything behind it.
@@ -190,6 +192,8 @@ _LAZY: dict[str, str] = {
     "ResponseDiscarded": ".effects",
     "SendRequest": ".effects",
     "SkillChanged": ".effects",
+    "ChangeWatch": ".watch",
+    "SkillsChanged": ".watch",
     "SkillConfirmed": ".effects",
     "SkillLoaded": ".effects",
     "UnexpectedResponse": ".effects",
@@ -306,4 +310,7 @@ __all__ = [
     "CacheLocation",
     "cache_relpath",
     "parse_cache_relpath",
+    # changes pushed by servers
+    "ChangeWatch",
+    "SkillsChanged",
 ]

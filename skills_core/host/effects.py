@@ -674,11 +674,12 @@ class EntryRejected(Problem):
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ListingComplete(Outcome):
-    """A ``skills/list`` walk reached its end."""
+    """A ``skills/list`` walk reached its end (``listed``: the SKILL.md URIs it listed)."""
 
     origin: str
     pages: int
     entries: int
+    listed: frozenset[str] = frozenset()
 
     @property
     def message(self) -> str:

@@ -199,7 +199,14 @@ class EntryIntake:
             return effects
         server.listing = None
         if stop is None:
-            effects.append(ListingComplete(origin=origin, pages=walk.pages, entries=walk.entries))
+            effects.append(
+                ListingComplete(
+                    origin=origin,
+                    pages=walk.pages,
+                    entries=walk.entries,
+                    listed=frozenset(listing.seen),
+                )
+            )
         else:
             effects.append(_partial(origin, walk, *stop))
         return effects

@@ -187,6 +187,13 @@ class Host:
         server = self._ctx.origins.get(origin)
         return server.features if server is not None else None
 
+    def era(self, origin: str) -> Era | None:
+        """The era ``origin`` was connected in (modern requests carry ``_meta``), or None."""
+        server = self._ctx.origins.get(origin)
+        if server is None:
+            return None
+        return Era.LEGACY if server.meta is None else Era.MODERN
+
     def state(self, origin: str, uri: str) -> LoadState:
         """Where the skill ``(origin, uri)`` stands."""
         session = self._sessions.get((origin, uri))

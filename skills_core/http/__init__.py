@@ -101,6 +101,7 @@ if TYPE_CHECKING:
     from .server import Head as Head
     from .server import HttpChecks as HttpChecks
     from .server import Reply as Reply
+    from .server import StreamCall as StreamCall
     from .server import encode_answer as encode_answer
     from .server import text_reply as text_reply
     from .session import MIN_SESSION_KEY_BYTES as MIN_SESSION_KEY_BYTES
@@ -169,6 +170,7 @@ _LAZY: dict[str, str] = {
     "MEMO_LIMIT": ".server",
     "Reply": ".server",
     "Call": ".server",
+    "StreamCall": ".server",
     "Head": ".server",
     "HttpChecks": ".server",
     "encode_answer": ".server",
@@ -252,6 +254,7 @@ __all__ = [
     "MEMO_LIMIT",
     "Reply",
     "Call",
+    "StreamCall",
     "Head",
     "HttpChecks",
     "encode_answer",

@@ -22,7 +22,9 @@ What the headers say is read by :mod:`skills_core.http.headers`, the settings ar
    value that merely starts with an allowed name (``[::1]evil.example``) is refused;
 4. a declared ``Content-Length`` over the cap is 413 before a byte is read (HTTP-05);
 5. not ``POST``: 405 with ``Allow: POST`` (HTTP-02; legacy ``GET`` without an SSE ``Accept`` is 406,
-   and legacy ``GET``/``DELETE`` are 405 too: see "Sessions" in :mod:`skills_core.adapters.asgi`);
+   a legacy ``GET`` with a session id opens the session's event stream (a :class:`StreamCall`:
+   its change notifications, PUSH-03; an unknown session is 404), one without is 405, and
+   ``DELETE`` is 405 too: see "Sessions" in :mod:`skills_core.adapters.asgi`);
 6. ``Content-Type`` is not ``application/json``: 415; 7. ``Accept`` does not cover both
    ``application/json`` and ``text/event-stream``: 406 (HTTP-06). Each media range counts with
    its weight, and the most specific range naming a type decides (RFC 9110 §12.4.2, §12.5.1):
@@ -108,6 +110,7 @@ __all__ = [
     "MEMO_LIMIT",
     "Reply",
     "Call",
+    "StreamCall",
     "Head",
     "HttpChecks",
     "encode_answer",
@@ -171,6 +174,7 @@ _MODERN_METHODS: Final = frozenset(
         Method.RESOURCES_LIST,
         Method.RESOURCES_TEMPLATES_LIST,
         Method.RESOURCES_DIRECTORY_READ,
+        "subscriptions/listen",  # a stream of change notifications (PUSH-06)
     }
 )
 #: The body member ``Mcp-Name`` mirrors, per method (T26; never required for skills/*).
@@ -263,7 +267,16 @@ def encode_answer(request_id: RequestId, answer: Answer) -> tuple[bytes, int | N
 class Call:
     """A request that passed every rung: what to ask the server, and how to answer."""
 
-    __slots__ = ("cors", "id", "initialize", "legacy_version", "method", "params", "principal")
+    __slots__ = (
+        "cors",
+        "id",
+        "initialize",
+        "legacy_version",
+        "method",
+        "params",
+        "principal",
+        "session",
+    )
 
     def __init__(
         self,
@@ -275,6 +288,7 @@ class Call:
         initialize: bool = False,
         principal: str = "",
         cors: bytes | None = None,
+        session: str = "",
     ) -> None:
         self.id = request_id
         self.method = method
@@ -284,6 +298,20 @@ class Call:
         #: An ``initialize``: a successful answer opens a session for ``principal``.
         self.initialize = initialize
         self.principal = principal
+        self.cors = cors
+        #: The legacy session id the request came with (``""`` for none).
+        self.session = session
+
+
+@final
+class StreamCall:
+    """A legacy ``GET`` that opens its session's event stream (PUSH-03): the app streams."""
+
+    __slots__ = ("cors", "legacy_version", "session")
+
+    def __init__(self, session: str, legacy_version: str, cors: bytes | None) -> None:
+        self.session = session
+        self.legacy_version = legacy_version
         self.cors = cors
 
 
@@ -376,11 +404,12 @@ class HttpChecks:
 
     # -- rungs 1 to 7: the request line and headers ---------------------------------------------
 
-    def head(self, scope: Scope) -> Head | Reply | Probe:
+    def head(self, scope: Scope) -> Head | Reply | Probe | StreamCall:
         """The headers the later rungs read, or the reply of the first of rungs 1-7 that fails.
 
         A probe's path (:mod:`~skills_core.http.probes`) instead of the endpoint is a
-        :class:`~skills_core.http.probes.Probe` when its own checks pass.
+        :class:`~skills_core.http.probes.Probe` when its own checks pass; a legacy session's
+        ``GET`` is a :class:`StreamCall` (its event stream).
         """
         path: str = scope["path"]
         root: str = scope.get("root_path", "")
@@ -432,6 +461,8 @@ class HttpChecks:
         method: str = scope["method"]
         if method == "OPTIONS" and cors is not None:
             return Reply(204, b"", _TEXT, _PREFLIGHT, cors)
+        if method == "GET" and values.get(_H_SESSION) is not None:
+            return self._stream(values, repeated, scope, cors)
         reply = self._head_after_origin(method, values, repeated)
         if reply is not None:
             reply.cors = cors
@@ -490,6 +521,32 @@ class HttpChecks:
                     note=f"Accept {_quoted(accept)} does not allow both",
                 )
         return None
+
+    def _stream(
+        self,
+        values: dict[bytes, bytes],
+        repeated: frozenset[bytes],
+        scope: Scope,
+        cors: bytes | None,
+    ) -> Reply | StreamCall:
+        """A legacy ``GET`` with a session id: its event stream, or why not."""
+        verdict: Reply | StreamCall
+        if not accepts_sse(values.get(_H_ACCEPT)):
+            verdict = text_reply(406, "Not Acceptable: a GET stream is text/event-stream")
+        elif _H_SESSION in repeated:
+            verdict = text_reply(400, "Bad Request: a header is sent twice")
+        else:
+            principal_of = self._options.principal
+            principal = "" if principal_of is None else principal_of(scope) or ""
+            session = values[_H_SESSION].decode("latin-1")
+            version = self._sessions.open(session, now=self._clock(), principal=principal)
+            if version is None:
+                verdict = text_reply(404, "Not Found: the session expired or was never opened")
+            else:
+                verdict = StreamCall(session, version, cors)
+        if isinstance(verdict, Reply):
+            verdict.cors = cors
+        return verdict
 
     def _not_post(self, method: str, values: dict[bytes, bytes]) -> Reply:
         note = f"{_quoted(method)} is not POST"
@@ -705,7 +762,13 @@ class HttpChecks:
             )
         if type(event) is not RequestReceived:
             return Reply(202)
-        return Call(event.id, event.method, event.params, legacy_version=session_version)
+        return Call(
+            event.id,
+            event.method,
+            event.params,
+            legacy_version=session_version,
+            session=session_id.decode("latin-1") if session_id is not None else "",
+        )
 
     # -- the answer -----------------------------------------------------------------------------
 

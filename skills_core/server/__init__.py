@@ -52,6 +52,8 @@ from .source import SkillSource as SkillSource
 from .source import TreeSource as TreeSource
 
 if TYPE_CHECKING:
+    from .changes import ChangePacer as ChangePacer
+    from .changes import SkillChanges as SkillChanges
     from .cursors import CursorCodec as CursorCodec
     from .handler import PendingRead as PendingRead
     from .handler import ServerConnection as ServerConnection
@@ -65,6 +67,8 @@ if TYPE_CHECKING:
 # The request handler and its settings load on first use (PEP 562), so that a command that needs
 # only the catalog and the filesystem source (``manifest``, ``validate``) does not import them.
 _LAZY: dict[str, str] = {
+    "SkillChanges": ".changes",
+    "ChangePacer": ".changes",
     "CursorCodec": ".cursors",
     "PendingRead": ".handler",
     "ServerConnection": ".handler",
@@ -111,6 +115,9 @@ __all__ = [
     "DEFAULT_TTL_MS",
     "DEFAULT_SERVER_INFO",
     "DEFAULT_SCHEME",
+    # changes pushed
+    "SkillChanges",
+    "ChangePacer",
     # helpers
     "CursorCodec",
     "mime_type_for",

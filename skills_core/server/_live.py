@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from json import loads
 from typing import Final, final
 
+from ..entry import SkillEntry
 from ..jsonvalue import JSONValue
 from ..spec import SKILL_MD, SKILL_MD_MIME_TYPE
 from .catalog import Catalog
@@ -183,6 +184,10 @@ class LiveCatalog:
             )
             self._catalog = catalog
         return catalog
+
+    def entries(self) -> dict[str, SkillEntry]:
+        """``{SKILL.md URI: entry}`` of every published skill (listed or not)."""
+        return {uri: skill.entry for uri, skill in self._by_uri.items()}
 
     @property
     def listed(self) -> list[str]:

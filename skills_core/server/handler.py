@@ -141,7 +141,10 @@ from ..spec import (
 )
 from ..uri import SkillURI
 from ._live import LiveCatalog
+from ._read_cache import READ_CACHE_FILE, CachedRead, ReadCache
+from ._subscriptions import SUBSCRIBE, UNSUBSCRIBE, Subscriptions
 from .catalog import Catalog
+from .changes import ChangeTracker, SkillChanges
 from .cursors import REFUSALS, CursorCodec
 from .mime import mime_type_for
 from .model import OmittedSkill, PublishedSkill
@@ -245,6 +248,7 @@ class SkillsServer:
         "_reads",
         "_receipts",
         "_source",
+        "_tracker",
     )
 
     def __init__(
@@ -271,7 +275,8 @@ class SkillsServer:
         self._options = options
         self._cache_hint = options.cache_hint
         self._live = LiveCatalog(source.scan())
-        self._reads = _ReadCache()
+        self._tracker = ChangeTracker(self._live)
+        self._reads = ReadCache()
         self._read_since = source.read_since if isinstance(source, _ReadsSince) else None
         self._read_blocks = source.read_blocks if isinstance(source, _ReadsBlock) else None
         self._receipts = 0
@@ -327,8 +332,19 @@ class SkillsServer:
         return _REFUSAL_NOTES.get(id(answer))
 
     def capabilities(self) -> dict[str, JSONValue]:
-        """The ServerCapabilities this server declares (CAP-01, CAP-03, CAP-07)."""
-        return server_capabilities(directory_read=self._options.directory_read)
+        """The ServerCapabilities this server declares (CAP-01, CAP-03, CAP-07, PUSH-01)."""
+        return server_capabilities(directory_read=self._options.directory_read, changes=True)
+
+    def moved(self) -> bool:
+        """Look at the source (at most once per ``ttlMs``); True when the catalog moved since the
+        last :meth:`changes` (cheap: see :mod:`~skills_core.server.changes`)."""
+        self._live.sync(self._source, self._options.ttl_ms)
+        return self._tracker.moved
+
+    def changes(self) -> SkillChanges | None:
+        """What changed in the published catalog since the last call, or None if no entry did;
+        looks at the source first (PUSH-02, PUSH-05)."""
+        return self._tracker.take() if self.moved() else None
 
     def connection(self, *, legacy_version: str | None = None) -> ServerConnection:
         """Return a new connection to this server, in a negotiated state if you say so.
@@ -662,7 +678,7 @@ class SkillsServer:
         encoded = _encode_read(
             uri, data, file_path, era=era, hint=self._cache_hint, options=self._options
         )
-        self._reads.put(key, _CachedRead(version, data, encoded, self._receipts, skill))
+        self._reads.put(key, CachedRead(version, data, encoded, self._receipts, skill))
         return encoded
 
     def _directory_read(self, params: _Params) -> tuple[dict[str, JSONValue], bool]:
@@ -704,7 +720,7 @@ class ServerConnection:
     state its session recorded (:meth:`SkillsServer.connection`).
     """
 
-    __slots__ = ("_legacy_version", "_received", "_server")
+    __slots__ = ("_legacy_version", "_received", "_server", "subscriptions")
 
     def __init__(self, server: SkillsServer, *, legacy_version: str | None = None) -> None:
         """Start a connection to ``server``; see :meth:`SkillsServer.connection`."""
@@ -712,6 +728,18 @@ class ServerConnection:
         self._server = server
         self._legacy_version = legacy_version
         self._received: int | None = None
+        #: What the client asked to be told of (:mod:`skills_core.server._subscriptions`).
+        self.subscriptions = Subscriptions()
+        self.subscriptions.legacy = legacy_version is not None
+
+    def listen(self, request_id: RequestId, params: JSONObject | None) -> JSONObject | ErrorObject:
+        """Open a 2026-07-28 ``subscriptions/listen`` stream (PUSH-06): the acknowledgement
+        notification to send now, or the error to answer the request with; never raises."""
+        try:
+            _era(params or {}, None)
+        except _RequestError as refusal:
+            return refusal.error
+        return self.subscriptions.listen(request_id, params or {})
 
     def received(self) -> None:
         """Say that this connection's transport has just received data (a stream's chunk).
@@ -753,8 +781,15 @@ class ServerConnection:
         """Answer one request in this connection's state; never raises.
 
         As :meth:`SkillsServer.answer`; a successful ``initialize`` also records the version it
-        agreed on (:attr:`legacy_version`).
+        agreed on (:attr:`legacy_version`), and ``resources/(un)subscribe`` (2025-11-25) what the
+        client subscribed to (:attr:`subscriptions`).
         """
+        if method in _SUBSCRIBE_METHODS:
+            if self._legacy_version is None or request_era(params or {}) is _MODERN:
+                return ErrorObject(
+                    code=ErrorCode.METHOD_NOT_FOUND, message=f"Method not found: {method}"
+                )
+            return self.subscriptions.subscribe(method, params or {})
         answer = self._server.answer(
             method,
             params,
@@ -766,6 +801,7 @@ class ServerConnection:
             version = answer["protocolVersion"]
             assert isinstance(version, str)
             self._legacy_version = version
+            self.subscriptions.legacy = True
         return answer
 
     def handle(self, message: object) -> dict[str, JSONValue] | None:
@@ -892,7 +928,7 @@ def _as_listed(skill: PublishedSkill, uri: str, data: bytes) -> bool:
     listed = skill.entry.resource(uri)
     if listed is None or listed.size != len(data):
         return False
-    return len(data) > _READ_CACHE_FILE or compute_digest(data) == listed.digest
+    return len(data) > READ_CACHE_FILE or compute_digest(data) == listed.digest
 
 
 def _unread(source: SkillSource, skill: PublishedSkill, file_path: str, uri: str) -> _RequestError:
@@ -939,75 +975,6 @@ def _a_directory(uri: str) -> _RequestError:
     )
 
 
-#: Bytes of file content and encoded answers the read cache of a server may hold, and the largest
-#: file it caches: a hot set of small files, not a copy of the catalog.
-_READ_CACHE_BYTES: Final = 8 << 20
-_READ_CACHE_FILE: Final = 256 << 10
-
-
-@final
-class _CachedRead:
-    """A file's encoded ``resources/read`` answer, and what is known of the file it was made of."""
-
-    __slots__ = ("data", "encoded", "looked", "skill", "version")
-
-    def __init__(
-        self,
-        version: object | None,
-        data: bytes,
-        encoded: EncodedResult,
-        looked: int,
-        skill: PublishedSkill,
-    ) -> None:
-        #: The source's version of the file with these bytes (``read_since``), or None.
-        self.version = version
-        #: The file's bytes, and the answer made of them.
-        self.data = data
-        self.encoded = encoded
-        #: :meth:`SkillsServer.receipt`'s count when the file was last looked at, and the skill
-        #: it was read through (a re-scan makes new ones): a request that arrived before that
-        #: look, through the same skill, may be answered from it.
-        self.looked = looked
-        self.skill = skill
-
-    def confirm(self, version: object | None, looked: int, skill: PublishedSkill) -> EncodedResult:
-        """Record a look that found the file's bytes unchanged; return the answer."""
-        self.version = version
-        self.looked = looked
-        self.skill = skill
-        return self.encoded
-
-    @property
-    def cost(self) -> int:
-        """Bytes it holds: the file's and the encoded answer's."""
-        return len(self.data) + len(self.encoded)
-
-
-@final
-class _ReadCache:
-    """Encoded ``resources/read`` results by (URI, modern?), bounded in bytes, oldest out first."""
-
-    __slots__ = ("_size", "entries")
-
-    def __init__(self) -> None:
-        #: Read it directly (one dictionary lookup per read); add to it with :meth:`put` only.
-        self.entries: dict[tuple[str, bool], _CachedRead] = {}
-        self._size = 0
-
-    def put(self, key: tuple[str, bool], cached: _CachedRead) -> None:
-        entries = self.entries
-        old = entries.pop(key, None)
-        if old is not None:
-            self._size -= old.cost
-        if len(cached.data) > _READ_CACHE_FILE:
-            return
-        cost = cached.cost
-        while entries and self._size + cost > _READ_CACHE_BYTES:
-            self._size -= entries.pop(next(iter(entries))).cost
-        entries[key] = cached
-        self._size += cost
-
-
 _RESOURCES_READ: Final = Method.RESOURCES_READ.value
 _INITIALIZE: Final = Method.INITIALIZE.value
 _DISCOVER: Final = Method.SERVER_DISCOVER.value
@@ -1015,6 +982,7 @@ _DIRECTORY_READ: Final = Method.RESOURCES_DIRECTORY_READ.value
 
 _Handler = Callable[[SkillsServer, _Params], tuple[dict[str, JSONValue], bool]]
 
+_SUBSCRIBE_METHODS: Final = frozenset({SUBSCRIBE, UNSUBSCRIBE})
 _METHODS: Final[Mapping[str, _Handler]] = {
     _DISCOVER: SkillsServer._discover,
     Method.PING.value: SkillsServer._ping,
