@@ -6,7 +6,7 @@ Usage::
         python3 examples/http_auth.py ./skills --port 8080      # needs: pip install 'skills-core[http]'
     curl -H 'Authorization: Bearer s3cret-a' ...                 # as alice
 
-The library leaves authentication to the application (http-transport.md §4): whoever deploys a
+The library leaves authentication to the application (docs/requirements.md#http-security): whoever deploys a
 skills server knows how its callers prove who they are. This example shows the shape. A
 middleware in front of :class:`~skills_core.adapters.asgi.SkillsApp` answers 401 with
 ``WWW-Authenticate: Bearer`` unless the request carries a known token, and otherwise passes the

@@ -151,7 +151,7 @@ class NotificationReceived(Event):
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CancelRequested(Event):
-    """The peer sent a well-formed ``notifications/cancelled`` (base-protocol.md §1.7).
+    """The peer sent a well-formed ``notifications/cancelled`` (docs/protocol.md#stdio).
 
     Sent by a client to cancel one of its requests, or by a server to end a listen stream. The
     event changes no state: ``request_id`` may name a request of either side.

@@ -3,7 +3,7 @@
 Theory of operation
 ===================
 
-DESIGN.md decision 3 fixes the model: YAML 1.2 with the core schema, no timestamps, and a short list
+Decision 3 (docs/design.md#d3) fixes the model: YAML 1.2 with the core schema, no timestamps, and a short list
 of constructs that are refused with a located :class:`~skills_core.errors.FrontmatterError` instead
 of being given a meaning. Hosts compare the parsed frontmatter field by field with JSON that a
 server published (VER-10, VER-11, SIL-09), so a construct that two parsers read differently is a

@@ -6,10 +6,11 @@ up. The stdio client (:mod:`skills_core.adapters.stdio`) reads, writes and waits
 (The server side, :class:`~skills_core.server_stream.ServerStream`, lives apart, so that a server
 imports none of this.)
 
-Client policy (DESIGN.md, the ``host`` command): a line that is not JSON is reported and skipped; a
-message over the size cap, or anything else that is not JSON-RPC, gives the connection up (exit 2);
-a request from the server is refused with -32601 (a modern server MUST NOT send requests); a
-response nobody waits for is reported; a late answer to a cancelled request is dropped.
+Client policy (the ``host`` command, docs/design.md#command-line): a line that is not JSON is
+reported and skipped; a message over the size cap, or anything else that is not JSON-RPC, gives the
+connection up (exit 2); a request from the server is refused with -32601 (a modern server MUST NOT
+send requests); a response nobody waits for is reported; a late answer to a cancelled request is
+dropped.
 
 Noise stays bounded: of each kind of report, the first :data:`REPORTS_SHOWN` are given, the rest
 counted, and :meth:`ClientStream.summaries` says how many there were in all (a server writing

@@ -117,7 +117,7 @@ def _summary(method: str, result: Mapping[str, object]) -> str:
 
 
 def _say(text: str = "") -> None:
-    """Write one line; what the server sent in it is shown through ``display`` (decision 11)."""
+    """Write one line; what the server sent in it is shown through ``display`` (docs/design.md#d11)."""
     sys.stdout.write(display(text) + "\n")
     sys.stdout.flush()
 

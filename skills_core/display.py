@@ -7,7 +7,7 @@ frontmatter values, error messages) and, over stdio, its own stderr. A skill fol
 file names and its SKILL.md. Written raw to a terminal, such text can move the cursor, erase lines,
 conceal what follows (``ESC[8m``), reverse the order of what is shown (bidirectional overrides) or
 simply start a new line that looks like ours: it can draw a fake manifest and a fake approval
-question above the real ones (DESIGN.md decision 11).
+question above the real ones (docs/design.md#d11).
 
 So every such string passes through :func:`display` (or :func:`display_line`, for one-line fields
 such as a description) before it reaches a terminal or a log line. It is the **one** function that

@@ -74,7 +74,7 @@ __all__ = [
     "Resources",
 ]
 
-#: ``(uri, digest, size)``: what an approval binds to for one file (DESIGN.md decision 7).
+#: ``(uri, digest, size)``: what an approval binds to for one file (docs/design.md#d7).
 ResourceKey: TypeAlias = tuple[str, str, int]
 #: An entry's ``resources``: the manifest, or ``"dynamic"``.
 Resources: TypeAlias = "tuple[SkillResource, ...] | Literal['dynamic']"

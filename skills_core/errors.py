@@ -289,7 +289,7 @@ class FrontmatterErrorKind(enum.StrEnum):
 
     #: Not YAML of the supported subset at all (a located syntax error).
     SYNTAX = "syntax"
-    #: A YAML construct this library refuses on purpose (anchors, aliases, tags, ...; DESIGN.md 3).
+    #: A YAML construct this library refuses on purpose (anchors, aliases, tags, ...; docs/design.md#d3).
     UNSUPPORTED = "unsupported"
     #: A key given twice in one mapping, at any depth.
     DUPLICATE_KEY = "duplicate-key"

@@ -24,7 +24,7 @@ is a verification failure (VER-11). Both halves live here, and neither does I/O.
 * no closing line is an error, and so is a frontmatter over ``max_bytes`` UTF-8 bytes (the
   search for the closing line stops there, so a huge file costs no more than the cap).
 
-**Parsing** is :func:`skills_core._yaml.parse_yaml`: DESIGN.md decision 3's YAML 1.2 subset with
+**Parsing** is :func:`skills_core._yaml.parse_yaml`: the YAML 1.2 subset of docs/design.md#d3 with
 core-schema resolution; see that module for the exact subset and the refused constructs. The
 result is a ``dict`` of JSON-compatible values (:data:`JSONValue`) in document order.
 

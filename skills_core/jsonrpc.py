@@ -1,4 +1,5 @@
-"""Sans-IO JSON-RPC 2.0: a newline-delimited endpoint, and one message on its own (§1.2, §1.7).
+"""Sans-IO JSON-RPC 2.0: a newline-delimited endpoint, and one message on its own
+(docs/protocol.md#envelope, docs/protocol.md#stdio).
 
 Theory of operation
 -------------------
@@ -9,16 +10,16 @@ MCP semantics beyond the envelope; a server adapter and a client adapter drive t
 *Input.* :meth:`JsonRpcConnection.receive_data` only buffers bytes (``b""`` means end of stream).
 :meth:`JsonRpcConnection.next_event` takes one complete line off the buffer, turns it into one event
 and returns it, or returns :data:`NEED_DATA` when no complete line is buffered. A line ends at
-``b"\\n"`` and nowhere else (§1.7: "one JSON-RPC message per line ... MUST NOT contain embedded
-newlines"); a ``\\r`` before it is JSON whitespace and tolerated; blank lines are skipped. The search
-for the newline resumes where the last one stopped, so a message arriving in many chunks is scanned
-once. Decoding is strict: UTF-8 without replacement, RFC 8259 JSON without ``NaN``/``Infinity``,
-without numbers that overflow a double, without duplicate object keys (a JSON object with two ``id``
-members reads differently in different parsers) and without lone UTF-16 surrogate escapes (no UTF-8
-writer can send those on, so they would break the reply). Decoded values are classified per
-JSON-RPC 2.0 §4-§5 and MCP's schema (§1.2) into requests, notifications (with
-``notifications/cancelled`` surfaced as :class:`CancelRequested`) and responses, which are matched
-against the requests this side sent.
+``b"\\n"`` and nowhere else (docs/protocol.md#stdio: "one JSON-RPC message per line ... MUST NOT
+contain embedded newlines"); a ``\\r`` before it is JSON whitespace and tolerated; blank lines are
+skipped. The search for the newline resumes where the last one stopped, so a message arriving in
+many chunks is scanned once. Decoding is strict: UTF-8 without replacement, RFC 8259 JSON without
+``NaN``/``Infinity``, without numbers that overflow a double, without duplicate object keys (a JSON
+object with two ``id`` members reads differently in different parsers) and without lone UTF-16
+surrogate escapes (no UTF-8 writer can send those on, so they would break the reply). Decoded values
+are classified per JSON-RPC 2.0 §4-§5 and MCP's schema (docs/protocol.md#envelope) into requests,
+notifications (with ``notifications/cancelled`` surfaced as :class:`CancelRequested`) and responses,
+which are matched against the requests this side sent.
 
 *Problems never raise.* Anything the peer gets wrong becomes an event: :class:`InvalidMessage`
 carries a :class:`~skills_core.errors.RemoteProtocolError` and, when JSON-RPC calls for one, the
@@ -191,11 +192,11 @@ DEFAULT_MAX_MESSAGE_SIZE: Final = 32 * 1024 * 1024
 _SMALLEST_MAX_MESSAGE_SIZE: Final = 1024
 
 #: How many cancelled request ids are remembered so that their late responses are recognised.
-#: MCP (§1.7) lets a response cross the cancellation on the wire, so one may arrive about one round
-#: trip after :meth:`JsonRpcConnection.send_cancel`; a peer that honours the cancellation sends
-#: none, so the entries are not removed by the peer and must be bounded. Hosts keep a handful of
-#: requests in flight; 1024 covers any realistic burst. Beyond it the oldest id is forgotten and its
-#: late response, if any, is reported as an :class:`UnmatchedResponse` instead.
+#: MCP (docs/protocol.md#stdio) lets a response cross the cancellation on the wire, so one may
+#: arrive about one round trip after :meth:`JsonRpcConnection.send_cancel`; a peer that honours the
+#: cancellation sends none, so the entries are not removed by the peer and must be bounded. Hosts
+#: keep a handful of requests in flight; 1024 covers any realistic burst. Beyond it the oldest id is
+#: forgotten and its late response, if any, is reported as an :class:`UnmatchedResponse` instead.
 MAX_REMEMBERED_CANCELLATIONS: Final = 1024
 
 
@@ -336,7 +337,7 @@ def _check_max_message_size(max_message_size: object) -> int:
     return max_message_size
 
 
-# --- classification (JSON-RPC 2.0 §4, §5; base-protocol.md §1.2) -------------------------------
+# --- classification (JSON-RPC 2.0 §4, §5; docs/protocol.md#envelope) ---------------------------
 # One set of checks for every way a message arrives: a line of a stream (JsonRpcConnection), a
 # whole body (parse_message) or a decoded value (classify_message).
 
@@ -355,8 +356,9 @@ def _classify_value(value: object, max_size: int) -> ReceivedMessage | None:
             max_size,
         )
     if isinstance(value, list):
-        # JSON-RPC §6 batches; MCP removed them in 2025-06-18 and 2026-07-28 has none (§1.2).
-        # JSON-RPC answers an invalid batch with a single -32600 and id null.
+        # JSON-RPC §6 batches; MCP removed them in 2025-06-18 and 2026-07-28 has none
+        # (docs/protocol.md#envelope). JSON-RPC answers an invalid batch with a single -32600 and id
+        # null.
         return _refuse(
             _invalid_request(
                 "batches (JSON arrays) are not supported by MCP", JsonRpcErrorKind.BATCH

@@ -6,7 +6,7 @@ This module knows what the JSON of each request and result looks like, and nothi
 server or a host *does* with it. Builders return plain ``dict`` values ready for JSON-RPC; parsers
 take decoded JSON from the peer, check it strictly, and return value objects or raise a typed error.
 
-Two eras (base-protocol.md, DESIGN.md decision 2):
+Two eras (docs/protocol.md, docs/design.md#d2):
 
 * **modern** (2026-07-28): stateless. Every request carries ``params._meta`` with the protocol
   version and the client capabilities; every result carries ``resultType: "complete"``, and the
@@ -16,7 +16,7 @@ Two eras (base-protocol.md, DESIGN.md decision 2):
 * **legacy** (2025-11-25): a session opened by ``initialize``; requests carry no ``_meta`` and results
   none of the modern fields.
 
-Host-side parsing follows the fail-closed choices of requirements.md: only JSON ``true`` enables
+Host-side parsing follows the fail-closed choices of docs/requirements.md: only JSON ``true`` enables
 ``directoryRead`` (SIL-15); the extension without the ``resources`` capability is not usable
 (SIL-16); a missing ``ttlMs``/``cacheScope`` means "stale, private" (SIL-14); a ``resources/read``
 result must hold exactly one content item for the requested URI, and its bytes are UTF-8 of ``text``
@@ -103,7 +103,7 @@ _LEGACY: Final = Era.LEGACY
 
 
 class CacheScope(enum.StrEnum):
-    """``cacheScope`` values of a CacheableResult (base-protocol.md §1.5)."""
+    """``cacheScope`` values of a CacheableResult (docs/protocol.md#results)."""
 
     PUBLIC = "public"
     PRIVATE = "private"
@@ -147,7 +147,7 @@ SKILLS_CORE: Final = Implementation(name="skills-core", version=__version__)
 
 
 def client_capabilities(*, declare_skills: bool = True) -> dict[str, JSONValue]:
-    """Return the client capabilities a host sends; it declares the extension (DESIGN.md, SIL-28)."""
+    """Return the client capabilities a host sends; it declares the extension (docs/design.md#d2, SIL-28)."""
     if not declare_skills:
         return {}
     return {"extensions": {EXTENSION_ID: {}}}
@@ -159,7 +159,7 @@ def request_meta(
     capabilities: Mapping[str, JSONValue] | None = None,
     protocol_version: str = MODERN_PROTOCOL_VERSION,
 ) -> dict[str, JSONValue]:
-    """Return the ``_meta`` object every modern request carries (base-protocol.md §1.3; CAP-10)."""
+    """Return the ``_meta`` object every modern request carries (docs/protocol.md#request-meta; CAP-10)."""
     caps: dict[str, JSONValue] = (
         dict(capabilities) if capabilities is not None else client_capabilities()
     )
@@ -184,11 +184,12 @@ def request_era(params: Mapping[str, object] | None) -> Era:
     """The era a request belongs to, from its params: the one rule every side and transport uses.
 
     A request is modern when ``params._meta`` is an object that holds
-    ``io.modelcontextprotocol/protocolVersion``, whatever that key's value is (base-protocol.md
-    §1.3: every modern request carries it; a legacy one never has ``_meta`` keys of the modern
-    revision). Anything else is legacy: no params, no ``_meta``, a ``_meta`` that is not an object,
-    or one without the key. The value is the caller's to check once the era is known (a string, a
-    version it speaks): a malformed modern request is refused as modern, never served as legacy.
+    ``io.modelcontextprotocol/protocolVersion``, whatever that key's value is (docs/protocol.md
+    docs/protocol.md#request-meta: every modern request carries it; a legacy one never has ``_meta``
+    keys of the modern revision). Anything else is legacy: no params, no ``_meta``, a ``_meta`` that
+    is not an object, or one without the key. The value is the caller's to check once the era is
+    known (a string, a version it speaks): a malformed modern request is refused as modern, never
+    served as legacy.
 
     The server (:mod:`skills_core.server.handler`), the HTTP server's checks (when no
     ``MCP-Protocol-Version`` header routes the request), and the HTTP client (which headers a POST

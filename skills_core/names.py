@@ -1,4 +1,4 @@
-"""Agent Skills name rules (DESIGN.md decision 4; URI-07).
+"""Agent Skills name rules (docs/design.md#d4; URI-07).
 
 A skill name is 1-64 characters of ASCII lowercase letters, digits and single hyphens, with no
 leading, trailing or doubled hyphen: ``^[a-z0-9]+(-[a-z0-9]+)*$``. Unicode letters that the Agent

@@ -1,8 +1,9 @@
 """Constants of the Skills extension and of the MCP base protocol it stands on.
 
 Theory of operation: every literal that the wire or the specification fixes lives here, once, with
-the section of ``skills-extension.md`` or ``base-protocol.md`` it comes from. Nothing in this module
-does anything; the rest of the package imports these names instead of repeating strings.
+the section of the Skills extension (numbered as in docs/requirements.md) or of the base
+protocol (docs/protocol.md) it comes from. Nothing in this module does anything; the rest of
+the package imports these names instead of repeating strings.
 """
 
 from __future__ import annotations
@@ -44,14 +45,14 @@ DIRECTORY_READ_SETTING: Final = "directoryRead"
 
 #: The base revision the extension is specified against (spec, "Protocol Revision").
 MODERN_PROTOCOL_VERSION: Final = "2026-07-28"
-#: The initialize-based revision that legacy clients still speak (base-protocol.md §1.8).
+#: The initialize-based revision that legacy clients still speak (docs/protocol.md#legacy).
 LEGACY_PROTOCOL_VERSION: Final = "2025-11-25"
 #: Stateless revisions this library serves, newest first.
 SUPPORTED_MODERN_VERSIONS: Final = (MODERN_PROTOCOL_VERSION,)
 #: Legacy revisions this library accepts in ``initialize``, newest first.
 SUPPORTED_LEGACY_VERSIONS: Final = (LEGACY_PROTOCOL_VERSION, "2025-06-18", "2025-03-26")
 
-#: Required request ``_meta`` keys of the modern revision (base-protocol.md §1.3).
+#: Required request ``_meta`` keys of the modern revision (docs/protocol.md#request-meta).
 META_PROTOCOL_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
 META_CLIENT_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
 META_CLIENT_INFO: Final = "io.modelcontextprotocol/clientInfo"
@@ -67,9 +68,9 @@ RESERVED_FRONTMATTER_METADATA_PREFIX: Final = "io.modelcontextprotocol/"
 class Method(enum.StrEnum):
     """JSON-RPC method names this library speaks."""
 
-    #: Modern discovery (base-protocol.md §1.4).
+    #: Modern discovery (docs/protocol.md#discover).
     SERVER_DISCOVER = "server/discover"
-    #: Legacy handshake (base-protocol.md §1.8).
+    #: Legacy handshake (docs/protocol.md#legacy).
     INITIALIZE = "initialize"
     NOTIFICATIONS_INITIALIZED = "notifications/initialized"
     PING = "ping"
@@ -85,7 +86,7 @@ class Method(enum.StrEnum):
 
 
 class ErrorCode(enum.IntEnum):
-    """JSON-RPC error codes (base-protocol.md §1.1, §1.2).
+    """JSON-RPC error codes (docs/protocol.md#changes, docs/protocol.md#envelope).
 
     Bands: -32700..-32600 are JSON-RPC's own; -32000..-32019 are legacy or implementation-defined
     and new code SHOULD NOT emit them; -32020..-32099 are reserved for MCP.

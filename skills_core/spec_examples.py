@@ -3,9 +3,9 @@
 Theory of operation: the spec's "Example Message Flow" serves one skill, ``pdf-processing``, with
 three files, then adds a fourth (``templates/credit-note.md``). The texts below are exactly the bytes
 the spec gives (each ends with one newline), so their sizes and SHA-256 digests equal the ones the
-spec publishes (requirements.md §15, vectors V1-V4). They are Python constants rather than files so
-that no checkout, archive or line-ending conversion can alter a byte. ``skills-core demo`` and the
-tests build real folders from them.
+spec publishes (docs/requirements.md#spec-test-vectors, vectors V1-V4). They are Python constants
+rather than files so that no checkout, archive or line-ending conversion can alter a byte.
+``skills-core demo`` and the tests build real folders from them.
 """
 
 from __future__ import annotations

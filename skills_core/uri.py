@@ -8,12 +8,12 @@ final ``<skill-path>`` segment is the skill's name and the segments before it ar
 prefix. The first segment sits where an RFC 3986 authority would, but carries no meaning and is never
 resolved (URI-11).
 
-Three rules shape everything here (DESIGN.md decision 5):
+Three rules shape everything here (docs/design.md#d5):
 
 1. **URIs are exact strings.** Identity, manifest membership, approvals and cache keys compare the
    string as sent: never lowercased, never percent-decoded, never normalised (SIL-06). So this module
    parses by splitting strings, never with :mod:`urllib.parse` (whose ``hostname`` lowercases and whose
-   ``urljoin`` ignores unknown schemes; requirements.md §16).
+   ``urljoin`` ignores unknown schemes; docs/requirements.md#uri-parser-evidence).
 2. **Refuse, never repair.** A URI or reference that is malformed or hostile raises
    :class:`~skills_core.errors.URIError`; nothing is clamped or cleaned up silently (SIL-01, SIL-02).
 3. **References resolve against the skill root, lexically.** ``resolve_reference`` walks the

@@ -23,7 +23,7 @@ FMT-03, ENTRY-03, URI-07):
   verbatim (ENTRY-03), so unknown fields are the author's business.
 
 :func:`lint_portability` warns about plain (unquoted) scalars that other YAML parsers read
-differently from our YAML 1.2 core schema (DESIGN.md decision 3): dates and timestamps (PyYAML
+differently from our YAML 1.2 core schema (docs/design.md#d3): dates and timestamps (PyYAML
 builds a ``date``, js-yaml a ``Date``), YAML 1.1 booleans (``yes``, ``off``, ``y``...), integers
 YAML 1.1 reads differently (``017`` is octal 15 there, ``0o17`` a string, ``0b101``, ``1_000``
 and ``1:20`` integers), floats only one of the two reads as a number (``1e3``), numbers whose

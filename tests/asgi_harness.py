@@ -7,7 +7,8 @@ after the chunks (a slow client); ``disconnect=True`` makes it report ``http.dis
 It also checks the app keeps the ASGI contract: one ``http.response.start``, then body messages,
 nothing after the last.
 
-The request builders write what a 2026-07-28 client sends (http-transport.md §2.1, §5.2).
+The request builders write what a 2026-07-28 client sends (docs/requirements.md#http-31,
+docs/requirements.md#http-client rule 2).
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ FASTMCP_ENV: Final = {
 
 MODERN_VERSION: Final = "2026-07-28"
 SKILLS_EXTENSION: Final = "io.modelcontextprotocol/skills"
-#: The modern request envelope for hand-written requests (base-protocol.md §1.3).
+#: The modern request envelope for hand-written requests (docs/protocol.md#request-meta).
 MODERN_META: Final[dict[str, JSONValue]] = {
     "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
     "io.modelcontextprotocol/clientInfo": {"name": "skills-core-tests", "version": "0"},

@@ -16,9 +16,9 @@ import skills_core
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "skills_core"
 
-#: Modules allowed to do I/O (DESIGN.md: the server's filesystem loader and its held files, the
-#: host's cache store, the stdio adapters and the command line; the validation engine, whose
-#: folder functions read skill folders). Everything else is the sans-IO core.
+#: Modules allowed to do I/O (docs/design.md#io-modules: the server's filesystem loader and its held
+#: files, the host's cache store, the stdio adapters and the command line; the validation engine,
+#: whose folder functions read skill folders). Everything else is the sans-IO core.
 IO_MODULES = {
     "skills_core/server/filesystem.py",
     "skills_core/server/index_file.py",

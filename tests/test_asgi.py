@@ -1,4 +1,5 @@
-"""The ASGI app in-process: every row of http-transport.md §2.3 and §3.2, sessions, security.
+"""The ASGI app in-process: every row of docs/requirements.md#http-ladder and
+docs/requirements.md#http-legacy, sessions, security.
 
 Driven by ``asgi_harness`` (a scope, receive and send, no server), so each case is exact: status,
 JSON-RPC code, id, headers. The same cases through a real uvicorn are in ``test_http_uvicorn.py``.
@@ -122,7 +123,7 @@ def test_mcp_name_is_not_required_for_skills_methods(app: SkillsApp) -> None:
         assert "result" in response.json()
 
 
-# --- §2.3, row by row ----------------------------------------------------------------------
+# --- docs/requirements.md#http-ladder, row by row ------------------------------------------
 
 
 def _discover() -> tuple[list[tuple[str, str]], bytes]:
@@ -330,7 +331,7 @@ def test_modern_validation_table(  # noqa: PLR0917
     code: int | None,
     echoed: Any,
 ) -> None:
-    """http-transport.md §2.3 rows 2-19 (HTTP-03..HTTP-16): status, code, echoed id."""
+    """docs/requirements.md#http-ladder rows 2-19 (HTTP-03..HTTP-16): status, code, echoed id."""
     response = post(app, headers, body)
     assert response.status == status, response.body
     if status == 202:
@@ -478,7 +479,8 @@ def test_legacy_session_lifecycle(app: SkillsApp) -> None:
 
 
 def test_initialize_with_version_header_is_legacy(app: SkillsApp) -> None:
-    """§5.7: initialize is accepted with or without MCP-Protocol-Version."""
+    """docs/requirements.md#http-client rule 7: initialize is accepted with or without
+    MCP-Protocol-Version."""
     assert SESSION_ID.match(open_session(app, with_version_header=True))
 
 
@@ -598,8 +600,9 @@ def test_sessions_cross_apps_sharing_the_key() -> None:
 
 
 def test_sessions_bound_to_the_principal() -> None:
-    """§4, HTTP-42: sessions are not authentication: a session opened by one principal is unknown
-    to another (404), and to a caller the embedding app did not authenticate."""
+    """docs/requirements.md#http-security, HTTP-42: sessions are not authentication: a session
+    opened by one principal is unknown to another (404), and to a caller the embedding app did not
+    authenticate."""
     app = make_app(HttpOptions(principal=lambda scope: scope.get("user")))
 
     def as_user(user: str | None, headers: list[tuple[str, str]], body: bytes) -> Response:
@@ -613,7 +616,8 @@ def test_sessions_bound_to_the_principal() -> None:
 
 
 def test_modern_body_without_header_routes_modern(app: SkillsApp) -> None:
-    """§3.3 rule 2: no header, _meta protocolVersion present -> modern (row 12: -32020)."""
+    """docs/requirements.md#http-eras rule 2: no header, _meta protocolVersion present -> modern
+    (row 12: -32020)."""
     headers, body = _discover()
     response = post(app, replace_header(headers, "mcp-protocol-version", None), body)
     assert response.status == 400
@@ -1104,7 +1108,7 @@ def test_app_from_env(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_the_app_imports_the_standard_library_only() -> None:
-    """DESIGN.md decision 10: ``python -S`` (no site-packages) imports the adapter and serve."""
+    """Decision 10 (docs/design.md#d10): ``python -S`` (no site-packages) imports the adapter and serve."""
     import subprocess
     import sys
     from pathlib import Path

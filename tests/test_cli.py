@@ -1,4 +1,4 @@
-"""The skills-core command line: every command and exit code (DESIGN.md "The command line")."""
+"""The skills-core command line: every command and exit code (docs/design.md#command-line)."""
 
 from __future__ import annotations
 

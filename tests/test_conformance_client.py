@@ -9,7 +9,7 @@ The suite starts a mock server, runs ``tests/conformance_client.py URL`` (which 
 ``skills-core host --server mock=URL``; see its docstring) and scores what the mock saw. A run
 passes when the suite says ``OVERALL: PASSED`` and exits 0.
 
-Which scenarios, and why (http-transport.md §6.2):
+Which scenarios, and why (docs/requirements.md#http-conformance):
 
 * ``sep-2640-client-no-prefetch``, ``-verify-digest``, ``-verify-size``, ``-verify-frontmatter``:
   the extension's client scenarios, in both eras: 2025-11-25 (the suite's default for extension

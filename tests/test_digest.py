@@ -1,4 +1,5 @@
-"""Digests and size-then-digest verification: VER-05..VER-07, ENTRY-12, SIL-18, requirements.md §15."""
+"""Digests and size-then-digest verification: VER-05..VER-07, ENTRY-12, SIL-18,
+docs/requirements.md#spec-test-vectors."""
 
 from __future__ import annotations
 
@@ -95,7 +96,7 @@ def test_invalid_digest_format_ENTRY_12(value: object) -> None:
     assert info.value.kind == "bad-digest"
 
 
-# requirements.md §15.1, derived negative vectors
+# docs/requirements.md#spec-test-vectors, derived negative vectors
 NEGATIVE = [
     (ex.SKILL_MD[:-1], 150, "a090ee9ac5ae398cecd4e30f18ee992c9cc5dcc7a64c4a4b07ef68a1f3655938"),
     (

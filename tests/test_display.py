@@ -1,4 +1,4 @@
-"""The one display function: untrusted text is shown, never obeyed, by a terminal (DESIGN.md 11)."""
+"""The one display function: untrusted text is shown, never obeyed, by a terminal (docs/design.md#d11)."""
 
 from __future__ import annotations
 

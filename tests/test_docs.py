@@ -315,7 +315,6 @@ OUTSIDE = re.compile(
 )
 
 
-@pytest.mark.xfail(strict=True, reason="citations are retargeted after the parallel branches merge")
 def test_nothing_cites_a_document_outside_the_repository() -> None:
     files = [path for path in cited_files() if path != Path(__file__)]
     files += sorted(DOCS.glob("*.md"))

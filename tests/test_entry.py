@@ -23,7 +23,7 @@ from skills_core import spec_examples as ex
 D1 = "sha256:" + "1" * 64
 D2 = "sha256:" + "2" * 64
 
-# The spec's skills/list example (requirements.md §15.2): entry-validation vectors only.
+# The spec's skills/list example (docs/requirements.md#spec-test-vectors): entry-validation vectors only.
 SPEC_LISTING: list[dict[str, Any]] = [
     {
         "uri": "skill://git-workflow/SKILL.md",
@@ -105,7 +105,7 @@ def test_spec_pdf_processing_entry_list_and_get_are_equal_ENTRY_01_GET_06() -> N
     assert listed.description == "Extract, fill, and assemble PDF documents"
     assert listed.root == "skill://pdf-processing"
     assert not listed.is_dynamic
-    assert listed.total_size == 215  # requirements.md §15.1: 151 + 29 + 35
+    assert listed.total_size == 215  # docs/requirements.md#spec-test-vectors: 151 + 29 + 35
     changed = SkillEntry.from_json(ex.entry_json(with_credit_note=True))
     assert changed.total_size == 254
     assert changed != listed

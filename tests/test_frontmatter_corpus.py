@@ -31,7 +31,7 @@ pytestmark = pytest.mark.skipif(
 
 #: Files where PyYAML and we disagree, and why. Each one is an unquoted date: YAML 1.1 resolves
 #: ``2025-10-20`` to a timestamp (PyYAML builds ``datetime.date``), the YAML 1.2 core schema has
-#: no timestamp type, so we keep the plain string (DESIGN.md decision 3). The value is the JSON
+#: no timestamp type, so we keep the plain string (docs/design.md#d3). The value is the JSON
 #: pointer of every field that differs and our string there.
 YAML_1_1_EXCEPTIONS: dict[str, dict[str, str]] = {
     f"davila7__claude-code-templates/cli-tool/components/skills/business-marketing/{name}"

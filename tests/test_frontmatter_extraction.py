@@ -9,7 +9,7 @@ import pytest
 from skills_core.errors import FrontmatterError
 from skills_core.frontmatter import DEFAULT_MAX_BYTES, parse_frontmatter, split_frontmatter
 
-#: The spec's V1 vector (requirements.md, "Spec vectors"): 151 bytes.
+#: The spec's V1 vector (docs/requirements.md#spec-test-vectors): 151 bytes.
 V1 = (
     b"---\nname: pdf-processing\ndescription: Extract, fill, and assemble PDF documents\n---\n\n"
     b"# PDF processing\n\nChoose the matching template from `templates/`.\n"

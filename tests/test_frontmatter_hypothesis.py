@@ -182,7 +182,7 @@ def test_round_trip_through_pyyaml_dump(
     dumped = yaml.dump(_styled(document, styles), Dumper=_Dumper, sort_keys=False, **options)
     assert isinstance(dumped, str)
     # After a "keep" block scalar at the very end, PyYAML closes the document with "...", a
-    # document end marker we refuse (decision 3); in a SKILL.md the closing "---" does that job.
+    # document end marker we refuse (docs/design.md#d3); in a SKILL.md the closing "---" does that job.
     if dumped.endswith("\n...\n"):
         dumped = dumped[: -len("...\n")]
     parsed = parse_frontmatter("---\n" + dumped + "---\nbody\n").data

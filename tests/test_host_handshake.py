@@ -1,7 +1,7 @@
 """The handshake lives in the sans-IO host: a custom transport needs nothing from the adapters.
 
 The host builds ``server/discover`` (modern, with the request ``_meta``: CAP-10, SIL-28) or
-``initialize`` (legacy), and reads the answer (base-protocol.md §1.4). Here the transport is a
+``initialize`` (legacy), and reads the answer (docs/protocol.md#discover). Here the transport is a
 ``ServerConnection`` called in-process: the whole flow, handshake to verified delivery, runs
 without an adapter import.
 """

@@ -1,4 +1,4 @@
-"""Hostile servers (requirements.md §13.2 and the issue's list): each case ends with nothing
+"""Hostile servers (docs/requirements.md#hostile-servers and the issue's list): each case ends with nothing
 unverified reaching the model as skill content, and with the failure named.
 """
 

@@ -1,4 +1,4 @@
-"""The client half of skills_core.http: headers, answers, URLs, eras, SSE (http-transport.md §5).
+"""The client half of skills_core.http: headers, answers, URLs, eras, SSE (docs/requirements.md#http-client).
 
 Every wire fixture is fed whole and one byte at a time; parsers and classifiers get hypothesis.
 """

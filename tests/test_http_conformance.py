@@ -8,7 +8,7 @@ One server serves a test tree for the whole module: the spec's ``pdf-processing`
 ``resources/list`` (the suite hard-codes no URI; its ``sep-2640-skills-directory`` wants a served
 directory with a subdirectory, its enumeration probes ``skills/get`` on an unserved URI).
 
-Runs (http-transport.md §6):
+Runs (docs/requirements.md#http-conformance):
 
 * the three SEP-2640 server scenarios at 2026-07-28 (the extension's default wire) and, with
   ``--spec-version 2025-11-25 --force``, over a legacy session: every check passes, none is

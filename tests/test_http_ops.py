@@ -5,7 +5,7 @@ where the number matters), real sockets, real SIGTERM sent to the main process (
 sends it), stderr read from a file. A loading that must be slow to be seen is made to wait on a
 file the test creates (a factory module run by a real uvicorn process), never on a clock.
 
-The rules (DESIGN decision 15, "operable by default"): ``/healthz`` and ``/readyz`` answer without
+The rules (DESIGN docs/design.md#d15, "operable by default"): ``/healthz`` and ``/readyz`` answer without
 touching the skills and are not logged at the default level; the Host and Origin checks (HTTP-03,
 HTTP-04) still apply to them, with loopback names accepted; each request gets one line (text or
 JSON lines) with no secret and no control character; each refusal its reason at warning level; a

@@ -210,7 +210,7 @@ def test_spec_example_flow(flavour: str, skills_root: Path) -> None:
                 meta = params["_meta"]
                 assert isinstance(meta, dict)
                 assert meta[META_VERSION] == "2026-07-28", method
-        assert client.process.returncode == 0  # exited on end of input (§1.7)
+        assert client.process.returncode == 0  # exited on end of input (docs/protocol.md#stdio)
 
     run(flavour, body)
 

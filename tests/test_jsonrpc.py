@@ -1,7 +1,7 @@
 """The sans-IO JSON-RPC endpoint: framing, limits, classification, matching, sending.
 
 Every wire fixture in ``FIXTURES`` is fed whole and one byte at a time (draining after each byte)
-and must give the expected events, identically (STYLE.md habit 8).
+and must give the expected events, identically (docs/design.md#how-we-know).
 """
 
 from __future__ import annotations
@@ -894,7 +894,8 @@ def test_requests_are_refused_after_end_of_stream_but_replies_are_not() -> None:
     with pytest.raises(LocalProtocolError) as info:
         conn.send_request("b")
     assert info.value.kind == "closed"
-    # A server still answers what it read before stdin closed (§1.7: the client waits for exit).
+    # A server still answers what it read before stdin closed (docs/protocol.md#stdio: the client
+    # waits for exit).
     (request, end) = drain(conn)
     assert isinstance(request, RequestReceived)
     assert conn.send_response(request.id, {}) == b'{"jsonrpc":"2.0","id":1,"result":{}}\n'

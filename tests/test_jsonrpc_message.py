@@ -1,6 +1,6 @@
 """One message on its own: ``parse_message`` (HTTP bodies) and ``classify_message`` (dicts).
 
-http-transport.md §2.3 rows 8-10 and HTTP-07: a body that is not JSON is -32700, id null; a batch,
+docs/requirements.md#http-ladder rows 8-10 and HTTP-07: a body that is not JSON is -32700, id null; a batch,
 a posted response, a bad envelope or an id null is -32600; a notification gets no reply. The
 verdicts are the newline endpoint's own checks: a hypothesis test feeds the same bytes to both and
 requires the same event for everything but responses (a stream reports those; a body refuses
@@ -53,7 +53,7 @@ def reply_of(verdict: ReceivedMessage) -> dict[str, Any]:
     return reply
 
 
-# --- the table of §2.3 rows 8-10 ---------------------------------------------------------------
+# --- the table of docs/requirements.md#http-ladder rows 8-10 -----------------------------------
 
 REQUEST = b'{"jsonrpc":"2.0","id":7,"method":"skills/list","params":{"cursor":null}}'
 

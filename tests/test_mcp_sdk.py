@@ -14,7 +14,7 @@ output). What is checked, on asyncio and on trio:
   ``-32000`` and ``-32001`` that are not the SDK's exact shape (``-32602`` to ``skills/get`` is
   ``NotASkill``: ERR-07);
 * ``connect`` negotiates the era (modern by ``server/discover``; legacy by ``initialize`` when
-  discover is refused or times out, base-protocol.md §1.4) or takes the session's, and connects
+  discover is refused or times out, docs/protocol.md#discover) or takes the session's, and connects
   the host with the capabilities the server declared; requests carry the session's ``_meta``
   with the extension declared in the modern era and no ``_meta`` in the legacy one (CAP-10).
 
@@ -427,7 +427,7 @@ FUTURE_DISCOVER: Final = {
 def test_auto_connect_falls_back_to_initialize(
     monkeypatch: pytest.MonkeyPatch, discover: Outcome
 ) -> None:
-    """base-protocol.md §1.4: a timeout or an unusable discover result means legacy."""
+    """docs/protocol.md#discover: a timeout or an unusable discover result means legacy."""
     monkeypatch.setattr(mcp.client.session, "DISCOVER_TIMEOUT_SECONDS", TIMEOUT)
     peer = Peer(server=demo_server(), overrides={"server/discover": discover})
 

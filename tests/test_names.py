@@ -1,4 +1,4 @@
-"""Skill name rules (DESIGN.md decision 4; URI-07)."""
+"""Skill name rules (docs/design.md#d4; URI-07)."""
 
 from __future__ import annotations
 

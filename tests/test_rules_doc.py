@@ -169,7 +169,7 @@ def test_every_code_has_an_anchor_and_sarif_links_to_it() -> None:
         assert rule["helpUri"] == f"https://example.org/docs/rules.md#{rule['id']}"
         assert rule["id"] in found
         assert rule["fullDescription"]["text"]
-        assert "requirements.md#" not in rule["help"]["markdown"] or (
+        assert "docs/requirements.md#" not in rule["help"]["markdown"] or (
             "https://example.org/docs/requirements.md#" in rule["help"]["markdown"]
         )
     assert run["results"][0]["level"] == "note"

@@ -1,4 +1,4 @@
-"""Every YAML construct of DESIGN.md decision 3: each supported one parses to the right value, each
+"""Every YAML construct of decision 3 (docs/design.md#d3): each supported one parses to the right value, each
 refused one raises a located FrontmatterError (SIL-09, VER-10).
 
 Line numbers are SKILL.md lines: the opening ``---`` is line 1, so the first YAML line is line 2.
@@ -460,7 +460,7 @@ def test_quoted_scalars_are_never_resolved() -> None:
     }
 
 
-# --- refused: the constructs of decision 3 --------------------------------------------------------
+# --- refused: the constructs of decision 3 (docs/design.md#d3) ------------------------------------
 
 
 def test_anchor_is_refused() -> None:

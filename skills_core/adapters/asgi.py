@@ -2,21 +2,21 @@
 
 Theory of operation
 -------------------
-ASGI is a calling convention, not a package (DESIGN.md decision 10): :class:`SkillsApp` is an
+ASGI is a calling convention, not a package (docs/design.md#d10): :class:`SkillsApp` is an
 ``async (scope, receive, send)`` callable that any ASGI server runs (uvicorn, hypercorn,
 gunicorn with uvicorn workers). It serves one endpoint (``/mcp`` by default; under a ``root_path``
 when mounted) and answers every HTTP exchange with one complete JSON answer: a skills server sends
 no server-initiated messages and answers synchronously, so it never needs a stream
-(http-transport.md §1; HTTP-17 allows JSON or SSE, the server's choice).
+(docs/requirements.md#http; HTTP-17 allows JSON or SSE, the server's choice).
 
 **The layout.** This module is the public face; the work is split by job. The protocol is in the
 core, without I/O: :mod:`skills_core.http.server` holds the rules every request climbs (the ladder
-of http-transport.md §2.3 and §3.2, the eras, the routing headers, the session checks),
-:mod:`skills_core.http.options` the settings, :mod:`skills_core.http.session` the session ids.
-The I/O is here: :mod:`~skills_core.adapters._asgi_app` is the ASGI callable (reading the body
-within its bounds, asking the server, sending); :mod:`~skills_core.adapters._asgi_config` the
-shared secret and the app built from environment variables for ASGI servers that run several
-workers.
+of docs/requirements.md#http-ladder and docs/requirements.md#http-legacy, the eras, the routing
+headers, the session checks), :mod:`skills_core.http.options` the settings,
+:mod:`skills_core.http.session` the session ids. The I/O is here:
+:mod:`~skills_core.adapters._asgi_app` is the ASGI callable (reading the body within its bounds,
+asking the server, sending); :mod:`~skills_core.adapters._asgi_config` the shared secret and the app
+built from environment variables for ASGI servers that run several workers.
 
 **Sessions** are self-contained (:mod:`skills_core.http.session`): the id carries the
 negotiated version and an expiry under an HMAC, so any worker of any process sharing the key
@@ -33,7 +33,7 @@ authentication (HTTP-42); when the embedding application authenticates, pass
 **Pagination cursors** are signed by the server with its ``cursor_key``; give every worker the
 same key (see :func:`derive_key`, :class:`AppConfig`) and a listing can alternate between workers.
 
-**Security defaults** (http-transport.md §4): the ``Host`` allow-list defaults to the loopback
+**Security defaults** (docs/requirements.md#http-security): the ``Host`` allow-list defaults to the loopback
 names (DNS-rebinding protection; pass ``allowed_hosts=None`` to switch it off, as for a server
 behind a proxy that checks it), ``Origin`` must be listed when present (by default the loopback
 origins, any port), no CORS headers unless ``cors=True``, a 4 MiB body cap (the Python SDK's),

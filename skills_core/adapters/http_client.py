@@ -7,7 +7,7 @@ was made with; ``request(method, params, timeout=...)`` takes its own bound (wha
 :func:`~skills_core.host.driver.carry_out` uses). Either returns the result or raises
 :class:`~skills_core.errors.JsonRpcError` / :class:`~skills_core.errors.TransportError`, exactly
 as the stdio clients do, and
-``negotiate(...)`` settles the era the way HTTP signals it (§5.6), which
+``negotiate(...)`` settles the era the way HTTP signals it (docs/requirements.md#http-client rule 6), which
 :func:`~skills_core.host.driver.handshake` asks it to do. Every decision about headers,
 statuses, bodies, redirects and eras is made by the pure :mod:`skills_core.http`; this module
 only moves bytes with httpx2 and keeps time with anyio, so it runs under asyncio and trio alike.
@@ -443,7 +443,8 @@ class HttpClient:
         timeout: float | None,
         era: Era | None = None,
     ) -> Negotiated:
-        """Settle the era and handshake (§5.6, §5.7); see the module docstring.
+        """Settle the era and handshake (docs/requirements.md#http-client rules 6, 7); see the
+        module docstring.
 
         Args:
             client_info: How this client introduces itself.

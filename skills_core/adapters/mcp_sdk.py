@@ -12,7 +12,7 @@ any ``send(method, params)``. :class:`SessionRequester` is that ``send`` for one
 * a request goes out through ``session.send_request`` as a custom ``mcp_types.Request`` (the
   skills methods are not in the SDK's vocabulary) with a raw-dict result model, so the result
   comes back as the server's JSON. In the modern era the session stamps the request ``_meta``
-  itself (protocol version, its ``clientInfo``, its capabilities; base-protocol.md §1.3, CAP-10)
+  itself (protocol version, its ``clientInfo``, its capabilities; docs/protocol.md#request-meta, CAP-10)
   over the one the host built; in the legacy era the host sends none. Build the session with
   ``extensions=client_extensions()`` so that those capabilities declare the Skills extension;
 * the SDK raises one exception type, ``MCPError``, for three different things, and the requester
@@ -27,7 +27,7 @@ any ``send(method, params)``. :class:`SessionRequester` is that ``send`` for one
   ``resources/read``, against the negotiated revision) is ``TransportError(kind="protocol")``;
   the transport's own errors (a failed write, an OS error) are ``TransportError(kind="closed")``.
 
-:func:`connect` negotiates the era the way base-protocol.md §1.4 recommends when the session has
+:func:`connect` negotiates the era the way docs/protocol.md#discover recommends when the session has
 not yet done so (``server/discover`` first, ``initialize`` on an error answer, a timeout or no
 common modern version) or takes the one the session already negotiated (``session.discover()``,
 ``session.initialize()``, or ``mcp.Client(mode=...)``), and connects the host's origin with the
@@ -82,7 +82,7 @@ def client_extensions() -> dict[str, dict[str, Any]]:
     """Return the ``extensions`` argument for ``ClientSession`` that declares the Skills extension.
 
     The session puts it in its capabilities: in ``initialize`` (legacy) and in every modern
-    request's ``_meta`` (DESIGN.md decision 2; no server may require it, SIL-28).
+    request's ``_meta`` (docs/design.md#d2; no server may require it, SIL-28).
     """
     return {EXTENSION_ID: {}}
 
@@ -196,7 +196,7 @@ async def connect(
     If the session has not negotiated yet, this does: ``era=Era.MODERN`` sends ``server/discover``,
     ``era=Era.LEGACY`` sends ``initialize`` (then ``notifications/initialized``), and ``None``
     (the default) tries ``server/discover`` and falls back to ``initialize`` on an error answer, a
-    timeout, an unusable result or no common modern version (base-protocol.md §1.4). Nothing else
+    timeout, an unusable result or no common modern version (docs/protocol.md#discover). Nothing else
     is sent (VER-12). Then the host records the server's capabilities in the session's era.
 
     Args:

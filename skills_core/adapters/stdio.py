@@ -17,7 +17,7 @@ second, one small class per event loop (in :mod:`skills_core.adapters.asyncio_st
   a :class:`StdioClient`: requests with timeouts (a timed-out or cancelled request sends
   ``notifications/cancelled``), the server's stderr read line by line and relayed labelled and
   escaped (or handed to the caller), and a clean shutdown of the whole group: close stdin, wait,
-  terminate, wait, kill (base-protocol.md §1.7; :mod:`skills_core.adapters._io`). No process of
+  terminate, wait, kill (docs/protocol.md#stdio; :mod:`skills_core.adapters._io`). No process of
   the group outlives the ``async with`` block, and no pipe is left for the garbage collector. The
   decisions about the bytes are :class:`~skills_core.client_stream.ClientStream`'s.
 
@@ -529,7 +529,7 @@ class StdioClient(Generic[P]):
         await self._stderr_done.wait()
 
     async def aclose(self) -> None:
-        """Shut the server down: close its stdin, wait, terminate, wait, kill (§1.7).
+        """Shut the server down: close its stdin, wait, terminate, wait, kill (docs/protocol.md#stdio).
 
         The signals go to the server's whole process group where there is one (see ``_io``);
         the server's pipes are closed and nothing is left for the garbage collector to finish.

@@ -65,7 +65,7 @@ class _Formatter(argparse.HelpFormatter):
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, but usage errors exit 1 (DESIGN.md) with one line and no usage dump.
+    """argparse, but usage errors exit 1 (docs/design.md#command-line) with one line and no usage dump.
 
     A sub-parser made with ``usage_exit=N`` exits N on a usage error instead, and reports the
     arguments it does not know itself (argparse leaves those to the top-level parser).

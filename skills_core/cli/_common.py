@@ -4,7 +4,7 @@ Theory of operation: each command module imports this one and nothing of its sib
 command line has no import cycle. A command reports a failure by raising :class:`CliError` with one
 of the exit codes below (or by returning the code); :func:`skills_core.cli.main` writes the message
 as one line on stderr. Text that came from a server or a skill folder reaches the terminal only
-through :func:`skills_core.display.display` (DESIGN.md decision 11); :func:`error` applies it to
+through :func:`skills_core.display.display` (docs/design.md#d11); :func:`error` applies it to
 the whole message, so a caller may embed untrusted text in a message as it is, and
 :func:`print_json` writes JSON through :func:`skills_core.display.display_json`.
 

@@ -13,7 +13,7 @@ persist in ``--approvals FILE``, bound to the manifest. Content is printed frame
 label, exactly as a model would receive it. Exit codes: see :mod:`skills_core.cli._common`; each
 effect the host returns maps to one of them in :meth:`_Session._react`.
 
-What a person sees is ours (DESIGN.md decision 11):
+What a person sees is ours (docs/design.md#d11):
 
 * every string that came from a server (names, descriptions, URIs, file names, frontmatter values,
   error messages, notices) is shown through :mod:`skills_core.display`; on a terminal, lines that

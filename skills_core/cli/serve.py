@@ -138,7 +138,8 @@ def _error(level: str, message: str) -> None:
 
 
 def _report_omitted(omitted: int, say: Callable[[str, str], None] = _error) -> None:
-    if omitted:  # stdout belongs to the protocol; stderr is for the operator (§1.7)
+    # stdout belongs to the protocol; stderr is for the operator (docs/protocol.md#stdio)
+    if omitted:
         say("warning", f"{omitted} skill folder(s) left out; `skills-core manifest` says why")
 
 

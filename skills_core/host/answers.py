@@ -15,7 +15,7 @@ while that session is in the generation the request was made in; otherwise it is
 go through the entry intake (:mod:`~skills_core.host.intake`); previews and ordinary reads through
 :mod:`~skills_core.host.reads`.
 
-Error codes -32602 (now) and -32002 (2025-11-25) mean "no such resource" (base-protocol §1.1): a
+Error codes -32602 (now) and -32002 (2025-11-25) mean "no such resource" (docs/protocol.md#changes): a
 ``skills/get`` answered so means "not a skill here" (ERR-07), a listed file so means the skill
 changed (DIR-17).
 """
@@ -51,7 +51,7 @@ from .window import ActingWindow
 
 __all__ = ["Answers", "ON_RESULT", "ON_FAILURE", "NOT_FOUND_CODES"]
 
-#: Error codes meaning "no such resource": -32602 now, -32002 in 2025-11-25 (base-protocol §1.1).
+#: Error codes meaning "no such resource": -32602 now, -32002 in 2025-11-25 (docs/protocol.md#changes).
 NOT_FOUND_CODES: Final = frozenset({ErrorCode.INVALID_PARAMS, ErrorCode.LEGACY_RESOURCE_NOT_FOUND})
 
 

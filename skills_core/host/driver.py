@@ -10,7 +10,7 @@ Everything that is not a request (approval prompts, deliveries, notices, failure
 the caller in causal order, with a :class:`~skills_core.host.pump.TransportFailure` wherever a
 connection failed; approving is another host call whose effects go through :func:`carry_out` again.
 
-:func:`handshake` opens a connection the way base-protocol.md §1.4 recommends on stdio: probe
+:func:`handshake` opens a connection the way docs/protocol.md#discover recommends on stdio: probe
 ``server/discover`` (modern), and fall back to ``initialize`` on any error or timeout (legacy), or
 speak only the era the caller pins. A connection that settles its era itself (a
 :class:`Negotiator`, such as the HTTP client, whose era signals are HTTP statuses) is asked to, and

@@ -2,14 +2,14 @@
 
 Theory of operation
 -------------------
-Before a host asks a server for anything it learns what the server speaks (base-protocol.md §1.4,
+Before a host asks a server for anything it learns what the server speaks (docs/protocol.md#discover,
 CAP-01): in the modern era (2026-07-28) with ``server/discover`` (stateless; the request carries
 ``_meta`` like every modern request), in the legacy era (2025-11-25) with ``initialize``, followed
 by the notification ``notifications/initialized``. Which era to try first, and when to fall back,
 is a transport's business (stdio: probe ``server/discover``, fall back on an error or a timeout;
-HTTP: the status codes decide, http-transport.md §5.6). What each request looks like and what its
-answer means is not, and lives here once, so that no transport builds ``_meta`` or reads a
-``supportedVersions`` list by itself:
+HTTP: the status codes decide, docs/requirements.md#http-client rule 6). What each request looks
+like and what its answer means is not, and lives here once, so that no transport builds ``_meta`` or
+reads a ``supportedVersions`` list by itself:
 
 * :func:`handshake_request` gives the ``(method, params)`` of either request;
 * :func:`outcome_of` reads the answer into a :class:`Negotiated` (the era, the protocol version
@@ -39,7 +39,7 @@ from ..spec import (
 
 __all__ = ["Negotiated", "INITIALIZED_NOTIFICATION", "handshake_request", "outcome_of"]
 
-#: What a legacy client sends once ``initialize`` was answered (base-protocol.md §1.4).
+#: What a legacy client sends once ``initialize`` was answered (docs/protocol.md#discover).
 INITIALIZED_NOTIFICATION: Final = Method.NOTIFICATIONS_INITIALIZED.value
 
 

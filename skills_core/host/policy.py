@@ -3,8 +3,9 @@
 Theory of operation
 -------------------
 One frozen value object configures a :class:`~skills_core.host.Host`. The defaults are the
-secure choices of DESIGN.md decision 8 and requirements.md §13-§14; each field cites its row. A host
-may loosen them (allow dynamic skills, raise limits) but the library never does so by itself.
+secure choices of decision 8 (docs/design.md#d8) and the WG and SIL rows of docs/requirements.md;
+each field cites its row. A host may loosen them (allow dynamic skills, raise limits) but the
+library never does so by itself.
 """
 
 from __future__ import annotations

@@ -242,7 +242,7 @@ class Host:
         once answered, send ``notifications/initialized``
         (:data:`~skills_core.host.handshake.INITIALIZED_NOTIFICATION`). Which era to try first is
         the transport's choice (stdio probes ``server/discover`` and falls back on an error or a
-        timeout; HTTP decides by status, http-transport.md §5.6).
+        timeout; HTTP decides by status, docs/requirements.md#http-client rule 6).
         """
         return handshake_request(self._client_info, era)
 

@@ -31,7 +31,7 @@ What each module owns:
 
 Which era a request belongs to is decided for every side and transport by
 :func:`skills_core.messages.request_era`; the server half routes by the ``MCP-Protocol-Version``
-header first (http-transport.md §3.3), and by that function when there is none.
+header first (docs/requirements.md#http-eras), and by that function when there is none.
 
 The names below load on first use (PEP 562), so importing one half does not import the other.
 """

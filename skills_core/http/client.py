@@ -11,21 +11,21 @@ reusable by anyone who drives MCP over an HTTP library of their own.
 half is :mod:`skills_core.http.urls` (the endpoint's URL and redirects) and
 :mod:`skills_core.http.eras` (finding the server's era).
 
-* **Request headers** (§5.1, §5.2; HTTP-30, HTTP-31, HTTP-37). :func:`message_headers` derives a
-  POST's headers from the message itself: a request whose ``params._meta`` holds a protocol
-  version is modern (:func:`~skills_core.messages.request_era`, the rule the server follows too)
-  and gets ``MCP-Protocol-Version`` (that same version, so header and body never disagree),
-  ``Mcp-Method`` and, for ``resources/read``, ``tools/call`` and ``prompts/get``, ``Mcp-Name``;
-  anything else is legacy and gets the negotiated version and the session id of its
-  :class:`LegacySession`, if any. Values that are not plain visible ASCII travel as
-  ``=?base64?...?=`` (:func:`~skills_core.http.headers.encode_header_value`).
-* **Responses** (§5.3, §5.4; HTTP-33, HTTP-34). :func:`response_disposition` maps a status and a
-  ``Content-Type`` to what must happen next; :class:`ResponseReader` turns a JSON or SSE body into
-  the answer to one request, plus the notifications that came with it, through the JSON-RPC
-  endpoint's own envelope checks (:class:`~skills_core.jsonrpc.JsonRpcConnection`); event streams
-  are parsed by :class:`~skills_core.http.sse.SseParser` (WHATWG HTML §9.2.6, bounded);
-  :func:`status_error` turns a non-2xx answer into a typed error, re-keying an id-null JSON-RPC
-  error to the request (HTTP-34).
+* **Request headers** (docs/requirements.md#http-client rules 1, 2; HTTP-30, HTTP-31, HTTP-37).
+  :func:`message_headers` derives a POST's headers from the message itself: a request whose
+  ``params._meta`` holds a protocol version is modern (:func:`~skills_core.messages.request_era`,
+  the rule the server follows too) and gets ``MCP-Protocol-Version`` (that same version, so header
+  and body never disagree), ``Mcp-Method`` and, for ``resources/read``, ``tools/call`` and
+  ``prompts/get``, ``Mcp-Name``; anything else is legacy and gets the negotiated version and the
+  session id of its :class:`LegacySession`, if any. Values that are not plain visible ASCII travel
+  as ``=?base64?...?=`` (:func:`~skills_core.http.headers.encode_header_value`).
+* **Responses** (docs/requirements.md#http-client rules 3, 4; HTTP-33, HTTP-34).
+  :func:`response_disposition` maps a status and a ``Content-Type`` to what must happen next;
+  :class:`ResponseReader` turns a JSON or SSE body into the answer to one request, plus the
+  notifications that came with it, through the JSON-RPC endpoint's own envelope checks
+  (:class:`~skills_core.jsonrpc.JsonRpcConnection`); event streams are parsed by
+  :class:`~skills_core.http.sse.SseParser` (WHATWG HTML §9.2.6, bounded); :func:`status_error` turns
+  a non-2xx answer into a typed error, re-keying an id-null JSON-RPC error to the request (HTTP-34).
 
 Errors are values or typed exceptions of :mod:`skills_core.errors`: a broken server yields
 :class:`~skills_core.errors.TransportError` (kinds ``protocol``, ``closed``, ``http-status``)
@@ -138,7 +138,8 @@ def _name_of(method: str, params: Mapping[str, object]) -> object:
 def message_headers(
     method: str, params: Mapping[str, object] | None, *, session: LegacySession | None
 ) -> list[tuple[str, str]]:
-    """Return the headers of the POST that carries one message (§5.1, §5.2, §5.7).
+    """Return the headers of the POST that carries one message (docs/requirements.md#http-client
+    rules 1, 2, 7).
 
     Args:
         method: The message's method.
@@ -236,7 +237,7 @@ def _media_type(content_type: str | None) -> str:
 def response_disposition(
     status: int, content_type: str | None, *, expects_response: bool
 ) -> Disposition:
-    """Decide what a response means before its body is read (§5.3, §5.4).
+    """Decide what a response means before its body is read (docs/requirements.md#http-client rules 3, 4).
 
     Args:
         status: The HTTP status code.
@@ -265,8 +266,8 @@ def bad_answer(status: int, content_type: str | None, *, method: str, label: str
     """The error for :attr:`Disposition.BAD_ANSWER`: no body for a request, or an unknown type.
 
     Returns:
-        A ``TransportError`` of kind ``protocol`` (§5.3, §5.4: "202 for a request → error",
-        "other types → error").
+        A ``TransportError`` of kind ``protocol`` (docs/requirements.md#http-client rules 3, 4: "202
+        for a request → error", "other types → error").
     """
     if status in (202, 204):
         what = f"HTTP {status} and no response"
@@ -554,7 +555,7 @@ def status_error(
     label: str,
     reason: str = "",
 ) -> JsonRpcError | HttpStatusError:
-    """Turn a non-2xx, non-3xx answer into a typed error (§5.4; HTTP-34).
+    """Turn a non-2xx, non-3xx answer into a typed error (docs/requirements.md#http-client rule 4; HTTP-34).
 
     A JSON body holding a JSON-RPC error response, for the refused request or with id null (a
     server that could not read the request), is surfaced as the

@@ -1,4 +1,4 @@
-"""How a Streamable HTTP client settles a server's era (http-transport.md §5.5, §5.6).
+"""How a Streamable HTTP client settles a server's era (docs/requirements.md#http-client rules 5, 6).
 
 Theory of operation: over HTTP the era is found by asking, and the answer is an HTTP status as
 much as a JSON-RPC one. A client that does not know the server's era probes with
@@ -64,7 +64,8 @@ def with_protocol_version(params: Mapping[str, object], version: str) -> dict[st
 
 
 class ProbeVerdict(enum.Enum):
-    """What the ``server/discover`` probe says about a server (§5.6; HTTP-36)."""
+    """What the ``server/discover`` probe says about a server (docs/requirements.md#http-client rule
+    6; HTTP-36)."""
 
     #: It speaks a modern version we speak.
     MODERN = "modern"
@@ -81,7 +82,8 @@ def classify_probe(
     error: SkillsError | None = None,
     ours: Sequence[str] = SUPPORTED_MODERN_VERSIONS,
 ) -> ProbeVerdict:
-    """Classify the HTTP answer to a ``server/discover`` probe (§5.6; HTTP-36; TS probeClassifier).
+    """Classify the HTTP answer to a ``server/discover`` probe (docs/requirements.md#http-client
+    rule 6; HTTP-36; TS probeClassifier).
 
     Network failures and timeouts never get here: they are errors, not era signals.
 

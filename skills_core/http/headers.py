@@ -4,10 +4,11 @@ Theory of operation: what a header *says* is decided once, here, for the client 
 (:mod:`skills_core.http.client`, which writes them) and the server half
 (:mod:`skills_core.http.server`, which reads them), so both ends agree by construction.
 
-* **Names and media types** (http-transport.md §2.2, §5.1): the transport's own header names,
-  the media types of an answer, the ``Accept`` every POST carries, the names a caller may not set
-  (:data:`RESERVED_HEADERS`; HTTP-40), and the versions a ``MCP-Protocol-Version`` header routes to
-  the legacy era (:data:`HANDSHAKE_VERSIONS`; §3.3).
+* **Names and media types** (docs/requirements.md#http-17, docs/requirements.md#http-client rule 1):
+  the transport's own header names, the media types of an answer, the ``Accept`` every POST carries,
+  the names a caller may not set (:data:`RESERVED_HEADERS`; HTTP-40), and the versions a
+  ``MCP-Protocol-Version`` header routes to the legacy era (:data:`HANDSHAKE_VERSIONS`;
+  docs/requirements.md#http-eras).
 * **Values** (T26 "Value encoding"): :func:`encode_header_value` sends text that is not plain
   visible ASCII as ``=?base64?...?=``; :func:`decode_header_value` is the one decoder both ends
   use (HTTP-10..12). :func:`check_custom_header` checks a caller's extra header (``--header``).
@@ -50,9 +51,9 @@ __all__ = [
 
 # --- names and media types ---------------------------------------------------------------------
 
-#: The one JSON media type MCP answers with (§2.2).
+#: The one JSON media type MCP answers with (docs/requirements.md#http-17).
 JSON_MEDIA_TYPE: Final = "application/json"
-#: The SSE media type (§2.2).
+#: The SSE media type (docs/requirements.md#http-17).
 SSE_MEDIA_TYPE: Final = "text/event-stream"
 #: ``Accept`` of every POST: both answer types, as the transport requires (HTTP-30).
 ACCEPT: Final = f"{JSON_MEDIA_TYPE}, {SSE_MEDIA_TYPE}"
@@ -91,7 +92,8 @@ RESERVED_HEADERS: Final = frozenset(
 )
 
 #: Revisions that use the ``initialize`` handshake (everything older than the stateless one); a
-#: ``MCP-Protocol-Version`` header naming one routes a request to the legacy era (§3.3).
+#: ``MCP-Protocol-Version`` header naming one routes a request to the legacy era
+#: (docs/requirements.md#http-eras).
 HANDSHAKE_VERSIONS: Final = frozenset({"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"})
 
 

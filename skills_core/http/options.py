@@ -3,7 +3,7 @@
 Theory of operation: :class:`HttpOptions` is a frozen value checked when it is made; its ``Host``
 and ``Origin`` allow-lists are compiled then, once, into sets the request checks
 (:mod:`skills_core.http.server`) look names up in. Every default is the safe one
-(http-transport.md §4): the loopback names only, no CORS, a 4 MiB body, 30 seconds to send it.
+(docs/requirements.md#http-security): the loopback names only, no CORS, a 4 MiB body, 30 seconds to send it.
 
 The bounds on what clients can hold are here too: how many large answers a worker makes and sends
 at once and how many requests may wait for one (:data:`LARGE_ANSWER_BYTES` says what is large),

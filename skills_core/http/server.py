@@ -3,15 +3,15 @@
 Theory of operation
 -------------------
 :class:`HttpChecks` holds the rules of :class:`~skills_core.adapters.asgi.SkillsApp`
-(http-transport.md §2.3, §3.2) and nothing of its I/O: it takes what an ASGI scope and a body hold
-and answers with a :class:`Reply` (a refusal, or an answer that needs no server) or a
-:class:`Call` (what to ask the server, and how to answer with what it says). The app reads the
-body, asks the server, and sends.
-What the headers say is read by :mod:`skills_core.http.headers`, the settings are
-:class:`~skills_core.http.options.HttpOptions`, and legacy session ids are minted and opened by
-:class:`~skills_core.http.session.SessionCodec`.
+(docs/requirements.md#http-ladder, docs/requirements.md#http-legacy) and nothing of its I/O: it
+takes what an ASGI scope and a body hold and answers with a :class:`Reply` (a refusal, or an answer
+that needs no server) or a :class:`Call` (what to ask the server, and how to answer with what it
+says). The app reads the body, asks the server, and sends. What the headers say is read by
+:mod:`skills_core.http.headers`, the settings are :class:`~skills_core.http.options.HttpOptions`,
+and legacy session ids are minted and opened by :class:`~skills_core.http.session.SessionCodec`.
 
-**The ladder.** The first rung a request fails answers (the numbers are the rows of §2.3):
+**The ladder.** The first rung a request fails answers (the numbers are the rows of
+docs/requirements.md#http-ladder):
 
 1. the path is the endpoint, else 404 (HTTP-01);
 2. ``Host`` is on the allow-list, else 421 (HTTP-04; the Python SDK's status, "misdirected");
@@ -34,11 +34,11 @@ What the headers say is read by :mod:`skills_core.http.headers`, the settings ar
    JSON-RPC request or notification: bad JSON is 400/-32700, a batch, a response or a bad envelope
    400/-32600, with id null (HTTP-07); a notification is 202 with an empty body (HTTP-08, HTTP-29).
 
-Then the era (§3.3, HTTP-22): a ``MCP-Protocol-Version`` header naming a handshake version
-(2024-11-05 .. 2025-11-25) is legacy, any other value modern; without the header, the request's
-params decide, by the rule every transport follows (:func:`~skills_core.messages.request_era`:
-a ``params._meta`` holding the protocol version's key is modern, whatever its value; anything
-else legacy). A notification without the header is legacy.
+Then the era (docs/requirements.md#http-eras, HTTP-22): a ``MCP-Protocol-Version`` header naming a
+handshake version (2024-11-05 .. 2025-11-25) is legacy, any other value modern; without the header,
+the request's params decide, by the rule every transport follows
+(:func:`~skills_core.messages.request_era`: a ``params._meta`` holding the protocol version's key is
+modern, whatever its value; anything else legacy). A notification without the header is legacy.
 
 *Modern* (2026-07-28, stateless; rows 11-19): ``_meta`` must hold ``protocolVersion`` and
 ``clientCapabilities`` (400/-32602, HTTP-09); the ``MCP-Protocol-Version`` header must equal it
@@ -53,11 +53,11 @@ application's answer (row 19 allows 200 or 400; this keeps one rule for both era
 the server (``resources/directory/read`` undeclared) is 404. ``Mcp-Session-Id`` and
 ``Last-Event-ID`` are ignored and never minted on modern traffic (HTTP-20).
 
-*Legacy* (2025-11-25; §3): ``initialize`` is answered by the server and its response carries a new
-``Mcp-Session-Id``; every later request and notification must carry it (missing: 400, HTTP-24;
-unknown, expired, forged or another principal's: 404, HTTP-25); a ``MCP-Protocol-Version`` header,
-when sent, must be the session's version (400, HTTP-28). Answers, errors included, go in-band with
-200 (HTTP-29); ``initialize`` on a live session is 400/-32600.
+*Legacy* (2025-11-25; docs/requirements.md#http-legacy): ``initialize`` is answered by the server
+and its response carries a new ``Mcp-Session-Id``; every later request and notification must carry
+it (missing: 400, HTTP-24; unknown, expired, forged or another principal's: 404, HTTP-25); a
+``MCP-Protocol-Version`` header, when sent, must be the session's version (400, HTTP-28). Answers,
+errors included, go in-band with 200 (HTTP-29); ``initialize`` on a live session is 400/-32600.
 
 **What a rung costs.** The verdicts that depend on a header's bytes alone (``Host``, ``Origin``,
 ``Content-Type``, ``Accept``, and the text a routing header carries) are remembered in small

@@ -3,11 +3,11 @@
 Theory of operation
 -------------------
 A 2025-11-25 client opens a session with ``initialize`` and sends the ``Mcp-Session-Id`` it got on
-every later request (http-transport.md §3.1). A server that kept sessions in memory would pin each
+every later request (docs/requirements.md#http-legacy). A server that kept sessions in memory would pin each
 client to the process that saw its ``initialize``; behind a load balancer, or with several uvicorn
 workers, the next request lands elsewhere and gets 404. Here the id *is* the session: it carries
 everything a request needs (the negotiated protocol version and an expiry) and an HMAC over it,
-so a worker that shares the key accepts it and nothing else does (DESIGN.md decision 10).
+so a worker that shares the key accepts it and nothing else does (docs/design.md#d10).
 
     id = base64url( FORMAT || expiry (8 bytes, big-endian seconds) || nonce (16 bytes)
                     || len(version) (1 byte) || version || tag (16 bytes) )

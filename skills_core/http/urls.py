@@ -1,4 +1,5 @@
-"""Where a Streamable HTTP client may send: the endpoint's URL, origins, and redirects (§5.10).
+"""Where a Streamable HTTP client may send: the endpoint's URL, origins, and redirects
+(docs/requirements.md#http-client rule 10).
 
 Theory of operation: a client sends every message of a connection to one URL, the server's MCP
 endpoint, and its headers (the caller's ``Authorization`` among them) with it. So the URL is
@@ -88,7 +89,8 @@ def _join(url: str, location: str) -> str | None:
 
 
 def redirect_target(url: str, status: int, location: str | None, *, hops: int, label: str) -> str:
-    """Return the URL to send the same POST to after a 3xx, or refuse (§5.10; HTTP-41).
+    """Return the URL to send the same POST to after a 3xx, or refuse
+    (docs/requirements.md#http-client rule 10; HTTP-41).
 
     Args:
         url: The URL that answered with the redirect.

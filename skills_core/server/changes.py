@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-A server tells its clients that its skills changed (DESIGN.md decision 13): on a 2025-11-25
+A server tells its clients that its skills changed (docs/design.md#d13): on a 2025-11-25
 connection with ``notifications/resources/list_changed`` (and ``notifications/resources/updated``
 for a URI the client subscribed to), on 2026-07-28 on the ``subscriptions/listen`` streams a
 client opened (:mod:`skills_core.server._subscriptions`). This module holds the two pure parts

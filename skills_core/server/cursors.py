@@ -18,7 +18,7 @@ the directory URI. The key is injected by the caller (the core has no randomness
 "cursors are opaque" allows. A tag of 128 bits is far beyond what an online guesser can reach.
 
 Decoding is strict (alphabet, no padding, canonical re-encoding, length cap, strict UTF-8) and a
-failure is simply ``None``; the handler answers ``-32602`` (base-protocol.md §1.5).
+failure is simply ``None``; the handler answers ``-32602`` (docs/protocol.md#results).
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ worker thread (the asyncio and trio adapters do). ``complete`` touches only the 
 encoders, never the server's state, so other requests may be answered meanwhile; the sources of
 this library can be read from another thread, and a custom source must allow it to be deferred.
 
-**Eras** (base-protocol.md, DESIGN.md decision 2). A request whose ``params._meta`` carries
+**Eras** (docs/protocol.md, docs/design.md#d2). A request whose ``params._meta`` carries
 ``io.modelcontextprotocol/protocolVersion`` is *modern* (:func:`~skills_core.messages.request_era`
 decides, the one rule every transport follows): the version must be one we serve (else
 ``-32022`` with ``data: {supported, requested}``), ``io.modelcontextprotocol/clientCapabilities``

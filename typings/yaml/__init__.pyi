@@ -1,5 +1,5 @@
 # Stubs for the part of PyYAML (6.0) the tests and benchmarks use: PyYAML is a test-only
-# differential oracle (DESIGN.md decision 1) and ships no types. Only what is used is declared.
+# differential oracle (docs/design.md#d1) and ships no types. Only what is used is declared.
 from typing import Any
 
 from yaml import _yaml as _yaml
