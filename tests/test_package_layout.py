@@ -94,6 +94,7 @@ def class_assignments(source: str) -> list[int]:
             isinstance(node, ast.Call)
             and len(node.args) >= 2
             and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str)  # bytes constants too (python -bb)
             and node.args[1].value == "__class__"
         ):
             lines.append(node.lineno)  # setattr(obj, "__class__", ...), object.__setattr__(...)
