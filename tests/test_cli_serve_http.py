@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -182,7 +183,28 @@ def test_what_serve_hands_to_uvicorn(
     assert len(config.secret) == 64
     err = capfd.readouterr().err
     assert "DNS-rebinding protection is off" in err
-    assert "1 skill(s) at http://0.0.0.0:9999/mcp" in err
+    assert "serving at http://0.0.0.0:9999/mcp" in err
+    assert "3 worker(s); each worker loads the catalog" in err
+
+
+@pytest.mark.usefixtures("environ")
+def test_the_parent_of_serve_http_does_not_walk_the_folders(
+    skills: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """``initialize`` within a second of start at any catalog size (over HTTP too): the process
+    that starts uvicorn checks the roots without a walk and loads nothing; the workers load in
+    their threads. A missing root is still an error before any worker starts."""
+    import uvicorn
+
+    import skills_core.server as server_package
+
+    walks: list[object] = []
+    monkeypatch.setattr(server_package, "server_from_roots", lambda *a, **k: walks.append(a))
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: None)
+    assert main(["serve", "--http", "127.0.0.1:9999", str(skills)]) == 0
+    assert walks == []
+    assert main(["serve", "--http", "127.0.0.1:9999", str(skills / "missing")]) == 1
+    assert "missing" in capfd.readouterr().err
 
 
 @pytest.mark.usefixtures("environ")
@@ -237,3 +259,20 @@ def test_what_the_operations_flags_hand_to_uvicorn(
     assert config.graceful_timeout == 12
     assert config.load_in_background
     assert not os.path.exists(str(config.state_dir))  # removed once uvicorn returned
+
+
+def test_each_worker_says_what_it_left_out_once_loaded(skills: Path) -> None:
+    """The parent no longer walks the folders, so what the walk found is said by the worker once
+    its catalog is loaded (the skill count, then the folders left out), on stderr."""
+    broken = skills / "broken"
+    broken.mkdir()
+    (broken / "SKILL.md").write_text("no frontmatter here\n")
+    with serving(skills) as served:
+        deadline = time.monotonic() + 30
+        while "left out" not in served.log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert exchange(served.port, "GET", "/readyz").status == 200
+        log = served.log.read_text()
+    assert "ready: 1 skill(s) loaded" in log
+    assert "1 skill folder(s) left out; `skills-core manifest` says why" in log
+    assert log.index("ready: 1 skill(s)") < log.index("left out")

@@ -244,9 +244,10 @@ def test_a_probe_accepts_a_loopback_host_beside_a_public_allow_list_http_04() ->
 FACTORY: Final = """
 import os, time
 from skills_core.adapters.asgi import SkillsApp, HttpOptions, derive_key
-from skills_core.server import server_from_roots
+from skills_core.server import ServerOptions, server_from_roots
 
 SECRET = b"s" * 32
+OPTIONS = ServerOptions(directory_read=False)
 
 def load():
     gate = os.environ["OPS_GATE"]
@@ -254,13 +255,18 @@ def load():
         time.sleep(0.02)
     if os.environ.get("OPS_FAIL"):
         raise OSError("the skills folder is gone (\\x1b[31mred\\x1b[0m)")
-    return server_from_roots([os.environ["OPS_ROOT"]], cursor_key=derive_key(SECRET, "cursor"))
+    return server_from_roots(
+        [os.environ["OPS_ROOT"]], cursor_key=derive_key(SECRET, "cursor"), options=OPTIONS
+    )
 
 def make():
     from skills_core.adapters._asgi_observe import configure_logging, log_event
     from skills_core.adapters._reload import reload, reload_on_hangup
     configure_logging("info", "json")
-    app = SkillsApp.loading(load, session_key=derive_key(SECRET, "session"), options=HttpOptions())
+    app = SkillsApp.loading(
+        load, session_key=derive_key(SECRET, "session"), options=HttpOptions(),
+        server_options=OPTIONS,
+    )
     say = lambda message: log_event("info", "source", message)
 
     def current():  # as app_from_env wires it
@@ -338,6 +344,42 @@ def test_readyz_is_503_until_the_catalog_is_loaded(skills: Path, tmp_path: Path)
         ]
         ready = [line for line in json_lines(server.stderr()) if line.get("event") == "ready"]
         assert ready[0]["skills"] == 1
+
+
+def test_the_handshake_is_answered_while_the_catalog_loads(skills: Path, tmp_path: Path) -> None:
+    """``server/discover`` and a legacy ``initialize`` are answered at once while the skills
+    load (their answers depend on the server's options only, and are the loaded server's: no
+    ``directoryRead`` here, as the options say); a legacy session opened then goes on once
+    loaded; a listing still waits for the whole catalog."""
+    discover = rpc("server/discover", {"_meta": MODERN_META})
+    initialize = rpc(
+        "initialize",
+        {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    )
+    with loading_server(skills, tmp_path) as server:
+        early = exchange(server.port, "POST", "/mcp", modern_headers("server/discover"), discover)
+        opened = exchange(server.port, "POST", "/mcp", JSON_HEADERS, initialize)
+        assert _answers(server.port, "/readyz") == 503  # answered while still loading
+        assert early.status == 200
+        assert opened.status == 200
+        session = opened.headers["mcp-session-id"]
+        assert session
+        skills_ext = early.json()["result"]["capabilities"]["extensions"]
+        (declared,) = skills_ext.values()
+        assert "directoryRead" not in json.dumps(declared)
+        server.gate.touch()
+        eventually(lambda: _answers(server.port, "/readyz") == 200, "ready")
+        late = exchange(server.port, "POST", "/mcp", modern_headers("server/discover"), discover)
+        assert late.json() == early.json()
+        legacy = {**JSON_HEADERS, "MCP-Protocol-Version": "2025-11-25", "Mcp-Session-Id": session}
+        listed = exchange(server.port, "POST", "/mcp", legacy, rpc("skills/list", {}, 2))
+        assert [s["uri"] for s in listed.json()["result"]["skills"]] == [
+            "skill://pdf-processing/SKILL.md"
+        ]
 
 
 def test_a_sighup_during_the_load_rescans_once_loaded(skills: Path, tmp_path: Path) -> None:

@@ -45,8 +45,9 @@ handed to the app's :class:`~skills_core.adapters._asgi_observe.Observer` when i
 when it is over, which counts it and logs its line; the drain on SIGTERM is the ASGI server's
 (:mod:`skills_core.adapters.uvicorn_http`), and a request it cancels past the graceful timeout
 ends here quietly, never with a traceback. An app made with :meth:`SkillsApp.loading` answers at
-once and scans its skills in a thread: ``/readyz`` is 503 until they are loaded, and requests to
-the endpoint wait for them.
+once and scans its skills in a thread: ``/readyz`` is 503 until they are loaded, the handshake
+(``initialize``, ``server/discover``, ``ping``) is answered at once, and other requests to the
+endpoint wait for them.
 
 The body deadline costs no timer per request under asyncio (see :class:`_Deadlines`); under trio
 (hypercorn's trio worker) it is a cancel scope. Only large answers pay for a send deadline.
@@ -80,6 +81,7 @@ from ..jsonrpc import Answer, ErrorObject
 from ..server.catalog import Catalog
 from ..server.handler import PendingRead, SkillsServer
 from ..server.model import OmittedSkill, PublishedSkill
+from ..server.options import ServerOptions
 from ..server.source import MemorySource
 from ..server_stream import DEFAULT_DEFER_READS_OVER
 from ..spec import ErrorCode, Method
@@ -98,6 +100,10 @@ _RESOURCES_READ: Final = Method.RESOURCES_READ.value
 _LISTEN: Final = "subscriptions/listen"
 #: Methods the push hub answers (streams, and a legacy session's subscriptions).
 _PUSHED: Final = frozenset({_LISTEN, "resources/subscribe", "resources/unsubscribe"})
+#: What a server answers from its options alone (see :meth:`SkillsApp.loading`).
+_FRONT_METHODS: Final = frozenset(
+    {Method.INITIALIZE.value, Method.SERVER_DISCOVER.value, Method.PING.value}
+)
 _TOO_SLOW: Final = "Request Timeout: the body did not arrive in time"
 _TOO_LARGE: Final = "Content Too Large: the body is over the limit"
 _STOPPING: Final = "Service Unavailable: the server is stopping; retry"
@@ -146,6 +152,7 @@ class SkillsApp:
         "_push",
         "_send_timeout",
         "_server",
+        "_then",
         "_timeout",
         "_turns",
         "_when_loaded",
@@ -193,6 +200,8 @@ class SkillsApp:
         self._load_started = False
         #: What to do to the server once made, before it serves (:meth:`when_loaded`).
         self._when_loaded: list[Callable[[SkillsServer], None]] = []
+        #: What to do once the server made in the loading thread serves (:meth:`loading`).
+        self._then: Callable[[SkillsServer], None] | None = None
         self._loaded_guard = threading.Lock()
         #: Why making the server failed, or None.
         self._failure: str | None = None
@@ -205,14 +214,19 @@ class SkillsApp:
         session_key: bytes,
         options: HttpOptions | None = None,
         state_dir: str | None = None,
+        then: Callable[[SkillsServer], None] | None = None,
+        server_options: ServerOptions | None = None,
     ) -> SkillsApp:
         """An app that answers at once and makes its server (scans its skills) in a thread.
 
         The thread starts with the ASGI lifespan (or the first request, for a server that runs
-        no lifespan). Until the server is made, ``/healthz`` answers 200 and ``/readyz`` 503,
-        and a request to the MCP endpoint waits for it (as it would in the listen queue of a
-        worker that scans before it accepts), up to :data:`LOAD_WAIT` seconds; past them it gets
-        503 with ``Retry-After``, never an empty listing. When ``load`` fails, its error is
+        no lifespan). Until the server is made, ``/healthz`` answers 200 and ``/readyz`` 503;
+        ``initialize``, ``server/discover`` and ``ping``, whose answers depend only on the
+        server's options, are answered at once (by a server of ``server_options`` over no
+        skills: the same answers); any other request to the MCP endpoint waits for the server
+        (as it would in the listen queue of a worker that scans before it accepts), up to
+        :data:`LOAD_WAIT` seconds; past them it gets 503 with ``Retry-After``, never an empty
+        or partial listing. When ``load`` fails, its error is
         logged (never a traceback), and the probes and the endpoint answer 503 naming it at once,
         so an orchestrator restarts the process.
 
@@ -220,13 +234,21 @@ class SkillsApp:
             load: Makes the server (what :class:`SkillsApp` would be given); it runs once, in a
                 thread of its own. Its ``cursor_key`` must be the same in every worker.
             session_key, options, state_dir: As for :class:`SkillsApp`.
+            then: Called with the server in the loading thread once it serves (what the
+                operator should hear of the catalog: what was left out, what a host reads of
+                it); its failure is logged, never raised.
+            server_options: The options ``load`` makes its server with (those the handshake is
+                answered from meanwhile); the defaults when None.
 
         Raises:
             ValueError: ``session_key`` is too short.
         """
-        waiting = SkillsServer(_NotLoaded(), cursor_key=session_key)
+        waiting = SkillsServer(
+            _NotLoaded(), cursor_key=session_key, options=server_options or ServerOptions()
+        )
         app = cls(waiting, session_key=session_key, options=options, state_dir=state_dir)
         app._load = load
+        app._then = then
         return app
 
     async def _ready(self) -> bool:
@@ -278,6 +300,11 @@ class SkillsApp:
             skills=len(catalog.skills),
             omitted=len(catalog.omitted),
         )
+        if self._then is not None:
+            try:
+                self._then(server)
+            except Exception as exc:  # noqa: BLE001 - a report that failed is said, not raised
+                self._observer.event(ERROR, "load", f"reporting the catalog failed: {exc!r}")
 
     def when_loaded(self, callback: Callable[[SkillsServer], None]) -> bool:
         """Have ``callback`` called with the server once it is made, before it serves a request.
@@ -353,16 +380,8 @@ class SkillsApp:
             if refused is None:
                 return
             reply = refused
-        if type(reply) is Head and self._load is not None and not await self._ready():
-            cors = reply.cors  # not ready in time: see loading()
-            reply = text_reply(
-                503,
-                _FAILED if self._failure is not None else _LOADING,
-                _RETRY_AFTER,
-                (b"connection", b"close"),  # the body is not read
-                note=self._failure or "the catalog is still loading",
-            )
-            reply.cors = cors
+        if type(reply) is Head and self._failure is not None:
+            reply = self._not_ready(reply.cors, close=True)  # the body is not read
         if type(reply) is Head:
             head = reply
             loop: asyncio.AbstractEventLoop | None
@@ -381,6 +400,13 @@ class SkillsApp:
                 return
             else:
                 verdict = checks.body(head, body, scope)
+                if (
+                    type(verdict) is Call
+                    and self._load is not None
+                    and verdict.method not in _FRONT_METHODS
+                    and not await self._ready()
+                ):
+                    verdict = self._not_ready(verdict.cors, close=False)  # see loading()
                 if type(verdict) is Call:
                     call = verdict
                     exchange.call = call
@@ -418,6 +444,19 @@ class SkillsApp:
         exchange.size = len(content)
         await send({"type": "http.response.start", "status": reply.status, "headers": _head(reply)})
         await send({"type": "http.response.body", "body": content})
+
+    def _not_ready(self, cors: Any, *, close: bool) -> Reply:
+        """503 with ``Retry-After``: the catalog is still loading past :data:`LOAD_WAIT`, or
+        failed to load (``close``: the request's body was not read)."""
+        reply = text_reply(
+            503,
+            _FAILED if self._failure is not None else _LOADING,
+            _RETRY_AFTER,
+            *([(b"connection", b"close")] if close else []),
+            note=self._failure or "the catalog is still loading",
+        )
+        reply.cors = cors
+        return reply
 
     async def _push_stream(self, call: StreamCall, receive: Receive, send: Send) -> Reply | None:
         """Serve a session's GET stream (asyncio only: elsewhere 405, as before)."""

@@ -11,7 +11,8 @@ scanned on a thread (:class:`~skills_core.adapters.loading.LoadingServer`) while
   to stderr.
 * ``--http [HOST:]PORT``: the ASGI app (:mod:`skills_core.adapters.asgi`) under uvicorn
   (``pip install uvicorn``, or the ``http`` extra). The parent checks everything first (the
-  roots, the key, the options: a mistake exits 1 before any worker starts), settles the secret
+  roots exist and the patterns parse, without a walk; a store URL's store opens; the key, the
+  options: a mistake exits 1 before any worker starts), settles the secret
   every worker signs cursors and sessions with (read from ``--cursor-key-file``, created there
   when absent, else taken from ``SKILLS_CORE_CURSOR_KEY`` or generated), and hands the whole
   configuration to uvicorn's workers through the environment
@@ -20,8 +21,10 @@ scanned on a thread (:class:`~skills_core.adapters.loading.LoadingServer`) while
   uvicorn runs :mod:`skills_core.adapters.uvicorn_http`'s protocol, which holds clients to the
   head, idle and send deadlines given (``--head-timeout``, ``--idle-timeout``, ``--send-timeout``).
 
-  Operating it: each worker scans the roots again in a thread while it already answers
-  ``/healthz`` (``/readyz`` is 503 until its catalog is loaded); ``--log-level`` and
+  Operating it: each worker scans the roots (or opens the store) in a thread while it already
+  answers ``/healthz`` (``/readyz`` is 503 until its catalog is loaded, and requests to the
+  endpoint wait for it), so a worker listens within a second at any catalog size; once loaded,
+  it logs what it serves and what it left out; ``--log-level`` and
   ``--log-format`` set the line per request and uvicorn's own lines on stderr (one handler, one
   format); ``--metrics`` answers ``/metrics``; ``--tls-cert``/``--tls-key``/``--tls-ca``
   and ``--proxy-headers``/``--forwarded-allow-ips`` are checked here and passed to uvicorn. On
@@ -54,7 +57,6 @@ from ._common import (
 if TYPE_CHECKING:
     from ..adapters.asgi import AppConfig
     from ..adapters.loading import LoadingServer
-    from ..server.catalog import Catalog
     from ..server.handler import SkillsServer
 
 __all__ = ["run_serve", "parse_bind"]
@@ -64,6 +66,7 @@ def run_serve(args: argparse.Namespace) -> int:
     """Run ``skills-core serve``: stdio until the client closes stdin, or HTTP with ``--http``."""
     if args.http is not None:
         return _run_http(args)
+    from ..adapters._startup import report_catalog  # noqa: PLC0415
     from ..adapters.blocking_stdio import serve_stdio  # noqa: PLC0415
     from ..adapters.loading import LoadingServer  # noqa: PLC0415
     from ..server.handler import SkillsServer  # noqa: PLC0415
@@ -91,8 +94,7 @@ def run_serve(args: argparse.Namespace) -> int:
         return server
 
     def report(server: SkillsServer) -> None:  # once served: sizing the listing takes a while
-        _report_omitted(len(server.catalog.omitted))
-        _warn_past_a_default_host(server.catalog)
+        report_catalog(server.catalog, _error)
 
     from ..sources.urls import is_source_url  # noqa: PLC0415
 
@@ -135,37 +137,6 @@ def _reloader(loading: LoadingServer) -> Callable[[], None]:
 
 def _error(level: str, message: str) -> None:
     error(f"serve: {message}")
-
-
-def _report_omitted(omitted: int, say: Callable[[str, str], None] = _error) -> None:
-    # stdout belongs to the protocol; stderr is for the operator (docs/protocol.md#stdio)
-    if omitted:
-        say("warning", f"{omitted} skill folder(s) left out; `skills-core manifest` says why")
-
-
-def _warn_past_a_default_host(catalog: Catalog, say: Callable[[str, str], None] = _error) -> None:
-    """Say so when a host with the default policy would not read the whole listing."""
-    import json  # noqa: PLC0415 - only to size the catalog
-
-    from ..host.budgets import listing_overflow  # noqa: PLC0415
-    from ..host.policy import HostPolicy  # noqa: PLC0415
-
-    items = (
-        json.loads(skill.encoded_entry)
-        if skill.encoded_entry is not None
-        else skill.entry.to_json()
-        for skill in catalog.skills
-        if skill.listed
-    )
-    overflow = listing_overflow(items, HostPolicy())
-    if overflow is not None:
-        say(
-            "warning",
-            f"warning: the listing holds {overflow}: a host with the default policy "
-            "(skills-core host, and hosts built on this library) reads only part of it, and says "
-            "so; its users can raise the cap (skills-core host --max-entries, "
-            "--max-listed-resources, --max-listing-bytes)",
-        )
 
 
 def _source_url(roots: list[str]) -> str | None:
@@ -434,24 +405,31 @@ def _app_config(
             graceful_timeout=args.graceful_timeout,
             state_dir=state_dir,
             **_bounds(args),
+            # Folders: each worker scans in a thread, answering /healthz at once and /readyz 503
+            # meanwhile (the roots were checked above, without a walk). A store checks itself
+            # as it opens: opened here once, so that a bucket or repository that cannot be read
+            # exits 1 before any worker starts, as it does over stdio.
+            load_in_background=url is None,
         )
         app = config.build()  # what every worker will do: fail here, once, with one message
     except (OSError, ValueError) as exc:
         raise CliError(f"serve: {os_message(exc)}") from None
-    _report_omitted(len(app.server.catalog.omitted), say=_say)
-    _warn_past_a_default_host(app.server.catalog, say=_say)
     shown = f"[{host}]" if ":" in host else host
     scheme = "https" if tls else "http"
-    _say(
-        "info",
-        f"{len(app.server.catalog.skills)} skill(s) at {scheme}://{shown}:{port}"
-        f"{args.path} (2026-07-28 and 2025-11-25), {args.workers} worker(s)",
-    )
+    where = f"{scheme}://{shown}:{port}{args.path} (2026-07-28 and 2025-11-25), {args.workers} worker(s)"
+    if config.load_in_background:
+        _say("info", f"serving at {where}; each worker loads the catalog, /readyz says when")
+        return config
+    from ..adapters._startup import report_catalog  # noqa: PLC0415
+
+    report_catalog(app.server.catalog, _say)
+    _say("info", f"{len(app.server.catalog.skills)} skill(s) at {where}")
     close = getattr(app.server.source, "close", None)
     if close is not None:  # the workers follow the store; this process only checked it
         close()
     del app
-    # Each worker scans again, in a thread, answering /healthz at once and /readyz 503 meanwhile.
+    # Each worker opens the store again, in a thread, answering /healthz at once and /readyz 503
+    # meanwhile.
     return dataclasses.replace(config, load_in_background=True)
 
 
