@@ -16,7 +16,11 @@ does), in this order:
   file's size);
 * **warm**: ``serve --index FILE TREE`` again, the tree unchanged;
 * **warm floor**: read and check the index, then ``stat`` (no link followed) every folder and
-  file it lists, nothing else: the least a warm start that checks every signature does.
+  file it lists, nothing else: the least a warm start that checks every signature does;
+* **http** (with ``--http``): ``serve --http 127.0.0.1:PORT --index FILE TREE`` (one worker),
+  asked for ``server/discover`` and a legacy ``initialize`` over a fresh connection every 20 ms
+  from the spawn until answered, then ``/readyz`` until 200: when the handshake is answered and
+  when the catalog is served, from the spawn.
 
 For each ``serve``, the client writes ``initialize``, ``server/discover`` and a modern
 ``skills/list`` at once as soon as the process is spawned, and notes when each answer arrives
@@ -207,6 +211,71 @@ def warm_floor(tree: Path, index: Path) -> float:
     return time.perf_counter() - start
 
 
+def run_http(tree: Path, index: Path) -> tuple[float, float, float]:
+    """Seconds from the spawn of ``serve --http`` to ``server/discover`` answered, to a legacy
+    ``initialize`` answered, and to ``/readyz`` 200."""
+    import http.client
+    import signal
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    argv = [sys.executable, "-m", "skills_core", "serve", "--http", f"127.0.0.1:{port}"]
+    argv += ["--log-level", "error", "--index", str(index), str(tree)]
+    json_headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+    }
+    asks = {
+        "discover": (
+            request(1, "server/discover", {"_meta": META}),
+            {**json_headers, "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "server/discover"},
+        ),
+        "initialize": (
+            request(
+                1,
+                "initialize",
+                {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "bench-scale", "version": "0"},
+                },
+            ),
+            json_headers,
+        ),
+    }
+
+    def status(method: str, path: str, ask: tuple[bytes, dict[str, str]] | None) -> int | None:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+        try:
+            body, headers = ask if ask is not None else (None, {})
+            connection.request(method, path, body=body, headers=headers)
+            return connection.getresponse().status
+        except OSError:
+            return None
+        finally:
+            connection.close()
+
+    times: dict[str, float] = {}
+    start = time.perf_counter()
+    process = subprocess.Popen(
+        argv, env=child_env(), stdin=subprocess.DEVNULL, start_new_session=True
+    )
+    try:
+        for name, ask in asks.items():
+            while status("POST", "/mcp", ask) != 200:
+                time.sleep(0.02)
+            times[name] = time.perf_counter() - start
+        while status("GET", "/readyz", None) != 200:
+            time.sleep(0.02)
+        times["ready"] = time.perf_counter() - start
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait()
+    return times["discover"], times["initialize"], times["ready"]
+
+
 def mib(value: int) -> str:
     return f"{value / 2**20:.0f} MiB"
 
@@ -231,6 +300,7 @@ def main() -> int:
     parser.add_argument("--tree", type=Path, default=None)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--no-cold", action="store_true", help="skip the cold start without index")
+    parser.add_argument("--http", action="store_true", help="also time serve --http's start")
     args = parser.parse_args()
     tree = args.tree or Path(tempfile.gettempdir()) / f"skills-core-bench-scale-{args.skills}"
     build_tree(tree, args.skills)
@@ -261,6 +331,13 @@ def main() -> int:
                 f"(stat walk again: {stat_walk(tree):.2f} s)",
                 flush=True,
             )
+            if args.http:
+                discover, initialize, ready = run_http(tree, index)
+                print(
+                    f"  http (warm)  discover {discover:6.2f} s  initialize {initialize:6.2f} s  "
+                    f"/readyz 200 {ready:6.2f} s",
+                    flush=True,
+                )
     return 0
 
 
