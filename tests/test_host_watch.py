@@ -187,6 +187,36 @@ def test_flood_costs_one_relist_per_interval_push_11(tmp_path: Path) -> None:
     assert not watch.notified("s", "notifications/message")
 
 
+def test_a_server_that_sends_nothing_is_relisted_on_a_timer_push_09(tmp_path: Path) -> None:
+    """A server with no notification stream is polled: re-listed every ``every`` seconds (never
+    more often than the interval), with the same verification and report as a hinted re-list;
+    a hint in between is taken at the interval, not the period."""
+    write_skill(tmp_path, "alpha")
+    peer = Peer(tmp_path, Era.LEGACY)
+    peer.run(peer.host.list_skills("s"))
+    watch = ChangeWatch(peer.host, interval=1.0)
+    with pytest.raises(ValueError, match="positive"):
+        watch.poll("s", 0, 0.0)
+    watch.poll("s", 10.0, 100.0)
+    assert watch.due(105.0) == []
+    assert watch.next_wakeup() == 110.0
+    write_skill(tmp_path, "beta")
+    assert watch.due(110.0) == ["s"]
+    out = peer.run(watch.begin("s", 110.0))
+    assert watch.due(111.0) == []  # running
+    peer.run(watch.listed("s", out))
+    change = watch.end("s")
+    assert change is not None
+    assert change.added == ("skill://beta/SKILL.md",)
+    assert watch.next_wakeup() == 120.0
+    watch.notified("s", "notifications/resources/list_changed")
+    assert watch.due(110.5) == []
+    assert watch.due(111.0) == ["s"]  # a hint waits for the interval only
+    fast = ChangeWatch(peer.host, interval=5.0)
+    fast.poll("t", 0.5, 0.0)
+    assert fast.next_wakeup() == 5.0  # never more often than the interval
+
+
 def test_a_server_flooding_notifications_costs_bounded_relists_and_output_push_11(
     tmp_path: Path,
 ) -> None:

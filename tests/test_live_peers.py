@@ -149,7 +149,7 @@ def test_ts_client_over_http_push_03_push_04_push_06_push_07_push_08(
 class HostWatch:
     """``skills-core host --server S --protocol-era ERA watch --json`` as a process."""
 
-    def __init__(self, server: str, era: str) -> None:
+    def __init__(self, server: str, era: str, *extra: str) -> None:
         self.process = subprocess.Popen(
             [
                 sys.executable,
@@ -166,6 +166,7 @@ class HostWatch:
                 "--json",
                 "--relist-interval",
                 "0.2",
+                *extra,
             ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -238,7 +239,8 @@ def test_our_host_against_the_ts_skills_server_over_stdio_push_09(tmp_path: Path
 
 def test_our_host_against_the_ts_skills_server_over_http_push_09(tmp_path: Path) -> None:
     """PUSH-09 over HTTP (2026-07-28): the handler's notify.resourcesChanged() reaches our
-    listen stream; on 2025-11-25 that server offers no GET stream, and watch says so (exit 2)."""
+    listen stream; on 2025-11-25 that server offers no GET stream, so watch says so and re-lists
+    it every --poll-interval seconds (with --poll-interval 0 it exits 2)."""
     require_node_tools()
     root = tmp_path / "skills"
     write_skill(root, "alpha")
@@ -267,7 +269,14 @@ def test_our_host_against_the_ts_skills_server_over_http_push_09(tmp_path: Path)
             reload_and_expect(watch, root, pidfile)
         finally:
             assert watch.stop() == 0
-        legacy = HostWatch(f"s={url}", "legacy")
+        # 2025-11-25: no GET stream on that server, so the watch re-lists it on a timer
+        polled = HostWatch(f"s={url}", "legacy", "--poll-interval", "0.5")
+        try:
+            polled.wait_watching()
+            reload_and_expect(polled, root, pidfile)
+        finally:
+            assert polled.stop() == 0
+        legacy = HostWatch(f"s={url}", "legacy", "--poll-interval", "0")
         try:
             assert legacy.process.wait(timeout=60) == 2
             assert legacy.process.stderr is not None

@@ -556,6 +556,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="re-list a server at most once per this many seconds, however many change "
         "notifications it sends (default: 1)",
     )
+    watch.add_argument(
+        "--poll-interval",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="re-list a server that offers no notification stream every this many seconds "
+        "(default: 30; 0 makes such a server an error, exit 2)",
+    )
     _host_options(watch, after_action=True)
     show = actions.add_parser("show", help="show a skill's entry (fetches no content)")
     show.add_argument("skill", metavar="SKILL", help=skill_help)

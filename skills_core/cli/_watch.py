@@ -12,6 +12,11 @@ skills it no longer lists, and the command prints one line per skill added, remo
 Nothing is loaded: a new skill still needs ``load`` and its approval, and a changed skill's
 approval does not cover its new files (approvals bind to the exact manifest).
 
+A server that offers no notification stream (a 2026-07-28 server that answers
+``subscriptions/listen`` with ``-32601``, a 2025-11-25 HTTP server without a GET stream) is
+re-listed every ``--poll-interval`` seconds instead (default 30), said once on stderr; with
+``--poll-interval 0`` it is an error (exit 2).
+
 It runs until interrupted (Ctrl-C, SIGTERM: exit 0) or until a server's connection ends (exit 2,
 named on stderr).
 """
@@ -34,6 +39,7 @@ from ..host.router import Host
 from ..host.watch import ChangeWatch, SkillsChanged
 from ..jsonvalue import JSONValue
 from ..messages import Era
+from ..spec import ErrorCode
 from ._common import EXIT_CONNECTION
 
 __all__ = ["watch_changes"]
@@ -63,6 +69,7 @@ async def watch_changes(
     pump: Callable[[list[Effect]], Awaitable[list[Pumped]]],
     *,
     interval: float,
+    poll_every: float,
     timeout: float,
     as_json: bool,
     fail: Callable[[int, str], None],
@@ -72,10 +79,23 @@ async def watch_changes(
     watch = ChangeWatch(host, interval=interval)
     wake = asyncio.Event()
     listening: dict[str, _Listening] = {}
+
+    def poll_instead(label: str, why: str) -> bool:
+        if not poll_every > 0:
+            fail(EXIT_CONNECTION, f"{why}; --poll-interval 0 asks for notifications")
+            return False
+        watch.poll(label, poll_every, loop.time())
+        sys.stderr.write(
+            f"skills-core: {display(why)}: re-listing it every {poll_every:g} s instead\n"
+        )
+        return True
+
     for label, connection in connections.items():
         if not hasattr(connection, "watch_notifications"):
-            fail(EXIT_CONNECTION, f"server {label!r}: this transport cannot receive notifications")
-            return
+            why = f"server {label!r}: this transport cannot receive notifications"
+            if not poll_instead(label, why):
+                return
+            continue
         client = cast("_Listening", connection)
 
         def heard(method: str, params: object, label: str = label) -> None:
@@ -88,11 +108,20 @@ async def watch_changes(
             try:
                 await client.listen({"resourcesListChanged": True}, timeout=timeout)
             except (JsonRpcError, TransportError) as exc:
-                fail(EXIT_CONNECTION, f"{exc} (subscriptions/listen)")
-                return
+                refused = (
+                    isinstance(exc, JsonRpcError) and exc.rpc_code == ErrorCode.METHOD_NOT_FOUND
+                ) or (isinstance(exc, TransportError) and exc.kind == "http-status")
+                if not refused:
+                    fail(EXIT_CONNECTION, f"{exc} (subscriptions/listen)")
+                    return
+                why = f"server {label!r} offers no notification stream"
+                if not poll_instead(label, why):
+                    return
+                if not client.alive:  # the HTTP client's liveness is its stream's: none here
+                    del listening[label]
     stop = asyncio.Event()
     with _stopping(loop, stop, wake):
-        sys.stderr.write(f"skills-core: watching {len(listening)} server(s); Ctrl-C ends\n")
+        sys.stderr.write(f"skills-core: watching {len(connections)} server(s); Ctrl-C ends\n")
         sys.stderr.flush()
         while not stop.is_set():
             for origin in watch.due(loop.time()):

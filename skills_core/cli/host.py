@@ -519,6 +519,7 @@ class _Session:
                 self.connections,
                 self._pump,
                 interval=self.args.relist_interval,
+                poll_every=self.args.poll_interval,
                 timeout=self.timeout,
                 as_json=self.args.json,
                 fail=self.outcome.fail,

@@ -24,6 +24,11 @@ listing proves nothing: LIST-05): the host asks ``skills/get`` for it
 from the registry and unloads it. A new skill is recorded, never loaded: loading still needs the
 usual consent.
 
+**Servers that send nothing.** A server may offer no notification stream at all (a 2026-07-28
+server without ``subscriptions/listen``, a 2025-11-25 HTTP server without a GET stream).
+:meth:`ChangeWatch.poll` has such an origin re-listed every ``every`` seconds instead (never more
+often than ``interval``): the same re-list, verification and report, on a timer.
+
 The three steps, each returning effects to carry out (``pump`` them):
 
 1. :meth:`ChangeWatch.begin` (when :meth:`ChangeWatch.due` names the origin): the re-list;
@@ -97,7 +102,16 @@ class ChangeWatch:
         interval: Seconds between two re-lists of one server at least.
     """
 
-    __slots__ = ("_before", "_busy", "_host", "_interval", "_last", "_pending", "notifications")
+    __slots__ = (
+        "_before",
+        "_busy",
+        "_host",
+        "_interval",
+        "_last",
+        "_pending",
+        "_polled",
+        "notifications",
+    )
 
     def __init__(self, host: Host, *, interval: float = DEFAULT_RELIST_INTERVAL) -> None:
         if not interval >= 0:
@@ -111,6 +125,8 @@ class ChangeWatch:
         #: The registry of each origin being re-listed, as it was before.
         self._before: dict[str, dict[str, SkillEntry]] = {}
         self._busy: set[str] = set()
+        #: Origins re-listed on a timer (:meth:`poll`), with their period.
+        self._polled: dict[str, float] = {}
         #: Change notifications received, all origins (for reports).
         self.notifications = 0
 
@@ -122,23 +138,42 @@ class ChangeWatch:
         self._pending.add(origin)
         return True
 
+    def poll(self, origin: str, every: float, now: float) -> None:
+        """Re-list ``origin`` every ``every`` seconds (at least the watch's ``interval``) from
+        ``now`` on, notified or not: for a server that offers no notification stream.
+
+        Raises:
+            ValueError: ``every`` is not a positive number of seconds.
+        """
+        if not every > 0:
+            raise ValueError(f"a poll period must be positive seconds, not {every!r}")
+        self._polled[origin] = max(float(every), self._interval)
+        self._last.setdefault(origin, now)
+
     def due(self, now: float) -> list[str]:
         """The origins to re-list now (call :meth:`begin` for each)."""
         return [
             origin
-            for origin in sorted(self._pending)
-            if origin not in self._busy
-            and now >= self._last.get(origin, -self._interval) + self._interval
+            for origin in sorted(self._pending | self._polled.keys())
+            if origin not in self._busy and now >= self._due_at(origin)
         ]
 
     def next_wakeup(self) -> float | None:
-        """When the next re-list is due, or None when nothing is pending (or all are running)."""
+        """When the next re-list is due, or None when nothing is pending or polled (or all are
+        running)."""
         waiting = [
-            self._last.get(origin, -self._interval) + self._interval
-            for origin in self._pending
+            self._due_at(origin)
+            for origin in self._pending | self._polled.keys()
             if origin not in self._busy
         ]
         return min(waiting) if waiting else None
+
+    def _due_at(self, origin: str) -> float:
+        last = self._last.get(origin)
+        if origin in self._pending:
+            return (-self._interval if last is None else last) + self._interval
+        assert last is not None  # polled: poll() set it
+        return last + self._polled[origin]
 
     def begin(self, origin: str, now: float) -> list[Effect]:
         """Start re-listing ``origin``: the effects to carry out (the ``skills/list`` walk)."""
