@@ -28,9 +28,13 @@ MEMO_URI: Final = "memo://note"
 MEMO_TEXT: Final = "a resource of the SDK server itself"
 
 
-def skills_server(root: str, *, directory_read: bool = True) -> SkillsServer:
-    """The skills server the peer publishes for ``root``."""
+def skills_server(
+    root: str, *, directory_read: bool = True, ttl_ms: int | None = None
+) -> SkillsServer:
+    """The skills server the peer publishes for ``root`` (``ttl_ms``: the default when None)."""
+    extra: dict[str, Any] = {} if ttl_ms is None else {"ttl_ms": ttl_ms}
     options = ServerOptions(
+        **extra,
         directory_read=directory_read,
         page_size=PAGE_SIZE,
         server_info=Implementation(name=NAME, version=VERSION),
@@ -52,7 +56,13 @@ async def read_memo(ctx: Any, params: types.ReadResourceRequestParams) -> types.
     )
 
 
-def build(root: str, *, own_resources: bool = False, directory_read: bool = True) -> Server[Any]:
+def build(
+    root: str,
+    *,
+    own_resources: bool = False,
+    directory_read: bool = True,
+    ttl_ms: int | None = None,
+) -> Server[Any]:
     """The SDK server publishing ``root``'s skills (and, if asked, a resource of its own first)."""
     server: Server[Any]
     if own_resources:
@@ -61,7 +71,7 @@ def build(root: str, *, own_resources: bool = False, directory_read: bool = True
         )
     else:
         server = Server(NAME, version=VERSION)
-    add_skills(server, skills_server(root, directory_read=directory_read))
+    add_skills(server, skills_server(root, directory_read=directory_read, ttl_ms=ttl_ms))
     return server
 
 

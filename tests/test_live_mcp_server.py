@@ -1,0 +1,281 @@
+"""Changes pushed by an ``mcp`` SDK low-level server given a catalog with ``add_skills``.
+
+Real peers: ``tests/peers/mcp_lowlevel_server.py`` (the SDK server, ``--ttl-ms 300``) over stdio
+and over Streamable HTTP (uvicorn), and the ``mcp`` 2.3 client (``ClientSession``, its
+``message_handler`` and its ``subscriptions/listen`` driver). A skill is added, edited and removed
+while connected; each change must arrive within ``ttlMs`` plus the pacer's window (plus
+scheduling slack). A re-scan that changes no entry sends nothing, and a burst of edits makes at
+most one notification per ``ttlMs``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import warnings
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+from http_helpers import child_env, free_port, stop
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.client.subscriptions import ResourcesListChanged, ResourceUpdated, listen
+from mcp.shared.exceptions import MCPDeprecationWarning
+from pydantic import RootModel
+
+HERE = Path(__file__).resolve().parent
+PEER = HERE / "peers" / "mcp_lowlevel_server.py"
+TTL_MS = 300
+#: ttlMs + the window (0.2 s); generous slack for a loaded machine.
+DEADLINE = TTL_MS / 1000 + 0.2 + 4.0
+ALPHA = "skill://alpha/SKILL.md"
+BETA = "skill://beta/SKILL.md"
+
+
+def write_skill(root: Path, name: str, body: str = "body\n") -> None:
+    """Write a skill's SKILL.md whole (a temporary file renamed over it: a scan running meanwhile
+    sees the old bytes or the new, never a file cut short)."""
+    folder = root / name
+    folder.mkdir(parents=True, exist_ok=True)
+    temporary = root / f".{name}.tmp"
+    temporary.write_text(f"---\nname: {name}\ndescription: The {name} skill.\n---\n{body}")
+    os.replace(temporary, folder / "SKILL.md")
+
+
+class Heard:
+    """What a ``message_handler`` received: the change notifications, with their arrival time."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[float, Any]] = []
+        self.changed = anyio.Event()
+
+    async def __call__(self, message: Any) -> None:
+        if isinstance(message, Exception):
+            return
+        self.items.append((time.monotonic(), message))
+        self.changed.set()
+
+    def of(self, kind: type[Any]) -> list[Any]:
+        return [m for _, m in self.items if isinstance(m, kind)]
+
+    async def wait_for(self, test: Callable[[Any], bool], within: float = DEADLINE) -> Any:
+        with anyio.fail_after(within):
+            while True:
+                for _, message in self.items:
+                    if test(message):
+                        return message
+                self.changed = anyio.Event()
+                await self.changed.wait()
+
+    def clear(self) -> None:
+        self.items.clear()
+
+
+def list_changed(message: Any) -> bool:
+    return isinstance(message, types.ResourceListChangedNotification)
+
+
+def updated(uri: str) -> Callable[[Any], bool]:
+    def test(message: Any) -> bool:
+        return isinstance(message, types.ResourceUpdatedNotification) and (
+            message.params.uri == uri
+        )
+
+    return test
+
+
+@contextlib.contextmanager
+def http_peer(root: Path) -> Iterator[str]:
+    """The SDK server over Streamable HTTP for the block; yields its URL."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, str(PEER), str(root), "--ttl-ms", str(TTL_MS), "--http", str(port)],
+        env=child_env({}),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            with contextlib.suppress(OSError):
+                socket.create_connection(("127.0.0.1", port)).close()
+                break
+            assert time.monotonic() < deadline, "the SDK server did not start"
+            assert process.poll() is None, "the SDK server ended"
+            time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        stop(process)
+
+
+@contextlib.asynccontextmanager
+async def sdk_session(
+    root: Path, transport: str, handler: Heard, url: str | None = None
+) -> AsyncIterator[ClientSession]:
+    """An entered ``ClientSession`` to the SDK server (not negotiated yet)."""
+    if transport == "stdio":
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=[str(PEER), str(root), "--ttl-ms", str(TTL_MS)],
+            env=child_env({}),
+        )
+        with open(os.devnull, "w") as errlog:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write, message_handler=handler) as session,
+            ):
+                yield session
+        return
+    assert url is not None
+    async with (
+        streamable_http_client(url) as (read, write, *_),
+        ClientSession(read, write, message_handler=handler) as session,
+    ):
+        yield session
+
+
+@contextlib.contextmanager
+def peer_url(root: Path, transport: str) -> Iterator[str | None]:
+    if transport == "http":
+        with http_peer(root) as url:
+            yield url
+    else:
+        yield None
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_sdk_client_gets_list_changed_and_updated_from_add_skills_push_01_03_04(
+    tmp_path: Path, transport: str
+) -> None:
+    """PUSH-01, PUSH-03, PUSH-04 (2025-11-25): add, edit, remove while connected; the SDK
+    client's handler gets ``list_changed`` for each, and ``updated`` for the subscribed URI."""
+    write_skill(tmp_path, "alpha")
+
+    async def main(url: str | None) -> None:
+        heard = Heard()
+        async with sdk_session(tmp_path, transport, heard, url) as session:
+            result = await session.initialize()
+            resources = result.capabilities.resources
+            assert resources is not None
+            assert resources.list_changed is True  # PUSH-01
+            assert resources.subscribe is True
+            with warnings.catch_warnings():  # deprecated as of 2026-07-28, not on 2025-11-25
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                await session.subscribe_resource(ALPHA)
+            await anyio.sleep(0.5)  # the HTTP client opens its GET stream after initialized
+            assert heard.of(types.ResourceListChangedNotification) == []
+
+            write_skill(tmp_path, "beta")
+            await heard.wait_for(list_changed)
+            assert heard.of(types.ResourceUpdatedNotification) == []  # alpha did not change
+            heard.clear()
+
+            write_skill(tmp_path, "alpha", "edited\n")
+            await heard.wait_for(updated(ALPHA))
+            assert heard.of(types.ResourceListChangedNotification)  # with its list_changed
+            heard.clear()
+
+            shutil.rmtree(tmp_path / "beta")
+            await heard.wait_for(list_changed)
+            assert not list(heard.of(types.ResourceUpdatedNotification))  # beta unsubscribed
+            listing = await session.send_request(
+                types.Request[dict[str, Any], str](method="skills/list", params={}),
+                ListResult,
+            )
+            assert [s["uri"] for s in listing.root["skills"]] == [ALPHA]
+
+    with peer_url(tmp_path, transport) as url:
+        anyio.run(main, url)
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_sdk_client_listen_stream_from_add_skills_push_01_06_07(
+    tmp_path: Path, transport: str
+) -> None:
+    """PUSH-01, PUSH-06, PUSH-07 (2026-07-28): the SDK's ``subscriptions/listen`` driver against
+    the SDK server; the stream delivers ``list_changed`` for an added skill and ``updated`` for the
+    URI it asked for, each tagged with the listen id (the driver admits only those)."""
+    write_skill(tmp_path, "alpha")
+
+    async def main(url: str | None) -> None:
+        heard = Heard()
+        async with sdk_session(tmp_path, transport, heard, url) as session:
+            result = await session.discover()
+            resources = result.capabilities.resources
+            assert resources is not None
+            assert resources.list_changed is True  # PUSH-01 (the modern derivation)
+            assert resources.subscribe is True
+            async with listen(
+                session, resources_list_changed=True, resource_subscriptions=[ALPHA]
+            ) as stream:
+                assert stream.honored.resources_list_changed is True
+                assert stream.honored.resource_subscriptions == [ALPHA]
+                events = aiter(stream)
+                write_skill(tmp_path, "beta")
+                with anyio.fail_after(DEADLINE):
+                    event = await anext(events)
+                assert event == ResourcesListChanged()
+                write_skill(tmp_path, "alpha", "edited\n")
+                seen: set[Any] = set()
+                with anyio.fail_after(DEADLINE):
+                    while ResourceUpdated(uri=ALPHA) not in seen:
+                        seen.add(await anext(events))
+                assert seen <= {ResourcesListChanged(), ResourceUpdated(uri=ALPHA)}
+            # the tee reached message_handler too, stamped with the listen id
+            stamped = heard.of(types.ResourceListChangedNotification)
+            assert stamped
+            meta = stamped[0].params.meta if stamped[0].params else None
+            assert meta is not None
+            assert meta["io.modelcontextprotocol/subscriptionId"] == stream.subscription_id
+
+    with peer_url(tmp_path, transport) as url:
+        anyio.run(main, url)
+
+
+def test_rescan_without_change_sends_nothing_and_a_burst_is_paced_push_02_05(
+    tmp_path: Path,
+) -> None:
+    """PUSH-02: a re-scan that finds equal entries (the SKILL.md rewritten with the same bytes, a
+    new mtime) sends nothing; PUSH-05: a burst of 20 edits over 2 s makes at most one
+    ``list_changed`` per ``ttlMs`` (plus the first), not one per edit."""
+    write_skill(tmp_path, "alpha")
+
+    async def main() -> None:
+        heard = Heard()
+        async with sdk_session(tmp_path, "stdio", heard) as session:
+            await session.initialize()
+            for _ in range(5):  # same bytes, new mtimes: the folders are re-scanned
+                write_skill(tmp_path, "alpha")
+                await anyio.sleep(TTL_MS / 1000)
+            await anyio.sleep(DEADLINE / 2)
+            assert heard.of(types.ResourceListChangedNotification) == []
+
+            started = time.monotonic()
+            for i in range(20):
+                write_skill(tmp_path, "alpha", f"edit {i}\n")
+                await anyio.sleep(0.1)
+            await heard.wait_for(list_changed)
+            await anyio.sleep(DEADLINE / 2)  # the last edit's notification too
+            elapsed = time.monotonic() - started
+            times = [t for t, m in heard.items if list_changed(m)]
+            assert 1 <= len(times) <= elapsed / (TTL_MS / 1000) + 1
+            gaps = [b - a for a, b in itertools.pairwise(times)]
+            assert all(gap >= TTL_MS / 1000 * 0.9 for gap in gaps), gaps
+
+    anyio.run(main)
+
+
+class ListResult(RootModel[dict[str, Any]]):
+    """Any result object, as sent."""
