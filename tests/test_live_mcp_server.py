@@ -26,7 +26,8 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
-from http_helpers import child_env, free_port, stop
+from http_helpers import free_port, stop
+from interop_helpers import child_env
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ResourcesListChanged, ResourceUpdated, listen
