@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import mcp_server_helpers as helpers
 import mcp_types as types
 import pytest
 from http_helpers import free_port, stop
@@ -31,8 +32,14 @@ from interop_helpers import child_env
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ResourcesListChanged, ResourceUpdated, listen
+from mcp.server.lowlevel import Server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.exceptions import MCPDeprecationWarning
+from mcp.shared.message import SessionMessage
 from pydantic import RootModel
+
+from skills_core.adapters.mcp_server import add_skills
+from skills_core.server.changes import SkillChanges
 
 HERE = Path(__file__).resolve().parent
 PEER = HERE / "peers" / "mcp_lowlevel_server.py"
@@ -280,3 +287,105 @@ def test_rescan_without_change_sends_nothing_and_a_burst_is_paced_push_02_05(
 
 class ListResult(RootModel[dict[str, Any]]):
     """Any result object, as sent."""
+
+
+# -- in-process: the embedder's own calls, the connections kept, the timer's end ---------------
+
+
+@contextlib.asynccontextmanager
+async def in_process(server: Server[Any], heard: Heard) -> AsyncIterator[ClientSession]:
+    """A ``ClientSession`` to ``server.run`` over memory streams; on exit the client's stream is
+    closed and ``server.run`` must return (within 10 s)."""
+    c2s_send, c2s_recv = anyio.create_memory_object_stream[SessionMessage | Exception](16)
+    s2c_send, s2c_recv = anyio.create_memory_object_stream[SessionMessage](16)
+    ran = anyio.Event()
+
+    async def run() -> None:
+        await server.run(c2s_recv, s2c_send, server.create_initialization_options())
+        ran.set()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(run)
+        async with ClientSession(s2c_recv, c2s_send, message_handler=heard) as session:
+            yield session
+        c2s_send.close()
+        with anyio.fail_after(10):  # the server's lifespan, and its change timer, end
+            await ran.wait()
+        s2c_recv.close()
+
+
+def test_embedder_notify_changes_and_connections_kept_push_02_03_04(tmp_path: Path) -> None:
+    """PUSH-02, PUSH-03, PUSH-04 through the embedder's own call (``watch=False``, no timer):
+    ``notify_changes()`` returns the change and sends it (``list_changed``, ``updated`` for the
+    subscribed URI), returns None and sends nothing when no entry changed; the connection is
+    kept while open and forgotten when it closes."""
+    write_skill(tmp_path, "alpha")
+    server: Server[Any] = Server(helpers.NAME, version=helpers.VERSION)
+    default_lifespan = server.lifespan
+    publisher = add_skills(server, helpers.skills_server(str(tmp_path), ttl_ms=0), watch=False)
+    assert server.lifespan is default_lifespan  # no timer asked for
+
+    async def main() -> None:
+        heard = Heard()
+        async with in_process(server, heard) as session:
+            await session.initialize()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                await session.subscribe_resource(ALPHA)
+            assert publisher.connections == 1
+            assert await publisher.notify_changes() is None
+            write_skill(tmp_path, "alpha", "edited\n")
+            write_skill(tmp_path, "beta")
+            change = await publisher.notify_changes()
+            assert change is not None
+            assert change.changed == (ALPHA,)
+            assert change.added == (BETA,)
+            await heard.wait_for(updated(ALPHA), within=5)
+            assert len(heard.of(types.ResourceListChangedNotification)) == 1
+            assert [m.params.uri for m in heard.of(types.ResourceUpdatedNotification)] == [ALPHA]
+            assert await publisher.notify_changes() is None  # nothing new: nothing sent
+            await session.send_ping()
+            assert len(heard.items) == 2
+        assert publisher.connections == 0  # forgotten with its connection
+
+    anyio.run(main)
+
+
+def test_the_change_timer_ends_with_the_server_push_05(tmp_path: Path) -> None:
+    """PUSH-05: the timer ``add_skills`` runs in the server's lifespan pushes a change unasked,
+    and ends when the server stops (``server.run`` returns once the client has gone: a timer left
+    running would hold the lifespan's task group open)."""
+    write_skill(tmp_path, "alpha")
+    server: Server[Any] = Server(helpers.NAME, version=helpers.VERSION)
+    add_skills(server, helpers.skills_server(str(tmp_path), ttl_ms=100))
+
+    async def main() -> None:
+        heard = Heard()
+        async with in_process(server, heard) as session:
+            await session.initialize()
+            await session.send_ping()  # initialized is handled: the connection is known
+            write_skill(tmp_path, "beta")
+            await heard.wait_for(list_changed)
+
+    anyio.run(main)
+
+
+def test_a_server_serving_listen_already_needs_its_bus_push_06() -> None:
+    """PUSH-06: a server with its own ``subscriptions/listen`` handler (as ``MCPServer`` has) is
+    given the changes on that handler's bus, or refused with the reason; never silently mute."""
+    bus = InMemorySubscriptionBus()
+    server: Server[Any] = Server(helpers.NAME, on_subscriptions_listen=ListenHandler(bus))
+    skills = helpers.skills_server(str(HERE))
+    with pytest.raises(ValueError, match="bus="):
+        add_skills(server, skills)
+    publisher = add_skills(server, skills, bus=bus)
+    assert publisher.bus is bus
+
+    async def main() -> list[Any]:
+        events: list[Any] = []
+        bus.subscribe(events.append)
+        await publisher.publish(SkillChanges(added=(BETA,), resources=(BETA,)))
+        await publisher.publish(SkillChanges())  # no change: nothing
+        return events
+
+    assert anyio.run(main) == [ResourcesListChanged(), ResourceUpdated(uri=BETA)]
