@@ -389,3 +389,25 @@ def test_a_server_serving_listen_already_needs_its_bus_push_06() -> None:
         return events
 
     assert anyio.run(main) == [ResourcesListChanged(), ResourceUpdated(uri=BETA)]
+
+
+def test_close_ends_the_listen_streams_gracefully_push_08(tmp_path: Path) -> None:
+    """PUSH-08: ``ChangePublisher.close()`` ends each open ``subscriptions/listen`` stream with the
+    listen request's result: the SDK client's iteration simply ends (``SubscriptionLost`` would
+    mean an abrupt end), after the change published before it."""
+    write_skill(tmp_path, "alpha")
+    server: Server[Any] = Server(helpers.NAME, version=helpers.VERSION)
+    publisher = add_skills(server, helpers.skills_server(str(tmp_path), ttl_ms=0), watch=False)
+
+    async def main() -> list[Any]:
+        async with in_process(server, Heard()) as session:
+            await session.discover()
+            async with listen(session, resources_list_changed=True) as stream:
+                write_skill(tmp_path, "beta")
+                assert await publisher.notify_changes() is not None
+                publisher.close()
+                with anyio.fail_after(10):
+                    return [event async for event in stream]
+        raise AssertionError("unreachable")
+
+    assert anyio.run(main) == [ResourcesListChanged()]

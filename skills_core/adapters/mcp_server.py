@@ -36,7 +36,9 @@ before ``initialize`` with its own ``-32602``. The methods:
 
 A ``resources/list`` handler is registered too when the server has none, because the SDK
 declares the ``resources`` capability only when one is there (and a host does not use the
-extension without it); the middleware answers before it is reached.
+extension without it); the middleware answers before it is reached. So are
+``resources/subscribe``, ``resources/unsubscribe`` and ``subscriptions/listen`` handlers (see
+*Changes pushed* below).
 
 What stays the SDK's, by its design (and differs from ``skills-core serve``): ``server/discover``
 and ``initialize`` (its capabilities, cache hints and server info, with our declaration); a
@@ -87,8 +89,9 @@ is cancelled when the lifespan exits: the timer stops with the server. ``add_ski
 watch=False)`` leaves the lifespan alone; the embedder then runs ``await publisher.run()`` in a
 task of its own, or calls ``await publisher.notify_changes()`` when it knows the source changed
 (each call looks at once and publishes what changed; a look that finds no entry changed sends
-nothing). A client that does not read is given :data:`SEND_TIMEOUT` seconds per change, sends to
-all clients running at once, so it delays no one else's notifications.
+nothing). The legacy connections are sent to all at once, each given :data:`SEND_TIMEOUT`
+seconds per change: a client that does not read misses that change and delays no one else's
+notifications (only the next look, by that much at most).
 """
 
 from __future__ import annotations
