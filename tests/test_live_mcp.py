@@ -11,18 +11,23 @@ and ``notifications/resources/updated`` for the URI it subscribed to
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sys
 import warnings
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
+import mcp_server_helpers
 import mcp_types as types
 import pytest
+from http_helpers import serving
 from interop_helpers import REPO_ROOT
 from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 from skills_core.adapters.mcp_sdk import (
@@ -143,18 +148,49 @@ def server_argv(kind: str, root: Path) -> list[str]:
     return [str(SDK_PEER), str(root), "--ttl-ms", str(TTL_MS)]
 
 
+@contextlib.contextmanager
+def http_server(kind: str, root: Path) -> Iterator[str]:
+    """``serve --http`` or the SDK server under uvicorn, for the block; yields its URL."""
+    if kind == "serve":
+        with serving(root, "--ttl-ms", str(TTL_MS)) as served:
+            yield served.url
+    else:
+        with mcp_server_helpers.http_peer(root, ttl_ms=TTL_MS) as url:
+            yield url
+
+
+@contextlib.asynccontextmanager
+async def client_streams(
+    kind: str, transport: str, root: Path, url: str | None
+) -> AsyncIterator[tuple[Any, Any]]:
+    """The mcp client transport to the server: stdio (spawned) or Streamable HTTP (at ``url``)."""
+    if transport == "http":
+        assert url is not None
+        async with streamable_http_client(url) as (read, write, *_):
+            yield read, write
+        return
+    params = StdioServerParameters(
+        command=sys.executable, args=server_argv(kind, root), env={"PYTHONPATH": str(REPO_ROOT)}
+    )
+    with open(os.devnull, "w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            yield read, write
+
+
 @pytest.mark.parametrize("era", [Era.LEGACY, Era.MODERN], ids=["2025-11-25", "2026-07-28"])
+@pytest.mark.parametrize("transport", ["stdio", "http"])
 @pytest.mark.parametrize("kind", ["serve", "sdk-add-skills"])
 def test_host_session_watch_reports_changes_and_never_widens_approval_push_09_10(
-    tmp_path: Path, kind: str, era: Era
+    tmp_path: Path, kind: str, transport: str, era: Era
 ) -> None:
-    """PUSH-09, PUSH-10 through the mcp SDK client: our Host over ``ClientSession`` (stdio) against
-    ``skills-core serve`` and against an SDK server given the catalog with ``add_skills``. Adding,
-    editing and removing a skill while connected is reported as added, changed, removed; the
-    edited skill, loaded and approved before, is refused until approved again."""
+    """PUSH-09, PUSH-10 through the mcp SDK client: our Host over ``ClientSession`` (stdio and
+    Streamable HTTP) against ``skills-core serve`` and against an SDK server given the catalog
+    with ``add_skills``. Adding, editing and removing a skill while connected is reported as
+    added, changed, removed; the edited skill, loaded and approved before, is refused until
+    approved again."""
     write_whole(tmp_path, "alpha")
 
-    async def main() -> None:
+    async def main(url: str | None) -> None:
         host = Host()
         approver = Approver(host)
         watcher = SessionWatch(host, interval=0.2, on_effect=approver)
@@ -163,22 +199,17 @@ def test_host_session_watch_reports_changes_and_never_widens_approval_push_09_10
         async def mine(message: Any) -> None:
             heard.append(getattr(message, "method", type(message).__name__))
 
-        params = StdioServerParameters(
-            command=sys.executable,
-            args=server_argv(kind, tmp_path),
-            env={"PYTHONPATH": str(REPO_ROOT)},
-        )
-        with open(os.devnull, "w") as errlog:
-            async with (
-                stdio_client(params, errlog=errlog) as (read, write),
-                ClientSession(
-                    read,
-                    write,
-                    read_timeout_seconds=20,
-                    extensions=client_extensions(),
-                    message_handler=watcher.message_handler("s", then=mine),
-                ) as session,
-            ):
+        async with contextlib.AsyncExitStack() as stack:
+            read, write = await stack.enter_async_context(
+                client_streams(kind, transport, tmp_path, url)
+            )
+            async with ClientSession(
+                read,
+                write,
+                read_timeout_seconds=20,
+                extensions=client_extensions(),
+                message_handler=watcher.message_handler("s", then=mine),
+            ) as session:
                 await connect(host, "s", session, era=era)
                 senders = {"s": SessionRequester(session, origin="s")}
                 await pump_async(host, host.list_skills("s"), senders)
@@ -231,4 +262,8 @@ def test_host_session_watch_reports_changes_and_never_widens_approval_push_09_10
         assert watcher.watch.notifications >= 3
         assert "notifications/resources/list_changed" in heard  # passed on to the embedder's
 
-    anyio.run(main)
+    if transport == "http":
+        with http_server(kind, tmp_path) as url:
+            anyio.run(main, url)
+    else:
+        anyio.run(main, None)

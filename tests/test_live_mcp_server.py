@@ -13,8 +13,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import socket
-import subprocess
 import sys
 import time
 import warnings
@@ -26,7 +24,6 @@ import anyio
 import mcp_server_helpers as helpers
 import mcp_types as types
 import pytest
-from http_helpers import free_port, stop
 from interop_helpers import child_env
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -101,32 +98,6 @@ def updated(uri: str) -> Callable[[Any], bool]:
     return test
 
 
-@contextlib.contextmanager
-def http_peer(root: Path) -> Iterator[str]:
-    """The SDK server over Streamable HTTP for the block; yields its URL."""
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, str(PEER), str(root), "--ttl-ms", str(TTL_MS), "--http", str(port)],
-        env=child_env({}),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            with contextlib.suppress(OSError):
-                socket.create_connection(("127.0.0.1", port)).close()
-                break
-            assert time.monotonic() < deadline, "the SDK server did not start"
-            assert process.poll() is None, "the SDK server ended"
-            time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        stop(process)
-
-
 @contextlib.asynccontextmanager
 async def sdk_session(
     root: Path, transport: str, handler: Heard, url: str | None = None
@@ -156,7 +127,7 @@ async def sdk_session(
 @contextlib.contextmanager
 def peer_url(root: Path, transport: str) -> Iterator[str | None]:
     if transport == "http":
-        with http_peer(root) as url:
+        with helpers.http_peer(root, ttl_ms=TTL_MS) as url:
             yield url
     else:
         yield None
