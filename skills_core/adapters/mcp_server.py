@@ -89,9 +89,9 @@ is cancelled when the lifespan exits: the timer stops with the server. ``add_ski
 watch=False)`` leaves the lifespan alone; the embedder then runs ``await publisher.run()`` in a
 task of its own, or calls ``await publisher.notify_changes()`` when it knows the source changed
 (each call looks at once and publishes what changed; a look that finds no entry changed sends
-nothing). The legacy connections are sent to all at once, each given :data:`SEND_TIMEOUT`
-seconds per change: a client that does not read misses that change and delays no one else's
-notifications (only the next look, by that much at most).
+nothing). A change goes to all legacy connections at once, each given :data:`SEND_TIMEOUT`
+seconds: a client that does not read misses that change and delays no one else's notifications
+(only the next look, by that much at most).
 """
 
 from __future__ import annotations
