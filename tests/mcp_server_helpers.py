@@ -9,7 +9,13 @@ waits for the test to let it go.
 
 from __future__ import annotations
 
+import contextlib
+import subprocess
+import sys
 import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, Final
 
 import mcp_types as types
@@ -28,9 +34,13 @@ MEMO_URI: Final = "memo://note"
 MEMO_TEXT: Final = "a resource of the SDK server itself"
 
 
-def skills_server(root: str, *, directory_read: bool = True) -> SkillsServer:
-    """The skills server the peer publishes for ``root``."""
+def skills_server(
+    root: str, *, directory_read: bool = True, ttl_ms: int | None = None
+) -> SkillsServer:
+    """The skills server the peer publishes for ``root`` (``ttl_ms``: the default when None)."""
+    extra: dict[str, Any] = {} if ttl_ms is None else {"ttl_ms": ttl_ms}
     options = ServerOptions(
+        **extra,
         directory_read=directory_read,
         page_size=PAGE_SIZE,
         server_info=Implementation(name=NAME, version=VERSION),
@@ -52,7 +62,13 @@ async def read_memo(ctx: Any, params: types.ReadResourceRequestParams) -> types.
     )
 
 
-def build(root: str, *, own_resources: bool = False, directory_read: bool = True) -> Server[Any]:
+def build(
+    root: str,
+    *,
+    own_resources: bool = False,
+    directory_read: bool = True,
+    ttl_ms: int | None = None,
+) -> Server[Any]:
     """The SDK server publishing ``root``'s skills (and, if asked, a resource of its own first)."""
     server: Server[Any]
     if own_resources:
@@ -61,7 +77,7 @@ def build(root: str, *, own_resources: bool = False, directory_read: bool = True
         )
     else:
         server = Server(NAME, version=VERSION)
-    add_skills(server, skills_server(root, directory_read=directory_read))
+    add_skills(server, skills_server(root, directory_read=directory_read, ttl_ms=ttl_ms))
     return server
 
 
@@ -99,3 +115,36 @@ class GatedSource:
             if not self.release.wait(timeout=10):
                 raise RuntimeError("the event loop did not run while a large file was read")
         return self.inner.read(skill, file_path)
+
+
+@contextlib.contextmanager
+def http_peer(root: Path, *, ttl_ms: int) -> Iterator[str]:
+    """``tests/peers/mcp_lowlevel_server.py ROOT --http PORT`` (uvicorn) for the block; yields its
+    URL."""
+    import socket
+
+    from http_helpers import free_port, stop
+    from interop_helpers import child_env
+
+    peer = Path(__file__).resolve().parent / "peers" / "mcp_lowlevel_server.py"
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, str(peer), str(root), "--ttl-ms", str(ttl_ms), "--http", str(port)],
+        env=child_env({}),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            with contextlib.suppress(OSError):
+                socket.create_connection(("127.0.0.1", port)).close()
+                break
+            assert time.monotonic() < deadline, "the SDK server did not start"
+            assert process.poll() is None, "the SDK server ended"
+            time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        stop(process)

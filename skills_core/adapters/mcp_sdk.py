@@ -32,16 +32,38 @@ not yet done so (``server/discover`` first, ``initialize`` on an error answer, a
 common modern version) or takes the one the session already negotiated (``session.discover()``,
 ``session.initialize()``, or ``mcp.Client(mode=...)``), and connects the host's origin with the
 capabilities and era the session holds.
+
+Changes pushed
+--------------
+A server's change notifications reach the session's ``message_handler`` (the SDK's typed
+``ResourceListChangedNotification`` and ``ResourceUpdatedNotification``): on a 2025-11-25
+connection unasked, on 2026-07-28 from a ``subscriptions/listen`` stream (the SDK's client
+``listen`` driver consumes the acknowledgement and tees each stream notification to the handler).
+:class:`SessionWatch` turns them into re-lists, as the stdio and HTTP clients of ``skills-core host
+watch`` do: :meth:`SessionWatch.message_handler` is the handler to build each ``ClientSession``
+with (it records the hint in a :class:`~skills_core.host.watch.ChangeWatch`, a dictionary write,
+and passes every message on to the embedder's own handler), and :meth:`SessionWatch.changes` is
+an async iterator that opens the listen streams its modern sessions need, re-lists a notified
+server at most once per interval through :class:`SessionRequester` (PUSH-11), verifies the
+listing as any other, confirms with ``skills/get`` what it no longer lists, and yields a
+:class:`~skills_core.host.watch.SkillsChanged` for each re-list that found skills added, removed
+or changed (PUSH-09). The approval rules are the host's (PUSH-10): a held skill whose entry
+changed is suspended until approved again (the prompt goes to ``on_effect``), a removed skill is
+unloaded, a new skill is recorded and not loaded.
 """
 
 from __future__ import annotations
 
+from collections.abc import AsyncGenerator
+from contextlib import AsyncExitStack
 from typing import Any, Final, final
 
 try:
     import anyio
     import mcp_types
     from mcp import ClientSession
+    from mcp.client.session import IncomingMessage, MessageHandlerFnT
+    from mcp.client.subscriptions import listen
     from mcp.shared.exceptions import MCPError
     from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -55,12 +77,14 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess witho
 
 from ..errors import JsonRpcError, LocalProtocolError, TransportError
 from ..host.effects import Effect
+from ..host.pump import AsyncOnEffect, Pumped, TransportFailure, pump_async
 from ..host.router import Host
+from ..host.watch import DEFAULT_RELIST_INTERVAL, ChangeWatch, SkillsChanged
 from ..jsonvalue import JSONValue
 from ..messages import Era
 from ..spec import EXTENSION_ID, SUPPORTED_MODERN_VERSIONS
 
-__all__ = ["SessionRequester", "client_extensions", "connect"]
+__all__ = ["SessionRequester", "SessionWatch", "client_extensions", "connect"]
 
 #: What the SDK's dispatcher raises when the connection is gone (mcp 2.3.0,
 #: ``mcp/shared/jsonrpc_dispatcher.py``: ``_CLOSED_OUTCOME`` and the closed-send paths).
@@ -253,3 +277,123 @@ async def _negotiate(session: ClientSession, origin: str, era: Era | None) -> No
         await session.initialize()
     except _HANDSHAKE_ERRORS as exc:
         raise _translate(exc, origin, "initialize") from None
+
+
+@final
+class SessionWatch:
+    """Re-lists the servers behind ``mcp`` ``ClientSession`` s when they say their skills changed.
+
+    Usage, for each server: build its session with ``message_handler=watch.message_handler(label)``,
+    enter it, :func:`connect` the host, list once, then :meth:`add` it; then ``async for change in
+    watch.changes(): ...`` (see the module docstring).
+
+    Args:
+        host: The host whose registry is re-listed.
+        interval: Seconds between two re-lists of one server at least (PUSH-11).
+        on_effect: Called with each output of a re-list (approval prompts of a changed held
+            skill, :class:`~skills_core.host.effects.SkillChanged`, notices), as for
+            :func:`~skills_core.host.pump.pump_async`; it may return effects to carry out (such as
+            ``host.approve(prompt.prompt_id)``). Without it a prompt stays unanswered and the
+            changed skill stays suspended.
+
+    Attributes:
+        watch: The :class:`~skills_core.host.watch.ChangeWatch` (``watch.notifications`` counts
+            the change notifications received).
+    """
+
+    __slots__ = ("_on_effect", "_requesters", "_wake", "host", "watch")
+
+    def __init__(
+        self,
+        host: Host,
+        *,
+        interval: float = DEFAULT_RELIST_INTERVAL,
+        on_effect: AsyncOnEffect | None = None,
+    ) -> None:
+        self.host = host
+        self.watch = ChangeWatch(host, interval=interval)
+        self._on_effect = on_effect
+        self._requesters: dict[str, SessionRequester] = {}
+        self._wake: anyio.Event | None = None
+
+    def message_handler(
+        self, origin: str, *, then: MessageHandlerFnT | None = None
+    ) -> MessageHandlerFnT:
+        """The ``message_handler`` for the session of ``origin``.
+
+        A change notification (either era) is recorded as a hint to re-list ``origin``; every
+        message, that one included, then goes to ``then`` when given.
+        """
+
+        async def handle(message: IncomingMessage) -> None:
+            method = getattr(message, "method", None)
+            if isinstance(method, str) and self.watch.notified(origin, method):
+                wake = self._wake
+                if wake is not None:
+                    wake.set()
+            if then is not None:
+                await then(message)
+
+        return handle
+
+    def add(self, origin: str, session: ClientSession, *, timeout: float | None = None) -> None:
+        """Re-list ``origin`` through ``session`` (entered, connected with :func:`connect`, its
+        ``message_handler`` from :meth:`message_handler`); ``timeout`` as for
+        :class:`SessionRequester`."""
+        self._requesters[origin] = SessionRequester(session, origin=origin, timeout=timeout)
+
+    async def changes(self) -> AsyncGenerator[SkillsChanged, None]:
+        """Yield what each re-list found, until the iterator is closed.
+
+        First opens a ``subscriptions/listen`` stream asking ``resourcesListChanged`` on each
+        2026-07-28 session (a 2025-11-25 server sends unasked); the streams are closed with the
+        iterator. A notified server is re-listed at most once per interval, whatever the number
+        of notifications.
+
+        Raises:
+            TransportError: a re-list found the connection gone (``kind="closed"``), or a listen
+                stream could not be opened.
+            JsonRpcError: a server refused ``subscriptions/listen``.
+        """
+        self._wake = anyio.Event()
+        async with AsyncExitStack() as streams:
+            for origin, requester in self._requesters.items():
+                session = requester.session
+                if session.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                    try:
+                        await streams.enter_async_context(
+                            listen(session, resources_list_changed=True)
+                        )
+                    except _TRANSLATED as exc:
+                        raise _translate(exc, origin, "subscriptions/listen") from None
+            while True:
+                for origin in self.watch.due(anyio.current_time()):
+                    change = await self._relist(origin)
+                    if change is not None:
+                        yield change
+                due = self.watch.next_wakeup()
+                wake = self._wake = anyio.Event()
+                if due is not None and due <= anyio.current_time():
+                    continue
+                wait = None if due is None else due - anyio.current_time()
+                with anyio.move_on_after(wait if wait is not None else float("inf")):
+                    await wake.wait()
+
+    async def _relist(self, origin: str) -> SkillsChanged | None:
+        senders = {origin: self._requesters[origin]}
+        watch = self.watch
+        pumped = await pump_async(
+            self.host, watch.begin(origin, anyio.current_time()), senders, on_effect=self._on_effect
+        )
+        confirmations = watch.listed(origin, pumped)
+        if confirmations:
+            pumped += await pump_async(self.host, confirmations, senders, on_effect=self._on_effect)
+        change = watch.end(origin)
+        _raise_if_closed(pumped)
+        return change
+
+
+def _raise_if_closed(pumped: list[Pumped]) -> None:
+    for item in pumped:
+        if isinstance(item, TransportFailure) and item.error.kind == "closed":
+            raise item.error
