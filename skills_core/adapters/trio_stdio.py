@@ -147,6 +147,12 @@ class _Pipes:
     async def receive(self) -> bytes:
         return bytes(await self._stdin.receive_some(READ_CHUNK))
 
+    async def receive_within(self, seconds: float) -> bytes | None:
+        # trio waits for the descriptor to be readable, then reads: a cancelled wait loses nothing
+        with trio.move_on_after(seconds):
+            return bytes(await self._stdin.receive_some(READ_CHUNK))
+        return None
+
     async def send(self, data: bytes) -> bool:
         try:
             await self._stdout.send_all(data)
