@@ -349,10 +349,8 @@ class SkillsApp:
         checks = self._checks
         reply = checks.head(scope)
         if type(reply) is StreamCall:  # a legacy session's GET stream (see _asgi_push)
-            refused = await self._push_stream(reply, receive, send)
-            if refused is None:
-                return
-            reply = refused
+            await self._push_stream(reply, receive, send)
+            return
         if type(reply) is Head and self._load is not None and not await self._ready():
             cors = reply.cors  # not ready in time: see loading()
             reply = text_reply(
@@ -419,25 +417,14 @@ class SkillsApp:
         await send({"type": "http.response.start", "status": reply.status, "headers": _head(reply)})
         await send({"type": "http.response.body", "body": content})
 
-    async def _push_stream(self, call: StreamCall, receive: Receive, send: Send) -> Reply | None:
-        """Serve a session's GET stream (asyncio only: elsewhere 405, as before)."""
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return text_reply(
-                405, "Method Not Allowed: no GET stream under trio", (b"allow", b"POST")
-            )
+    async def _push_stream(self, call: StreamCall, receive: Receive, send: Send) -> None:
+        """Serve a session's GET stream (under asyncio and under trio alike)."""
         await self._push.legacy_stream(call, receive, send)
-        return None
 
     async def _push_call(self, call: Call, receive: Receive, send: Send) -> bool:
         """``subscriptions/listen`` (a stream) or a legacy ``resources/(un)subscribe``; False
         when the server answers it as any request (a refused listen: the error goes in-band)."""
         if call.method == _LISTEN:
-            try:
-                asyncio.get_running_loop()
-            except RuntimeError:
-                return False
             return await self._push.listen(call, receive, send)
         if call.legacy_version is None:
             return False
