@@ -263,6 +263,42 @@ def test_a_rescan_with_equal_entries_sends_nothing_push_02(
         client.close()
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_regular_file_as_input_is_read_whole_with_the_timer_on(
+    tmp_path: Path, backend: str
+) -> None:
+    """With the change timer on, stdin that the event loop cannot watch (a regular file: asyncio
+    reads it in a worker thread, the read kept across the timer's wakeups) is read whole: each
+    request is answered, in order, and the loop ends at the end of the input."""
+    import asyncio
+
+    import trio
+
+    from skills_core.adapters import asyncio_stdio, trio_stdio
+    from skills_core.server import ServerOptions, server_from_roots
+
+    root = tmp_path / "skills"
+    write_skill(root, "alpha")
+    server = server_from_roots([root], cursor_key=b"k" * 32, options=ServerOptions(ttl_ms=0))
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t"}}
+    wire = [{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}]
+    wire.append({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    wire += [{"jsonrpc": "2.0", "id": n, "method": "resources/list"} for n in range(1, 40)]
+    requests = tmp_path / "in.jsonl"
+    requests.write_bytes(b"".join(json.dumps(message).encode() + b"\n" for message in wire))
+    answers = tmp_path / "out.jsonl"
+    with requests.open("rb") as stdin, answers.open("wb") as stdout:
+        serve = asyncio_stdio.serve_stdio if backend == "asyncio" else trio_stdio.serve_stdio
+        served = serve(server.connection(), stdin_fd=stdin.fileno(), stdout_fd=stdout.fileno())
+        if backend == "asyncio":
+            asyncio.run(served)
+        else:
+            trio.run(lambda: served)
+    lines = [json.loads(line) for line in answers.read_bytes().splitlines()]
+    assert [line["id"] for line in lines] == list(range(40))
+    assert lines[-1]["result"]["resources"][0]["uri"] == "skill://alpha/SKILL.md"
+
+
 # --- the ASGI app under hypercorn's trio worker -------------------------------------------------
 
 
