@@ -173,7 +173,8 @@ class _Pipes:
 
             try:
                 loop.add_reader(self._stdin_fd, readable)
-            except (OSError, ValueError, NotImplementedError):  # a regular file, or no selector
+            # a regular file, a loop without a selector, or a descriptor a transport holds
+            except (OSError, ValueError, NotImplementedError, RuntimeError):
                 self._selectable = False
             else:
                 try:
