@@ -7,8 +7,9 @@
   ``listen()``, both eras: a skill added, edited and removed is reported within ``ttlMs`` plus
   the pacer's window (plus slack); a cancelled server ends the listen stream with its result; a
   re-scan that changes no entry sends nothing.
-* The ASGI app under ``hypercorn --worker-class trio``: the legacy session's GET stream and the
-  2026-07-28 listen stream, the same peers, and the listen result when hypercorn stops.
+* The ASGI app under ``hypercorn --worker-class trio`` (and its asyncio worker): the legacy
+  session's GET stream and the 2026-07-28 listen stream, the same peers, and the listen result
+  when hypercorn stops.
 
 Skills are added and edited whole here (:func:`publish`, a rename). A plain rewrite truncates
 the file first, and a look that lands between the truncation and the write sees the skill gone:
@@ -303,8 +304,8 @@ def test_a_regular_file_as_input_is_read_whole_with_the_timer_on(
 
 
 @contextlib.contextmanager
-def hypercorn_trio(root: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """``hypercorn --worker-class trio`` serving ``root`` (a graceful timeout of 1 s)."""
+def hypercorn(root: Path, worker: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``hypercorn --worker-class WORKER`` serving ``root`` (a graceful timeout of 1 s)."""
     port = free_port()
     env = {
         "SKILLS_CORE_ROOTS": str(root),
@@ -314,7 +315,7 @@ def hypercorn_trio(root: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     process = subprocess.Popen(
         [
             *(PY, "-m", "hypercorn", "skills_core.adapters.asgi:app_from_env()"),
-            *("--worker-class", "trio", "--bind", f"127.0.0.1:{port}"),
+            *("--worker-class", worker, "--bind", f"127.0.0.1:{port}"),
             *("--graceful-timeout", "1"),
         ],
         env=child_env(env),
@@ -331,29 +332,32 @@ def hypercorn_trio(root: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
 
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])
-def test_host_watch_against_hypercorn_trio_push_03_push_06_push_09(
-    tmp_path: Path, era: str
+@pytest.mark.parametrize("worker", ["trio", "asyncio"])
+def test_host_watch_against_hypercorn_push_03_push_06_push_09(
+    tmp_path: Path, worker: str, era: str
 ) -> None:
-    """Under hypercorn's trio worker: the legacy session's GET stream (PUSH-03) and the listen
-    stream (PUSH-06) carry each change in time, and the host reports it (PUSH-09)."""
+    """Under hypercorn's trio worker (and its asyncio one): the legacy session's GET stream
+    (PUSH-03) and the listen stream (PUSH-06) carry each change in time, and the host reports it
+    (PUSH-09)."""
     root = tmp_path / "skills"
     write_skill(root, "alpha")
-    with hypercorn_trio(root) as (url, _):
+    with hypercorn(root, worker) as (url, _):
         report_add_edit_remove(root, Watcher(f"s={url}", era))
 
 
 @pytest.mark.parametrize("mode", ["pin", "legacy"])
-def test_ts_client_against_hypercorn_trio_push_03_push_04_push_06_push_07_push_08(
-    tmp_path: Path, mode: str
+@pytest.mark.parametrize("worker", ["trio", "asyncio"])
+def test_ts_client_against_hypercorn_push_03_push_04_push_06_push_07_push_08(
+    tmp_path: Path, worker: str, mode: str
 ) -> None:
-    """The TS SDK client under hypercorn's trio worker: tagged notifications on its listen
-    stream (PUSH-06/07) and the listen result when hypercorn stops (PUSH-08: at its graceful
-    timeout, the drain hypercorn tells the app of); legacy: the GET stream's list_changed and
-    updated (PUSH-03/04)."""
+    """The TS SDK client under hypercorn's trio worker (and its asyncio one): tagged
+    notifications on its listen stream (PUSH-06/07) and the listen result when hypercorn stops
+    (PUSH-08: at its graceful timeout, as hypercorn tells the app nothing when its drain
+    begins); legacy: the GET stream's list_changed and updated (PUSH-03/04)."""
     require_node_tools()
     root = tmp_path / "skills"
     write_skill(root, "alpha")
-    with hypercorn_trio(root) as (url, process):
+    with hypercorn(root, worker) as (url, process):
         client = TsClient(mode, [url])
         try:
             check_session(client, root, mode)
