@@ -9,7 +9,8 @@ returns only once every pipe is closed as well, which never happens while a proc
 forked keeps one open).
 
 * :func:`serve_stdio` serves a :class:`~skills_core.server.ServerConnection` (any
-  :class:`~skills_core.server_stream.Responder`) over two descriptors;
+  :class:`~skills_core.server_stream.Responder`) over two descriptors, and tells its client of
+  catalog changes while idle, as ``skills-core serve`` does;
 * :func:`open_stdio_client` spawns a server and yields a :class:`StdioClient`, whose ``process``
   is the ``asyncio.subprocess.Process``.
 

@@ -7,7 +7,8 @@ down), ``trio.lowlevel.open_process`` spawns servers and ``trio.lowlevel.FdStrea
 (on duplicated descriptors, so closing the streams leaves the originals open).
 
 * :func:`serve_stdio` serves a :class:`~skills_core.server.ServerConnection` (any
-  :class:`~skills_core.server_stream.Responder`) over two descriptors;
+  :class:`~skills_core.server_stream.Responder`) over two descriptors, and tells its client of
+  catalog changes while idle, as ``skills-core serve`` does;
 * :func:`open_stdio_client` spawns a server and yields a :class:`StdioClient`, whose ``process``
   is the ``trio.Process``.
 
