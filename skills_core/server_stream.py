@@ -45,7 +45,10 @@ answered at once with its acknowledgement notification (the responder's ``listen
 comes only when the stream ends. :meth:`ServerStream.push` makes the bytes of the notifications a
 catalog change means for this client (none when it asked for nothing), and
 :meth:`ServerStream.close` the responses that end its listen streams when the server shuts down.
-The loop calls them between answers, from its timer (:func:`serve_async` takes a ``tick``).
+The loop calls them between answers, from its timer: :class:`ChangeTimer` is that timer without
+a clock (when to look next, and the bytes a look means), shared by the blocking loop
+(:mod:`skills_core.adapters.blocking_stdio`) and :func:`serve_async`, which waits for input at
+most until the next look. Only the waiting differs between them.
 """
 
 from __future__ import annotations
@@ -69,7 +72,7 @@ from .jsonrpc import (
     RequestReceived,
 )
 from .server._subscriptions import LISTEN
-from .server.changes import SkillChanges
+from .server.changes import MIN_INTERVAL, ChangePacer, SkillChanges
 from .server.handler import PendingRead, ServerConnection
 from .spec import ErrorCode
 
@@ -83,6 +86,7 @@ __all__ = [
     "OUTPUT_BATCH",
     "DEFAULT_DEFER_READS_OVER",
     "serve_async",
+    "ChangeTimer",
 ]
 
 #: Bytes of small answers gathered into one write. One write per 64 KiB costs about 0.3 µs per
@@ -344,19 +348,86 @@ class ServerStream:
             )
 
 
+@final
+class ChangeTimer:
+    """A server stream's change timer, without a clock: when to look, and what a look writes.
+
+    A loop asks :meth:`look` with the time now whenever it is about to wait for input, writes the
+    bytes it returns (the notifications a change means for this client: PUSH-03, PUSH-04,
+    PUSH-07), and waits for input at most :meth:`timeout` seconds. Looks are paced by a
+    :class:`~skills_core.server.changes.ChangePacer` over the server's ``ttlMs`` (PUSH-05).
+
+    The stream's responder is a :class:`~skills_core.server.ServerConnection`, or a connection to a
+    server still loading its catalog (anything with ``served()``, such as
+    :class:`~skills_core.adapters.loading.LoadingConnection`): until that one is loaded the timer
+    only asks again every :data:`~skills_core.server.changes.MIN_INTERVAL` seconds whether it is.
+    Any other responder is not watched (:attr:`watching` is False).
+
+    Args:
+        stream: The stream whose client is told of changes.
+    """
+
+    __slots__ = ("_connection", "_pacer", "_stream", "watching")
+
+    def __init__(self, stream: ServerStream) -> None:
+        self._stream = stream
+        responder = stream._responder
+        #: Whether the responder can be watched at all (else :meth:`timeout` is always None).
+        self.watching = type(responder) is ServerConnection or callable(
+            getattr(responder, "served", None)
+        )
+        self._connection: ServerConnection | None = None
+        self._pacer: ChangePacer | None = None
+
+    def look(self, now: float) -> bytes:
+        """Look for a change if one is due at ``now``; the bytes to write (maybe none)."""
+        if not self.watching:
+            return b""
+        pacer = self._pacer
+        if pacer is None:
+            connection = self._stream._served()  # None while a loading server's catalog loads
+            if connection is None:
+                return b""
+            self._connection = connection
+            self._pacer = pacer = ChangePacer(interval=connection.server.options.ttl_ms / 1000)
+        if not pacer.look_due(now):
+            return b""
+        assert self._connection is not None
+        server = self._connection.server
+        if pacer.looked(now, moved=server.moved()):
+            return self._stream.push(server.changes())
+        return b""
+
+    def timeout(self, now: float) -> float | None:
+        """Seconds to wait for input before the next :meth:`look`; None: wait for input only."""
+        if not self.watching:
+            return None
+        if self._pacer is None:
+            return MIN_INTERVAL  # the catalog is loading: ask again soon
+        return max(0.0, self._pacer.next_wakeup() - now)
+
+
 async def serve_async(
     stream: ServerStream,
     *,
     receive: Callable[[], Awaitable[bytes]],
     send: Callable[[bytes], Awaitable[bool]],
     run_blocking: Callable[[Callable[[], bytes]], Awaitable[bytes]],
+    timer: ChangeTimer | None = None,
+    receive_within: Callable[[float], Awaitable[bytes | None]] | None = None,
+    clock: Callable[[], float] | None = None,
 ) -> None:
     """Drive ``stream`` until its input ends or its client leaves: the server loop, once.
 
     Writes what :meth:`ServerStream.next_output` makes before asking again (the back-pressure of
     the module docstring), reads only when told :data:`~skills_core.jsonrpc.NEED_DATA`, and runs
     each :class:`PendingOutput` through ``run_blocking``. It does no I/O itself: it awaits the
-    three callables and nothing else, so it runs under any event loop.
+    callables and nothing else, so it runs under any event loop.
+
+    With a ``timer`` (and ``receive_within`` and ``clock``), it also keeps the change timer while
+    it waits for input, as the blocking loop does: before each wait it writes what
+    :meth:`ChangeTimer.look` makes, then waits for input at most :meth:`ChangeTimer.timeout`
+    seconds.
 
     Args:
         stream: The server side of the connection.
@@ -365,10 +436,35 @@ async def serve_async(
             answer), True otherwise.
         run_blocking: Runs a blocking callable (a large read and its encoding) where the loop
             stays free, such as a worker thread, and returns what it returned.
+        timer: The stream's change timer (:class:`ChangeTimer`), or None: no notifications.
+        receive_within: Like ``receive``, waiting at most the seconds given; None when they
+            passed with nothing received (a read under way is kept for the next call).
+        clock: Monotonic seconds, for the timer.
     """
+    timed: (
+        tuple[ChangeTimer, Callable[[float], Awaitable[bytes | None]], Callable[[], float]] | None
+    )
+    timed = None
+    if timer is not None and timer.watching:
+        if receive_within is None or clock is None:
+            raise ValueError("a change timer needs receive_within and clock")
+        timed = (timer, receive_within, clock)
     while True:
         out = stream.next_output()
         if out is NEED_DATA:
+            if timed is not None:
+                timer, receive_within, clock = timed
+                pushed = timer.look(clock())
+                if pushed:
+                    if not await send(pushed):
+                        return
+                    continue
+                timeout = timer.timeout(clock())
+                if timeout is not None:
+                    data = await receive_within(timeout)
+                    if data is not None:
+                        stream.receive_data(data)
+                    continue
             stream.receive_data(await receive())
             continue
         if out is FINISHED:

@@ -376,10 +376,8 @@ class SkillsApp:
         checks = self._checks
         reply = checks.head(scope)
         if type(reply) is StreamCall:  # a legacy session's GET stream (see _asgi_push)
-            refused = await self._push_stream(reply, receive, send)
-            if refused is None:
-                return
-            reply = refused
+            await self._push_stream(reply, receive, send)
+            return
         if type(reply) is Head and self._failure is not None:
             reply = self._not_ready(reply.cors, close=True)  # the body is not read
         if type(reply) is Head:
@@ -458,25 +456,14 @@ class SkillsApp:
         reply.cors = cors
         return reply
 
-    async def _push_stream(self, call: StreamCall, receive: Receive, send: Send) -> Reply | None:
-        """Serve a session's GET stream (asyncio only: elsewhere 405, as before)."""
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return text_reply(
-                405, "Method Not Allowed: no GET stream under trio", (b"allow", b"POST")
-            )
+    async def _push_stream(self, call: StreamCall, receive: Receive, send: Send) -> None:
+        """Serve a session's GET stream (under asyncio and under trio alike)."""
         await self._push.legacy_stream(call, receive, send)
-        return None
 
     async def _push_call(self, call: Call, receive: Receive, send: Send) -> bool:
         """``subscriptions/listen`` (a stream) or a legacy ``resources/(un)subscribe``; False
         when the server answers it as any request (a refused listen: the error goes in-band)."""
         if call.method == _LISTEN:
-            try:
-                asyncio.get_running_loop()
-            except RuntimeError:
-                return False
             return await self._push.listen(call, receive, send)
         if call.legacy_version is None:
             return False

@@ -5,8 +5,9 @@ Theory of operation
 The sans-IO parts are the server's (:meth:`SkillsServer.changes
 <skills_core.server.SkillsServer.changes>`, :class:`~skills_core.server.changes.ChangePacer`) and
 each client's :class:`~skills_core.server._subscriptions.Subscriptions`; this module is their I/O
-in an ASGI worker (asyncio only: under trio the app answers a stream request 405/-32601 as
-before).
+in an ASGI worker, under asyncio (uvicorn, hypercorn's asyncio worker) and under trio
+(hypercorn's trio worker) alike: only the waiting differs, and trio is imported only when it is
+the running loop.
 
 **Two kinds of stream.** A 2025-11-25 session's ``GET`` (with its ``Mcp-Session-Id``) opens the
 session's stream: ``notifications/resources/list_changed`` on every change (PUSH-03), and
@@ -26,25 +27,36 @@ reach one worker for both (sticky routing), or it gets ``list_changed`` only. No
 between workers: each looks at the source for itself, as it does for listings.
 
 **The timer** runs while any stream is open, looking every ``ttlMs`` (at least 0.1 s) through the
-pacer, so a worker with no stream does no extra work. A change is computed once per worker, and
-each stream then costs the bytes of its notifications. A stream whose client does not take its
-events stops growing at :data:`MAX_QUEUED` events: it is ended, and the client re-lists when it
-reconnects.
+pacer, so a worker with no stream does no extra work: an asyncio task, or under trio a system
+task (``trio.lowlevel.spawn_system_task``: it belongs to no request, as the asyncio task does
+not). A change is computed once per worker, and each stream then costs the bytes of its
+notifications. A stream whose client does not take its events stops growing at
+:data:`MAX_QUEUED` events: it is ended, and the client re-lists when it reconnects. A source
+that fails ends the timer and every stream (their clients reconnect); the next stream starts it
+again.
+
+**Streams end at shutdown.** :func:`end_all_streams` ends every stream as the drain begins
+(:mod:`skills_core.adapters.uvicorn_http` calls it): a listen stream gets its result first
+(PUSH-08). An ASGI server that tells the app nothing when its drain begins (hypercorn, either
+worker) cancels the stream's request at its graceful timeout instead; the stream then sends what
+is queued, its listen results and the end of its body, within :data:`CLOSE_GRACE` seconds, and
+lets the cancellation go on.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import weakref
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any, Final, final
+from typing import Any, Final, Protocol, final
 
 from ..http.server import Call, StreamCall, encode_answer
 from ..jsonrpc import ErrorObject, JSONObject
 from ..server._subscriptions import Subscriptions
-from ..server.changes import ChangePacer
+from ..server.changes import ChangePacer, SkillChanges
 from ..server.handler import SkillsServer
 
 __all__ = ["PushHub", "end_all_streams", "KEEPALIVE", "MAX_QUEUED", "MAX_SESSIONS"]
@@ -59,6 +71,8 @@ KEEPALIVE: Final = 25.0
 MAX_QUEUED: Final = 64
 #: Legacy sessions whose subscribed URIs a worker keeps.
 MAX_SESSIONS: Final = 10_000
+#: Seconds a stream the ASGI server cancels is given to send its listen results and its end.
+CLOSE_GRACE: Final = 1.0
 
 _SSE_HEADERS: Final = [
     (b"content-type", b"text/event-stream"),
@@ -82,20 +96,58 @@ def _event(message: JSONObject) -> bytes:
     return b"event: message\ndata: " + data.encode("utf-8") + b"\n\n"
 
 
+def _under_trio() -> bool:
+    """Whether the running event loop is trio's (hypercorn's trio worker), not asyncio's."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return True
+    return False
+
+
+class _Wakeup(Protocol):
+    """``asyncio.Event`` or ``trio.Event``: what a stream waits on for its next event."""
+
+    def set(self) -> None: ...
+
+    async def wait(self) -> object: ...
+
+
 @final
 class _Stream:
-    __slots__ = ("queue", "subscriptions")
+    """One open stream: its client's subscriptions and the events waiting to be sent."""
 
-    def __init__(self, subscriptions: Subscriptions) -> None:
+    __slots__ = ("_new_wakeup", "_wakeup", "ended", "items", "subscriptions")
+
+    def __init__(self, subscriptions: Subscriptions, new_wakeup: Callable[[], _Wakeup]) -> None:
         self.subscriptions = subscriptions
-        self.queue: asyncio.Queue[bytes | object] = asyncio.Queue()
+        self.items: deque[bytes | object] = deque()
+        #: True once :data:`_END` is queued: nothing more is.
+        self.ended = False
+        self._new_wakeup = new_wakeup
+        self._wakeup: _Wakeup | None = None
+
+    def put(self, item: bytes | object) -> None:
+        if self.ended:
+            return
+        self.ended = item is _END
+        self.items.append(item)
+        if self._wakeup is not None:
+            self._wakeup.set()
+
+    async def ready(self) -> None:
+        """Wait until an item is queued."""
+        while not self.items:
+            self._wakeup = self._new_wakeup()  # a trio.Event is never cleared: a new one each time
+            await self._wakeup.wait()
+        self._wakeup = None
 
 
 @final
 class PushHub:
     """One worker's event streams and change timer; see the module docstring."""
 
-    __slots__ = ("__weakref__", "_closing", "_server", "_sessions", "_streams", "_timer")
+    __slots__ = ("__weakref__", "_closing", "_server", "_sessions", "_streams", "_timer", "_timing")
 
     def __init__(self, server: Callable[[], SkillsServer]) -> None:
         """Serve the streams of the server ``server()`` returns (asked each time: an app that
@@ -103,7 +155,8 @@ class PushHub:
         self._server = server
         self._streams: set[_Stream] = set()
         self._sessions: OrderedDict[str, Subscriptions] = OrderedDict()
-        self._timer: asyncio.Task[None] | None = None
+        self._timer: asyncio.Task[None] | None = None  # held: asyncio keeps only weak references
+        self._timing = False
         self._closing = False
         _HUBS.add(self)
 
@@ -141,12 +194,18 @@ class PushHub:
     def close(self) -> None:
         """End every stream: listen streams get their result first (PUSH-08)."""
         self._closing = True
-        info = self._server().options.server_info.to_json()
         for stream in list(self._streams):
-            for listen_id, result in stream.subscriptions.close(info):
-                body, _ = encode_answer(listen_id, result)
-                stream.queue.put_nowait(b"event: message\ndata: " + body.rstrip(b"\n") + b"\n\n")
-            stream.queue.put_nowait(_END)
+            self._end(stream)
+
+    def _end(self, stream: _Stream) -> None:
+        """Queue the end of ``stream``: its listen results (PUSH-08), then the end of the body."""
+        if stream.ended:
+            return
+        info = self._server().options.server_info.to_json()
+        for listen_id, result in stream.subscriptions.close(info):
+            body, _ = encode_answer(listen_id, result)
+            stream.put(b"event: message\ndata: " + body.rstrip(b"\n") + b"\n\n")
+        stream.put(_END)
 
     async def _stream(
         self,
@@ -162,64 +221,145 @@ class PushHub:
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         if first is not None:
             await send({"type": "http.response.body", "body": first, "more_body": True})
+        trio_loop = _under_trio()
+        stream = _Stream(subscriptions, _trio_event if trio_loop else asyncio.Event)
+        self._streams.add(stream)
         if self._closing:
-            self._streams.add(stream := _Stream(subscriptions))
-            self.close()
+            self._end(stream)
         else:
-            stream = _Stream(subscriptions)
-            self._streams.add(stream)
-            self._start_timer()
+            self._start_timer(trio_loop)
+        try:
+            if trio_loop:
+                await self._serve_under_trio(stream, receive, send)
+            else:
+                await self._serve_under_asyncio(stream, receive, send)
+        finally:
+            self._streams.discard(stream)
+
+    async def _serve_under_asyncio(self, stream: _Stream, receive: _Receive, send: _Send) -> None:
         gone = asyncio.ensure_future(_disconnected(receive))
         try:
             while True:
-                getting = asyncio.ensure_future(stream.queue.get())
-                done, _ = await asyncio.wait(
-                    {getting, gone}, timeout=KEEPALIVE, return_when=asyncio.FIRST_COMPLETED
-                )
-                if gone in done:
-                    getting.cancel()
-                    return
-                if getting not in done:
-                    getting.cancel()
-                    await send(
-                        {
-                            "type": "http.response.body",
-                            "body": b": keepalive\n\n",
-                            "more_body": True,
-                        }
+                getting = asyncio.ensure_future(stream.ready())
+                try:
+                    done, _ = await asyncio.wait(
+                        {getting, gone}, timeout=KEEPALIVE, return_when=asyncio.FIRST_COMPLETED
                     )
-                    continue
-                item = getting.result()
-                if item is _END:
-                    await send({"type": "http.response.body", "body": b"", "more_body": False})
+                finally:
+                    getting.cancel()
+                if gone in done:
                     return
-                assert isinstance(item, bytes)
-                await send({"type": "http.response.body", "body": item, "more_body": True})
+                if not await _send_next(stream, send, getting in done):
+                    return
+        except asyncio.CancelledError:
+            # The ASGI server cancels the request (hypercorn at its graceful timeout): what is
+            # queued, the listen results (PUSH-08) and the end of the body go first if they can.
+            self._end(stream)
+            with contextlib.suppress(TimeoutError, OSError):
+                async with asyncio.timeout(CLOSE_GRACE):
+                    while await _send_next(stream, send, True):
+                        pass
+            raise
         finally:
             gone.cancel()
-            self._streams.discard(stream)
 
-    def _start_timer(self) -> None:
-        if self._timer is None or self._timer.done():
-            self._timer = asyncio.ensure_future(self._run_timer())
+    async def _serve_under_trio(self, stream: _Stream, receive: _Receive, send: _Send) -> None:
+        import trio  # noqa: PLC0415 - only under trio, which is then installed
 
-    async def _run_timer(self) -> None:
-        server = self._server()
-        pacer = ChangePacer(interval=server.options.ttl_ms / 1000)
-        loop = asyncio.get_running_loop()
-        while self._streams and not self._closing:
-            now = loop.time()
-            if pacer.look_due(now) and pacer.looked(now, moved=server.moved()):
-                change = server.changes()
-                if change is not None:
-                    for stream in list(self._streams):
-                        messages = stream.subscriptions.messages(change)
-                        if stream.queue.qsize() + len(messages) > MAX_QUEUED:
-                            stream.queue.put_nowait(_END)  # a client that takes nothing
-                            continue
-                        for message in messages:
-                            stream.queue.put_nowait(_event(message))
-            await asyncio.sleep(max(0.0, pacer.next_wakeup() - loop.time()))
+        left = False
+        async with trio.open_nursery() as nursery:
+
+            async def watch_disconnect() -> None:
+                nonlocal left
+                await _disconnected(receive)
+                left = True
+                nursery.cancel_scope.cancel()  # the client left: the stream ends
+
+            nursery.start_soon(watch_disconnect)
+            try:
+                while True:
+                    with trio.move_on_after(KEEPALIVE):
+                        await stream.ready()
+                    if not await _send_next(stream, send, bool(stream.items)):
+                        break
+            except trio.Cancelled:
+                if not left:
+                    # As under asyncio: hypercorn's trio worker cancels the request at its
+                    # graceful timeout; the listen results (PUSH-08) go first if they can.
+                    self._end(stream)
+                    with (
+                        trio.CancelScope(shield=True, deadline=trio.current_time() + CLOSE_GRACE),
+                        contextlib.suppress(OSError, trio.BrokenResourceError),
+                    ):
+                        while await _send_next(stream, send, True):
+                            pass
+                raise
+            nursery.cancel_scope.cancel()
+
+    def _start_timer(self, trio_loop: bool) -> None:
+        """Start this worker's change timer, unless it runs: an asyncio task, or under trio a
+        system task (no request's nursery owns it; trio cancels it when the worker ends)."""
+        if self._timing:
+            return
+        self._timing = True
+        if trio_loop:
+            import trio  # noqa: PLC0415 - only under trio, which is then installed
+
+            trio.lowlevel.spawn_system_task(self._run_timer, trio.current_time, trio.sleep)
+        else:
+            loop = asyncio.get_running_loop()
+            self._timer = asyncio.ensure_future(self._run_timer(loop.time, asyncio.sleep))
+
+    async def _run_timer(
+        self, clock: Callable[[], float], sleep: Callable[[float], Awaitable[None]]
+    ) -> None:
+        try:
+            server = self._server()
+            pacer = ChangePacer(interval=server.options.ttl_ms / 1000)
+            while self._streams and not self._closing:
+                now = clock()
+                if pacer.look_due(now) and pacer.looked(now, moved=server.moved()):
+                    change = server.changes()
+                    if change is not None:
+                        self._publish(change)
+                await sleep(max(0.0, pacer.next_wakeup() - clock()))
+        except Exception:  # noqa: BLE001 - a source that fails ends the timer, not the worker
+            for stream in list(self._streams):
+                self._end(stream)  # their clients reconnect, and re-list
+        finally:
+            self._timing = False
+
+    def _publish(self, change: SkillChanges) -> None:
+        for stream in list(self._streams):
+            messages = stream.subscriptions.messages(change)
+            if len(stream.items) + len(messages) > MAX_QUEUED:
+                stream.put(_END)  # a client that takes nothing
+                continue
+            for message in messages:
+                stream.put(_event(message))
+
+
+def _trio_event() -> _Wakeup:
+    import trio  # noqa: PLC0415 - only under trio, which is then installed
+
+    return trio.Event()
+
+
+async def _send_next(stream: _Stream, send: _Send, ready: bool) -> bool:
+    """Send the stream's next event (a keep-alive comment when none is ready); False once the
+    stream's end is sent or nothing is queued."""
+    if not ready:
+        await send({"type": "http.response.body", "body": b": keepalive\n\n", "more_body": True})
+        return True
+    if not stream.items:
+        return False
+    item = stream.items.popleft()
+    if item is _END:
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        return False
+    assert isinstance(item, bytes)
+    await send({"type": "http.response.body", "body": item, "more_body": True})
+    return True
 
 
 async def _disconnected(receive: _Receive) -> None:

@@ -27,8 +27,9 @@ the termination checks SKIPPED). A revocation list in the key file's directory w
 refused: it would be shared state after all, invisible to a second machine behind the same load
 balancer, so a ``DELETE`` answered 2xx could leave a session alive elsewhere. Sessions are not
 authentication (HTTP-42); when the embedding application authenticates, pass
-``HttpOptions.principal`` and a session only works for the principal that opened it. There is no
-``GET`` stream (HTTP-27: 405), as the server never speaks first.
+``HttpOptions.principal`` and a session only works for the principal that opened it. A ``GET``
+opens a legacy session's change stream (PUSH-03, :mod:`~skills_core.adapters._asgi_push`, under
+asyncio and trio alike); a ``GET`` without a session is 405 (HTTP-27).
 
 **Pagination cursors** are signed by the server with its ``cursor_key``; give every worker the
 same key (see :func:`derive_key`, :class:`AppConfig`) and a listing can alternate between workers.

@@ -9,7 +9,8 @@ returns only once every pipe is closed as well, which never happens while a proc
 forked keeps one open).
 
 * :func:`serve_stdio` serves a :class:`~skills_core.server.ServerConnection` (any
-  :class:`~skills_core.server_stream.Responder`) over two descriptors;
+  :class:`~skills_core.server_stream.Responder`) over two descriptors, and tells its client of
+  catalog changes while idle, as ``skills-core serve`` does;
 * :func:`open_stdio_client` spawns a server and yields a :class:`StdioClient`, whose ``process``
   is the ``asyncio.subprocess.Process``.
 
@@ -139,17 +140,58 @@ class _Tasks:
 
 @final
 class _Pipes:
-    """A server's two descriptors, read and written in the default executor."""
+    """A server's two descriptors, read and written in the default executor.
 
-    __slots__ = ("_loop", "_stdin_fd", "_stdout_fd")
+    While the loop waits for input with a timeout (its change timer), a descriptor the event loop
+    can watch (a pipe, a tty, a socket) is waited for with ``add_reader`` and read once ready, so
+    no worker thread is left blocked in a read when the wait ends or the server is cancelled; a
+    regular file is read in the executor, the read kept for the next call when time runs out.
+    """
+
+    __slots__ = ("_loop", "_pending", "_selectable", "_stdin_fd", "_stdout_fd")
 
     def __init__(self, stdin_fd: int, stdout_fd: int) -> None:
         self._loop = asyncio.get_running_loop()
         self._stdin_fd = stdin_fd
         self._stdout_fd = stdout_fd
+        self._pending: asyncio.Future[bytes] | None = None
+        self._selectable = True
 
     async def receive(self) -> bytes:
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            return await pending
         return await self._loop.run_in_executor(None, os.read, self._stdin_fd, READ_CHUNK)
+
+    async def receive_within(self, seconds: float) -> bytes | None:
+        loop = self._loop
+        if self._pending is None and self._selectable:
+            ready = loop.create_future()
+
+            def readable() -> None:
+                if not ready.done():
+                    ready.set_result(None)
+
+            try:
+                loop.add_reader(self._stdin_fd, readable)
+            # a regular file, a loop without a selector, or a descriptor a transport holds
+            except (OSError, ValueError, NotImplementedError, RuntimeError):
+                self._selectable = False
+            else:
+                try:
+                    await asyncio.wait({ready}, timeout=seconds)
+                finally:
+                    loop.remove_reader(self._stdin_fd)
+                if not ready.done():
+                    return None
+                return os.read(self._stdin_fd, READ_CHUNK)  # ready: returns at once
+        if self._pending is None:
+            self._pending = loop.run_in_executor(None, os.read, self._stdin_fd, READ_CHUNK)
+        done, _ = await asyncio.wait({self._pending}, timeout=seconds)
+        if not done:
+            return None
+        pending, self._pending = self._pending, None
+        return pending.result()
 
     async def send(self, data: bytes) -> bool:
         try:

@@ -10,7 +10,8 @@ and no thread hop per read. Use the asyncio or trio adapter instead when the ser
 process with other asynchronous work.
 
 **Changes pushed.** While it waits for input the loop also keeps the server's change timer
-(:class:`~skills_core.server.changes.ChangePacer`, ``select`` with a timeout): every ``ttlMs``
+(:class:`~skills_core.server_stream.ChangeTimer`, shared with the asyncio and trio loops;
+``select`` with a timeout): every ``ttlMs``
 (at least 0.1 s) it asks the server whether its catalog moved, holds a change for the pacer's
 window, and writes the notifications it means for this client
 (:meth:`~skills_core.adapters.ServerStream.push`). With ``shutdown_signals``, such a signal ends
@@ -36,9 +37,7 @@ from types import FrameType
 from typing import Final
 
 from ..jsonrpc import NEED_DATA
-from ..server.changes import ChangePacer
-from ..server.handler import ServerConnection
-from ..server_stream import FINISHED, PendingOutput, Responder, ServerStream
+from ..server_stream import FINISHED, ChangeTimer, PendingOutput, Responder, ServerStream
 from ._io import READ_CHUNK, write_all
 
 __all__ = ["serve_stdio", "READ_CHUNK"]
@@ -67,7 +66,8 @@ def serve_stdio(
         on_hangup: Called for each ``SIGHUP`` between requests (see the module docstring);
             installed only from the main thread.
         watch: Look for catalog changes while idle and notify the client (a
-            :class:`~skills_core.server.ServerConnection` responder only).
+            :class:`~skills_core.server.ServerConnection` responder, or a loading server's
+            connection once its catalog is loaded).
         shutdown_signals: Signals (``SIGTERM``, ``SIGINT``) that end the loop gracefully; their
             handlers are installed for the loop's duration (main thread only).
         clock: Monotonic seconds, for the change timer.
@@ -79,10 +79,10 @@ def serve_stdio(
     )
     _widen_pipe(stdin_fd)
     _widen_pipe(stdout_fd)
-    served = _served(responder) if watch else None
+    timer = ChangeTimer(stream) if watch else None
     with _hangups(on_hangup) as hangup, _stopping(shutdown_signals):
         try:
-            _loop(stream, stdin_fd, stdout_fd, hangup, served=served, clock=clock)
+            _loop(stream, stdin_fd, stdout_fd, hangup, timer=timer, clock=clock)
         except _StopSignalError:
             with contextlib.suppress(OSError):
                 write_all(stdout_fd, stream.close())
@@ -94,22 +94,16 @@ def _loop(
     stdout_fd: int,
     hangup: _Hangup,
     *,
-    served: Callable[[], ServerConnection | None] | None,
+    timer: ChangeTimer | None,
     clock: Callable[[], float],
 ) -> None:
-    connection: ServerConnection | None = None
-    pacer: ChangePacer | None = None
     while True:
         if hangup.due:
             hangup.run()
         out = stream.next_output()
         if out is NEED_DATA:
-            if connection is None and served is not None:
-                connection = served()  # None while a loading server's catalog loads
-                if connection is not None:
-                    pacer = ChangePacer(interval=connection.server.options.ttl_ms / 1000)
-            if connection is not None and pacer is not None:
-                pushed = _wait(stream, stdin_fd, (connection, pacer, hangup), clock)
+            if timer is not None and timer.watching:
+                pushed = _wait(timer, stdin_fd, hangup, clock)
                 if pushed is None:
                     continue
                 if pushed:
@@ -135,31 +129,15 @@ def _loop(
                 return
 
 
-def _served(responder: Responder) -> Callable[[], ServerConnection | None] | None:
-    """How to get the connection whose server is watched for changes: a
-    :class:`~skills_core.server.ServerConnection` itself, or a loading server's connection once
-    its catalog is loaded (its ``served()``); None for any other responder."""
-    if type(responder) is ServerConnection:
-        return lambda: responder
-    served = getattr(responder, "served", None)
-    return served if callable(served) else None
-
-
 def _wait(
-    stream: ServerStream,
-    stdin_fd: int,
-    state: tuple[ServerConnection, ChangePacer, _Hangup],
-    clock: Callable[[], float],
+    timer: ChangeTimer, stdin_fd: int, hangup: _Hangup, clock: Callable[[], float]
 ) -> bytes | None:
-    """Wait for input up to the pacer's next look: b"" when input is ready, the bytes of the
+    """Wait for input up to the timer's next look: b"" when input is ready, the bytes of the
     notifications to write, or None when there is nothing to read or say yet."""
-    connection, pacer, hangup = state
-    now = clock()
-    if pacer.look_due(now):
-        server = connection.server
-        if pacer.looked(now, moved=server.moved()):
-            return stream.push(server.changes()) or None
-    timeout = max(0.0, pacer.next_wakeup() - clock())
+    pushed = timer.look(clock())
+    if pushed:
+        return pushed
+    timeout = timer.timeout(clock())
     hangup.waiting = True  # a SIGHUP now reloads at once: no request is under way
     try:
         ready, _, _ = select.select([stdin_fd], [], [], timeout)

@@ -12,7 +12,11 @@ second, one small class per event loop (in :mod:`skills_core.adapters.asyncio_st
 * :meth:`Stdio.serve_stdio` runs :func:`skills_core.server_stream.serve_async` over the backend's
   pipes: answers written as they are made (small ones batched), stdin read in large chunks only
   when no complete request is left, large files read and encoded in a worker thread, so the event
-  loop stays free and memory stays bounded however a client pipelines.
+  loop stays free and memory stays bounded however a client pipelines. While it waits for input
+  it keeps the change timer the blocking loop keeps (the same
+  :class:`~skills_core.server_stream.ChangeTimer`; only the wait is the backend's:
+  :meth:`Pipes.receive_within`), and a cancellation ends the client's listen streams with their
+  result before it goes on.
 * :meth:`Stdio.open_stdio_client` spawns a server command in a process group of its own and yields
   a :class:`StdioClient`: requests with timeouts (a timed-out or cancelled request sends
   ``notifications/cancelled``), the server's stderr read line by line and relayed labelled and
@@ -46,7 +50,13 @@ from ..client_stream import (
 from ..errors import SkillsError, TransportError
 from ..jsonrpc import RequestId
 from ..jsonvalue import JSONValue
-from ..server_stream import DEFAULT_DEFER_READS_OVER, Responder, ServerStream, serve_async
+from ..server_stream import (
+    DEFAULT_DEFER_READS_OVER,
+    ChangeTimer,
+    Responder,
+    ServerStream,
+    serve_async,
+)
 from ._io import (
     GROUP_POLL,
     NEW_SESSION,
@@ -59,6 +69,7 @@ from ._io import (
 
 __all__ = [
     "DEFAULT_TIMEOUT",
+    "CLOSE_GRACE",
     "Backend",
     "ServerProcess",
     "Pipes",
@@ -91,6 +102,9 @@ def _modern_meta() -> dict[str, JSONValue]:
 
 #: Seconds a client waits for an answer when awaited as a requester (``client(method, params)``).
 DEFAULT_TIMEOUT: Final = 10.0
+
+#: Seconds a cancelled server gives the write that ends its client's listen streams.
+CLOSE_GRACE: Final = 1.0
 
 P = TypeVar("P")
 P_co = TypeVar("P_co", covariant=True)
@@ -187,6 +201,10 @@ class Pipes(Protocol):
 
     async def send(self, data: bytes) -> bool:
         """Write all of ``data``; False when the client has gone, True otherwise."""
+
+    async def receive_within(self, seconds: float) -> bytes | None:
+        """:meth:`receive`, waiting at most ``seconds``: None when they passed first (no byte is
+        lost: a read under way is kept, and the next receive takes its bytes)."""
 
 
 class Backend(Protocol[P_co]):
@@ -573,6 +591,7 @@ class Stdio(Generic[P]):
         max_message_size: int | None = None,
         results_have_string_keys: bool = False,
         defer_reads_over: int | None = DEFAULT_DEFER_READS_OVER,
+        watch: bool = True,
     ) -> None:
         """Serve ``responder`` over newline-delimited JSON-RPC on two descriptors until end of input.
 
@@ -580,6 +599,15 @@ class Stdio(Generic[P]):
         (:func:`~skills_core.server_stream.serve_async`), and files larger than
         ``defer_reads_over`` are read and encoded in a worker thread, so the event loop stays free.
         Works for pipes, ttys and regular files alike. Returns when the client leaves.
+
+        **Changes pushed**, as by the blocking loop (:mod:`skills_core.adapters.blocking_stdio`):
+        while it waits for input the loop keeps the change timer
+        (:class:`~skills_core.server_stream.ChangeTimer`), looking every ``ttlMs`` (at least
+        0.1 s) and writing the notifications a change means for this client (2025-11-25:
+        ``list_changed`` and ``updated``; 2026-07-28: on its ``subscriptions/listen`` streams).
+        Cancelling the task that serves is the server's shutdown: the responses that end the
+        client's listen streams (PUSH-08) are written first, within
+        :data:`CLOSE_GRACE` seconds, then the cancellation goes on.
 
         Args:
             responder: The request path: a :class:`~skills_core.server.ServerConnection`.
@@ -589,20 +617,35 @@ class Stdio(Generic[P]):
             results_have_string_keys: See :class:`~skills_core.server_stream.ServerStream`.
             defer_reads_over: Files listed as larger than this are read in a worker thread;
                 ``None`` reads every file on the event loop.
+            watch: Look for catalog changes while idle and notify the client (a
+                :class:`~skills_core.server.ServerConnection` responder, or a loading server's
+                connection once its catalog is loaded).
         """
+        backend = self._backend
         stream = ServerStream(
             responder,
             max_message_size=max_message_size,
             results_have_string_keys=results_have_string_keys,
             defer_reads_over=defer_reads_over,
         )
-        async with self._backend.pipes(stdin_fd, stdout_fd) as pipes:
-            await serve_async(
-                stream,
-                receive=pipes.receive,
-                send=pipes.send,
-                run_blocking=self._backend.run_blocking,
-            )
+        timer = ChangeTimer(stream) if watch else None
+        async with backend.pipes(stdin_fd, stdout_fd) as pipes:
+            try:
+                await serve_async(
+                    stream,
+                    receive=pipes.receive,
+                    send=pipes.send,
+                    run_blocking=backend.run_blocking,
+                    timer=timer,
+                    receive_within=pipes.receive_within,
+                    clock=backend.now,
+                )
+            except backend.cancelled:
+                ends = stream.close()  # the server shuts down: end the listen streams (PUSH-08)
+                if ends:
+                    with backend.shielded():
+                        await backend.within(CLOSE_GRACE, lambda: pipes.send(ends))
+                raise
 
     @contextlib.asynccontextmanager
     async def open_stdio_client(

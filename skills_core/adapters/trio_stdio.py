@@ -7,7 +7,8 @@ down), ``trio.lowlevel.open_process`` spawns servers and ``trio.lowlevel.FdStrea
 (on duplicated descriptors, so closing the streams leaves the originals open).
 
 * :func:`serve_stdio` serves a :class:`~skills_core.server.ServerConnection` (any
-  :class:`~skills_core.server_stream.Responder`) over two descriptors;
+  :class:`~skills_core.server_stream.Responder`) over two descriptors, and tells its client of
+  catalog changes while idle, as ``skills-core serve`` does;
 * :func:`open_stdio_client` spawns a server and yields a :class:`StdioClient`, whose ``process``
   is the ``trio.Process``.
 
@@ -146,6 +147,12 @@ class _Pipes:
 
     async def receive(self) -> bytes:
         return bytes(await self._stdin.receive_some(READ_CHUNK))
+
+    async def receive_within(self, seconds: float) -> bytes | None:
+        # trio waits for the descriptor to be readable, then reads: a cancelled wait loses nothing
+        with trio.move_on_after(seconds):
+            return bytes(await self._stdin.receive_some(READ_CHUNK))
+        return None
 
     async def send(self, data: bytes) -> bool:
         try:
