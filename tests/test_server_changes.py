@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -99,6 +100,25 @@ def test_no_change_for_a_rescan_with_equal_entries_push_02(root: Path) -> None:
     assert server.moved()
     shutil.rmtree(root / "gamma")
     assert server.changes() is None
+
+
+def test_the_change_announced_is_the_folder_after_the_window_push_05(root: Path) -> None:
+    """PUSH-05: the look that first sees a change may catch a file half written; what is
+    announced when the window is over is the folder as it is then, not as that look found it,
+    though it comes within ``ttlMs`` of that look (which re-scans nothing by itself)."""
+    server = server_from_roots([root], cursor_key=b"k" * 32, options=ServerOptions(ttl_ms=2_000))
+    assert server.changes() is None
+    folder = root / "beta"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text("---\nname: beta\n")  # half written: no skill yet
+    time.sleep(2.1)  # past ttlMs: the next look re-scans, and sees the half-written file
+    server.moved()
+    assert "skill://beta/SKILL.md" not in json.dumps(server.answer("skills/list", {"_meta": META}))
+    write_skill(root, "beta")  # the writer finishes within the window
+    change = server.changes()  # well within ttlMs of the look
+    assert change is not None
+    assert change.added == ("skill://beta/SKILL.md",)
+    assert "skill://beta/SKILL.md" in json.dumps(server.answer("skills/list", {"_meta": META}))
 
 
 def test_pacer_holds_a_change_for_the_window_and_spaces_announcements_push_05() -> None:

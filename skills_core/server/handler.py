@@ -342,9 +342,16 @@ class SkillsServer:
         return self._tracker.moved
 
     def changes(self) -> SkillChanges | None:
-        """What changed in the published catalog since the last call, or None if no entry did;
-        looks at the source first (PUSH-02, PUSH-05)."""
-        return self._tracker.take() if self.moved() else None
+        """What changed in the published catalog since the last call, or None if no entry did
+        (PUSH-02, PUSH-05).
+
+        It looks at the source afresh first, whatever ``ttlMs``: a transport calls it when its
+        pacer's window is over, and what it announces must be the folders as they are then, not
+        as the look that first saw the change found them (a file still being written). That is
+        one more look per announcement, at most one per ``ttlMs``.
+        """
+        self._live.sync(self._source, 0)
+        return self._tracker.take() if self._tracker.moved else None
 
     def connection(self, *, legacy_version: str | None = None) -> ServerConnection:
         """Return a new connection to this server, in a negotiated state if you say so.
