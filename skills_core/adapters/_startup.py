@@ -26,14 +26,21 @@ def default_host_overflow(catalog: Catalog) -> str | None:
     from ..host.budgets import listing_overflow  # noqa: PLC0415 - only once loaded
     from ..host.policy import HostPolicy  # noqa: PLC0415
 
-    items = (
-        json.loads(skill.encoded_entry)
-        if skill.encoded_entry is not None
-        else skill.entry.to_json()
-        for skill in catalog.skills
-        if skill.listed
+    policy = HostPolicy()
+    listed = [skill for skill in catalog.skills if skill.listed]
+    if len(listed) > policy.max_entries:
+        # The entry cap is the first budget a host counts: past it, nothing need be decoded (a
+        # large catalog would otherwise be decoded whole while the first pages are served).
+        return f"{len(listed):,} entries, over the {policy.max_entries:,} of HostPolicy.max_entries"
+    return listing_overflow(
+        (
+            json.loads(skill.encoded_entry)
+            if skill.encoded_entry is not None
+            else skill.entry.to_json()
+            for skill in listed
+        ),
+        policy,
     )
-    return listing_overflow(items, HostPolicy())
 
 
 def report_catalog(catalog: Catalog, say: Callable[[str, str], None]) -> None:
