@@ -55,7 +55,8 @@ from typing import Any, Final, Protocol, cast, final
 
 from ..digest import compute_digest, is_valid_digest
 from ..entry import Limits, SkillEntry, unchecked_entry, unchecked_resource
-from ..server._rules import ParsedSkillMd, Verdict, ancestors, freeze_parsed, judge_parsed
+from ..names import is_valid_skill_name
+from ..server._rules import ParsedSkillMd, freeze_parsed, judge_parsed
 from ..server._rules import path_collision as _path_collision
 from ..server.catalog import Catalog, CatalogBuilder
 from ..server.model import (
@@ -69,7 +70,7 @@ from ..server.model import (
 from ..server.paths import decode_segment, encode_segment, split_uri
 from ..spec import SKILL_MD
 from ..uri import MAX_URI_LENGTH, SkillURI
-from ..validation import Finding
+from ..validation import Finding, validate_frontmatter
 from .published import CatalogDocument, CatalogError, paused_gc
 
 __all__ = [
@@ -425,7 +426,7 @@ class CatalogChecker:
             tuple[int, str, str, tuple[Finding, ...], bytes, PublishedSkill | None]
         ] = []
         known: dict[str, Any] = {}
-        verdicts: dict[tuple[str, str], Verdict] = {}
+        verdicts: dict[tuple[str, str], tuple[Finding, ...] | None] = {}
         others: set[int] = set()
         dirs: dict[str, tuple[str, ...]] = {}
         for position, record in enumerate(records):
@@ -475,13 +476,15 @@ class CatalogChecker:
                     continue
                 skill_md = found[0]
                 name = folder.rpartition("/")[2]
-                verdict = verdicts.get((skill_md, name))
-                if verdict is None:
-                    verdict = verdicts[(skill_md, name)] = judge_parsed(frontmatter, name)
-                if verdict.frontmatter is None:
+                key = (skill_md, name)
+                if key in verdicts:  # one SKILL.md in folders of one name: one verdict
+                    judged = verdicts[key]
+                else:
+                    judged = verdicts[key] = _judged(frontmatter, name)
+                if judged is None:  # not published: the builder says why
                     others.add(position)
                     continue
-                findings = verdict.findings
+                findings = judged
                 if encoded is None:
                     encoded = json.dumps(entry, ensure_ascii=False).encode()
             if skill_md is None:  # cannot be: the entry was published as it is
@@ -494,12 +497,17 @@ class CatalogChecker:
             if extra:
                 dirs[uri] = tuple(extra)
         # A record whose folder is above or below another's: both are the builder's.
-        for folder, position in folders.items():
-            for above in ancestors(folder, 0):
-                other = folders.get(above)
-                if other is not None:
-                    others.add(position)
-                    others.add(other)
+        above: set[str] = set()
+        for folder in folders:
+            slash = folder.find("/")
+            while slash != -1:
+                above.add(folder[:slash])
+                slash = folder.find("/", slash + 1)
+        for outer in above.intersection(folders):
+            others.add(folders[outer])
+            others.update(
+                position for folder, position in folders.items() if folder.startswith(outer + "/")
+            )
         published: list[PublishedSkill] = []
         fresh: dict[str, PublishedSkill] = {}
         for position, uri, folder, findings, encoded, old in candidates:
@@ -640,44 +648,61 @@ def _quick_files(resources: object, uri: str, limits: Limits) -> tuple[str, bool
     :meth:`CatalogChecker._quick`)."""
     if type(resources) is not list or not resources or len(resources) > limits.max_resources:
         return None
+    first = resources[0]
+    if type(first) is not dict or first.keys() != _RESOURCE_KEYS or first["uri"] != uri:
+        return None
+    skill_md, total = first["digest"], first["size"]
+    if type(total) is not int or total < 0 or not is_valid_digest(skill_md):
+        return None
+    if len(resources) == 1:
+        return (skill_md, False) if total <= limits.max_total_bytes else None
     root = uri[: -len(SKILL_MD)]
     start = len(root)
     paths = [SKILL_MD]
-    total = 0
     previous = ""
     nested = False
-    skill_md = ""
-    for number, resource in enumerate(resources):
+    plain = _PLAIN_PATH_RE.fullmatch
+    for resource in resources[1:]:
         if type(resource) is not dict or resource.keys() != _RESOURCE_KEYS:
             return None
-        file_uri, size, digest = resource["uri"], resource["size"], resource["digest"]
-        if type(size) is not int or size < 0 or not is_valid_digest(digest):
+        file_uri, size = resource["uri"], resource["size"]
+        if type(size) is not int or size < 0 or not is_valid_digest(resource["digest"]):
             return None
         total += size
-        if number == 0:
-            if file_uri != uri:
-                return None
-            skill_md = digest
-            continue
         if type(file_uri) is not str or not file_uri.startswith(root):
             return None
         below = file_uri[start:]
-        if _PLAIN_PATH_RE.fullmatch(below) is None or below.startswith(".") or "/." in below:
+        if plain(below) is None or below[0] == "." or "/." in below:
             names = [decode_segment(segment) for segment in below.split("/")]
             if None in names:
                 return None
             below = "/".join(cast("list[str]", names))
         if below <= previous or below == SKILL_MD:
             return None
-        if below.endswith(_SKILL_MD_SUFFIX):
-            nested = True
+        nested = nested or below.endswith(_SKILL_MD_SUFFIX)
         previous = below
         paths.append(below)
-    if total > limits.max_total_bytes:
-        return None
-    if len(paths) > 1 and _path_collision(paths) is not None:
+    if total > limits.max_total_bytes or _path_collision(paths) is not None:
         return None
     return skill_md, nested
+
+
+def _judged(frontmatter: dict[str, Any], name: str) -> tuple[Finding, ...] | None:
+    """The findings of the builder's verdict on ``frontmatter`` in a folder called ``name``
+    (:func:`~skills_core.server._rules.judge_parsed`), or None when it would not publish it.
+
+    The common case is judge_parsed's own first one (the same calls), without making the frozen
+    frontmatter (the skill is kept encoded); any other case goes to judge_parsed."""
+    if frontmatter.get("name") == name:
+        findings = validate_frontmatter(frontmatter, directory_name=name)
+        if (
+            not findings
+            and is_valid_skill_name(name)
+            and isinstance(frontmatter.get("description"), str)
+        ):
+            return ()
+    verdict = judge_parsed(frontmatter, name)
+    return None if verdict.frontmatter is None else verdict.findings
 
 
 def _entry_of(
