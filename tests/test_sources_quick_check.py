@@ -171,6 +171,52 @@ def alpha_entry(items: list[dict[str, Any]]) -> dict[str, Any]:
 EDITS: list[tuple[str, Callable[[list[dict[str, Any]]], object]]] = [
     ("a second record of one URI", lambda i: i.append(copy.deepcopy(i[0]))),
     (
+        "a second record of one URI, with a member of its own",
+        lambda i: i.append({"entry": {**copy.deepcopy(i[0]["entry"]), "x": 1}}),
+    ),
+    (
+        "a record with a member of its own above a lone skill",
+        lambda i: i.append(
+            {
+                "entry": {
+                    "uri": "skill://team/SKILL.md",
+                    "frontmatter": {"name": "team", "description": "Above beta"},
+                    "resources": [
+                        {"uri": "skill://team/SKILL.md", "digest": "sha256:" + "b" * 64, "size": 9},
+                        *[
+                            {**r, "uri": r["uri"].replace("skill://team/", "skill://team/")}
+                            for r in next(
+                                item
+                                for item in i
+                                if item["entry"]["uri"] == "skill://team/beta/SKILL.md"
+                            )["entry"]["resources"]
+                        ],
+                    ],
+                    "x-own": True,
+                }
+            }
+        ),
+    ),
+    (
+        "a well-formed record above a lone skill",
+        lambda i: i.append(
+            {
+                "entry": {
+                    "uri": "skill://team/SKILL.md",
+                    "frontmatter": {"name": "team", "description": "Above beta"},
+                    "resources": [
+                        {"uri": "skill://team/SKILL.md", "digest": "sha256:" + "b" * 64, "size": 9},
+                        *next(
+                            item
+                            for item in i
+                            if item["entry"]["uri"] == "skill://team/beta/SKILL.md"
+                        )["entry"]["resources"],
+                    ],
+                }
+            }
+        ),
+    ),
+    (
         "one SKILL.md, two frontmatters, in lone skills",
         lambda i: i.append(
             {

@@ -421,22 +421,19 @@ class CatalogChecker:
         kept = self._kept
         make = self._make
         folders: dict[str, int] = {}  # folder of every record read so far -> its position
-        uris: list[str] = []
-        candidates: list[
-            tuple[int, str, str, tuple[Finding, ...], bytes, PublishedSkill | None]
-        ] = []
+        candidates: list[tuple[int, PublishedSkill]] = []
         known: dict[str, Any] = {}
         verdicts: dict[tuple[str, str], tuple[Finding, ...] | None] = {}
         others: set[int] = set()
         dirs: dict[str, tuple[str, ...]] = {}
         for position, record in enumerate(records):
             entry = record.get("entry")
-            if type(entry) is not dict or entry.keys() != _ENTRY_KEYS:
-                others.add(position)
+            if type(entry) is not dict:
+                others.add(position)  # the builder's check refuses the document
                 continue
-            uri = entry["uri"]
+            uri = entry.get("uri")
             if type(uri) is not str:
-                others.add(position)
+                others.add(position)  # the builder's check refuses the document
                 continue
             match = plain_uri.fullmatch(uri) if len(uri) <= MAX_URI_LENGTH else None
             if match is not None and "." not in match.group(1):
@@ -449,13 +446,15 @@ class CatalogChecker:
                     or len(split[1]) < 2
                     or split[1][-1] != SKILL_MD
                 ):
-                    others.add(position)
+                    others.add(position)  # the builder's check refuses the document
                     continue
                 folder = "/".join(split[1][:-1])
             if folder in folders:
                 raise CatalogError(f"two records of the catalog are for {uri}")
-            folders[folder] = position
-            uris.append(uri)
+            folders[folder] = position  # every record's, for the nesting below
+            if entry.keys() != _ENTRY_KEYS:
+                others.add(position)
+                continue
             text = texts[position]
             encoded = text.encode() if text is not None else None
             frontmatter = entry["frontmatter"]
@@ -493,7 +492,15 @@ class CatalogChecker:
             stated = known.setdefault(skill_md, frontmatter)
             if stated is not frontmatter and stated != frontmatter:
                 raise CatalogError(f"two records give one SKILL.md two frontmatters ({uri})")
-            candidates.append((position, uri, folder, findings, encoded, old))
+            candidates.append(
+                (
+                    position,
+                    old
+                    or restored_published_skill(
+                        uri, 0, folder, findings=findings, encoded_entry=encoded, make=make
+                    ),
+                )
+            )
             if extra:
                 dirs[uri] = tuple(extra)
         # A record whose folder is above or below another's: both are the builder's.
@@ -509,20 +516,19 @@ class CatalogChecker:
                 position for folder, position in folders.items() if folder.startswith(outer + "/")
             )
         published: list[PublishedSkill] = []
-        fresh: dict[str, PublishedSkill] = {}
-        for position, uri, folder, findings, encoded, old in candidates:
-            if position in others:
-                dirs.pop(uri, None)
-                continue
-            skill = old or restored_published_skill(
-                uri, 0, folder, findings=findings, encoded_entry=encoded, make=make
-            )
-            published.append(skill)
-            fresh[uri] = skill
-        self._kept = fresh
+        if others:
+            for position, skill in candidates:
+                if position in others:
+                    dirs.pop(skill.uri, None)
+                else:
+                    published.append(skill)
+        else:
+            published = [skill for _, skill in candidates]
+        uris = [skill.uri for skill in published]
+        self._kept = dict(zip(uris, published, strict=True))
         return _Quick(
             published=published,
-            uris=[skill.uri for skill in published],
+            uris=uris,
             dirs=dirs,
             others=[records[position] for position in sorted(others)],
             known=known,
