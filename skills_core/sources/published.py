@@ -27,8 +27,13 @@ file as URI, digest and size); ``dirs`` (present only when not empty) lists the 
 skill that hold no file, ``/``-separated and relative to the skill, which directory reads list
 too. A file's bytes are stored under its digest (``blobs/sha256/<hex>`` beside the document, in
 an object store). Nothing in the document is trusted because it is there: the checksum catches a
-document cut short or damaged; the body must be strict JSON (no duplicate key, ``NaN`` or
-``Infinity``, no lone surrogate); the rules catch everything else.
+document cut short or damaged; the body must be UTF-8 and strict JSON (no duplicate key,
+``NaN`` or ``Infinity``, no lone surrogate); the rules catch everything else.
+
+**Reading.** :func:`decode_document` parses a body in the canonical layout value by value with
+the same strict parser (so it knows where each record's entry is: the checker keeps that text as
+the skill's encoded entry, :mod:`skills_core.sources.store`), and any other layout whole; the
+garbage collector is paused meanwhile (:func:`paused_gc`).
 
 Two documents have the *same content* when their bodies are equal but for the generation
 (:func:`same_content`): publishing an unchanged tree again then writes nothing.

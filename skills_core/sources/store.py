@@ -24,6 +24,23 @@ replica makes of it. A record whose shape is wrong (a URI outside its skill, a s
 not a whole number, two records that disagree about one file) makes the whole document
 unreadable: it was not made by a publisher of this format.
 
+**Lone skills are judged one record at a time.** Most records stand alone: no other record's
+skill folder is above or below theirs and no file of theirs but their SKILL.md is a SKILL.md, so
+what the builder makes of them depends on their record only (its files are exactly the
+record's). For such a record the checker applies the builder's rules itself, in the builder's
+order and with the builder's own functions (the verdict on the frontmatter for the folder name,
+:func:`~skills_core.server._rules.judge_parsed`; the limits; path collisions; the canonical
+encoding of every URI; the members of the entry and of each resource; SKILL.md first and the
+other files by path): a record that passes is published as the builder would publish it, and
+every other record, with every record above or below it, goes through the builder as above, so
+every skill left out is left out with the builder's code and reason. A skill published this way
+is kept *encoded* (:class:`~skills_core.server.model.PublishedSkill`): its entry as JSON text,
+the document's own (so nothing is encoded again), from which listings are answered; its entry
+and files are built the first time a request needs them (``skills/get``, a read). A record whose
+entry text is that of a skill the previous check published is that skill (the outcome is a
+function of the entry), so a new generation re-judges only what changed. The tests hold every
+document, edited in every way a record can be, to what the builder alone makes of it.
+
 **Nothing unverified is served.** :meth:`StoreSource.read` fetches a file by the digest its entry
 publishes and checks the size and SHA-256 of the bytes before returning them; bytes that do not
 match are never returned: the read raises :class:`BlobError` (the handler answers
