@@ -12,6 +12,7 @@ served, a byte is served only after its digest matched, states never go back.
 from __future__ import annotations
 
 import copy
+import gc
 import hashlib
 import json
 from collections.abc import Callable
@@ -27,6 +28,7 @@ from skills_core.entry import SkillEntry
 from skills_core.server.handler import SkillsServer
 from skills_core.server.model import OmitCode, OmittedSkill, PublishedSkill
 from skills_core.server.source import MemorySource
+from skills_core.sources import published as published_module
 from skills_core.sources.published import (
     CatalogDocument,
     CatalogError,
@@ -444,3 +446,26 @@ def test_the_canonical_reader_is_as_strict_as_the_whole_one() -> None:
         )
         with pytest.raises(CatalogError, match=message):
             decode_document(data)
+
+
+def test_the_collector_is_paused_while_a_catalog_is_read_and_only_then(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    body = encode_document(doc_of(TREE))
+    seen: list[bool] = []
+    real = published_module._scan_canonical
+
+    def watched(text: str) -> Any:
+        seen.append(gc.isenabled())
+        return real(text)
+
+    monkeypatch.setattr(published_module, "_scan_canonical", watched)
+    decode_document(body)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        decode_document(body)
+        assert not gc.isenabled()  # a pause the caller made is the caller's to end
+    finally:
+        gc.enable()
+    assert seen == [False, False]
