@@ -671,11 +671,12 @@ def _quick_files(resources: object, uri: str, limits: Limits) -> tuple[str, bool
     :meth:`CatalogChecker._quick`)."""
     if type(resources) is not list or not resources or len(resources) > limits.max_resources:
         return None
+    digest = _DIGEST_RE.fullmatch  # is_valid_digest() of a string
     first = resources[0]
     if type(first) is not dict or first.keys() != _RESOURCE_KEYS or first["uri"] != uri:
         return None
     skill_md, total = first["digest"], first["size"]
-    if type(total) is not int or total < 0 or not is_valid_digest(skill_md):
+    if type(total) is not int or total < 0 or type(skill_md) is not str or not digest(skill_md):
         return None
     if len(resources) == 1:
         return (skill_md, False) if total <= limits.max_total_bytes else None
@@ -689,7 +690,10 @@ def _quick_files(resources: object, uri: str, limits: Limits) -> tuple[str, bool
         if type(resource) is not dict or resource.keys() != _RESOURCE_KEYS:
             return None
         file_uri, size = resource["uri"], resource["size"]
-        if type(size) is not int or size < 0 or not is_valid_digest(resource["digest"]):
+        file_digest = resource["digest"]
+        if type(size) is not int or size < 0 or type(file_digest) is not str:
+            return None
+        if not digest(file_digest):
             return None
         total += size
         if type(file_uri) is not str or not file_uri.startswith(root):
@@ -705,9 +709,32 @@ def _quick_files(resources: object, uri: str, limits: Limits) -> tuple[str, bool
         nested = nested or below.endswith(_SKILL_MD_SUFFIX)
         previous = below
         paths.append(below)
-    if total > limits.max_total_bytes or _path_collision(paths) is not None:
+    if total > limits.max_total_bytes or (
+        _may_collide(paths) and _path_collision(paths) is not None
+    ):
         return None
     return skill_md, nested
+
+
+def _may_collide(paths: list[str]) -> bool:
+    """False when no two of ``paths`` can name one file on a case-insensitive, normalising
+    filesystem (all ASCII, distinct when lowercased, none lowercased a folder of another: what
+    :func:`~skills_core.server._rules.path_collision` looks for, whose key of an ASCII path is
+    the path lowercased); True leaves the answer to path_collision."""
+    text = "\0".join(paths)
+    if not text.isascii():
+        return True
+    keys = text.lower().split("\0")
+    seen = set(keys)
+    if len(seen) != len(keys):
+        return True
+    for key in keys:
+        slash = key.find("/")
+        while slash != -1:
+            if key[:slash] in seen:
+                return True
+            slash = key.find("/", slash + 1)
+    return False
 
 
 def _judged(frontmatter: dict[str, Any], name: str) -> tuple[Finding, ...] | None:
@@ -761,6 +788,8 @@ _ENTRY_KEYS: Final = frozenset(("uri", "frontmatter", "resources"))
 _RESOURCE_KEYS: Final = frozenset(("uri", "digest", "size"))
 #: A resource URI's path below its skill whose every segment is its own encoding (no ``%``,
 #: only characters a segment carries raw; ``.`` and ``..`` segments are looked at separately).
+#: A digest as :func:`~skills_core.digest.is_valid_digest` accepts it.
+_DIGEST_RE: Final = re.compile(r"sha256:[0-9a-f]{64}")
 _PLAIN_PATH_RE: Final = re.compile(
     r"[A-Za-z0-9\-._~!$&'()*+,;=:@]+(?:/[A-Za-z0-9\-._~!$&'()*+,;=:@]+)*"
 )
