@@ -45,12 +45,12 @@ import gc
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Final, cast, final
 
-from ..jsonvalue import _no_constants, _no_duplicate_keys, loads_strict
+from ..jsonvalue import loads_strict, strict_scanner
 from ..server.catalog import Catalog
 from ..spec import DIGEST_PREFIX
 
@@ -236,9 +236,7 @@ def paused_gc() -> Iterator[None]:
 
 
 #: The strict parser (a duplicate key, NaN or Infinity refused), used value by value.
-_STRICT: Final[Callable[[str, int], tuple[Any, int]]] = json.JSONDecoder(
-    object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constants
-).scan_once  # type: ignore[attr-defined]  # the parser's own entry point (C), documented
+_STRICT: Final = strict_scanner()
 
 
 def _scan_canonical(text: str) -> tuple[dict[str, Any], list[str | None]] | None:
@@ -258,8 +256,8 @@ def _scan_canonical(text: str) -> tuple[dict[str, Any], list[str | None]] | None
     try:
         index = 1
         while True:
-            key, index = scan(text, index)
-            if text[index] != ":" or key in body:
+            key, index = scan(text, index)  # a string: text[index] is '"'
+            if type(key) is not str or text[index] != ":" or key in body:
                 return None
             index += 1
             if key == "skills" and text.startswith("[", index):
