@@ -38,8 +38,9 @@ is kept *encoded* (:class:`~skills_core.server.model.PublishedSkill`): its entry
 the document's own (so nothing is encoded again), from which listings are answered; its entry
 and files are built the first time a request needs them (``skills/get``, a read). A record whose
 entry text is that of a skill the previous check published is that skill (the outcome is a
-function of the entry), so a new generation re-judges only what changed. The tests hold every
-document, edited in every way a record can be, to what the builder alone makes of it.
+function of the entry), so a new generation re-judges only what changed. The tests hold
+documents edited in each way the rules and the record shapes name to what the builder alone
+makes of them.
 
 **Nothing unverified is served.** :meth:`StoreSource.read` fetches a file by the digest its entry
 publishes and checks the size and SHA-256 of the bytes before returning them; bytes that do not
