@@ -6,7 +6,8 @@ it, no nested SKILL.md) by the folder rules one record at a time and keeps the s
 everything else goes through the catalog builder as before. These tests hold it to what the
 builder alone makes of the same document (``CatalogChecker._built``, the path every record took
 before), whatever the record says, and to the invariants: nothing the folder rules refuse is
-served, a byte is served only after its digest matched, states never go back.
+served (FMT-01, FMT-03, URI-06, ENTRY-08, ENTRY-19, SIL-05; canonical URIs, SIL-01), a byte is
+served only after its digest matched (ENTRY-12), states never go back.
 """
 
 from __future__ import annotations

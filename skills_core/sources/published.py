@@ -45,7 +45,7 @@ import gc
 import hashlib
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Final, cast, final
@@ -235,10 +235,6 @@ def paused_gc() -> Iterator[None]:
         gc.enable()
 
 
-#: The strict parser (a duplicate key, NaN or Infinity refused), used value by value.
-_STRICT: Final = strict_scanner()
-
-
 def _scan_canonical(text: str) -> tuple[dict[str, Any], list[str | None]] | None:
     """The body and each record's entry text, when ``text`` is in the canonical layout.
 
@@ -247,7 +243,7 @@ def _scan_canonical(text: str) -> tuple[dict[str, Any], list[str | None]] | None
     text is its last member's (``"entry"`` sorts after ``"dirs"``). None when the text is laid
     out any other way, or does not parse: the caller then parses it whole (and says why not).
     """
-    scan = _STRICT
+    scan = strict_scanner()  # one per call: a parser keeps a cache of keys while it parses
     body: dict[str, Any] = {}
     entries: list[str | None] = []
     end = len(text)
@@ -261,7 +257,7 @@ def _scan_canonical(text: str) -> tuple[dict[str, Any], list[str | None]] | None
                 return None
             index += 1
             if key == "skills" and text.startswith("[", index):
-                records, index = _scan_records(text, index, entries)
+                records, index = _scan_records(scan, text, index, entries)
                 body[key] = records
             else:
                 body[key], index = scan(text, index)
@@ -278,11 +274,12 @@ def _scan_canonical(text: str) -> tuple[dict[str, Any], list[str | None]] | None
     return body, entries
 
 
-def _scan_records(text: str, index: int, entries: list[str | None]) -> tuple[list[Any], int]:
+def _scan_records(
+    scan: Callable[[str, int], tuple[Any, int]], text: str, index: int, entries: list[str | None]
+) -> tuple[list[Any], int]:
     """The records of the ``skills`` list starting at ``text[index]`` (a ``[``), each record's
     entry text appended to ``entries``, and the index after the list (see
     :func:`_scan_canonical`; raises ValueError or IndexError as the parser does)."""
-    scan = _STRICT
     records: list[Any] = []
     append_record = records.append
     append_entry = entries.append
