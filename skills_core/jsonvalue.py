@@ -17,7 +17,7 @@ from __future__ import annotations
 import enum
 import json
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from types import MappingProxyType
 from typing import Any, Final, TypeAlias
 
@@ -198,6 +198,21 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _no_constants(token: str) -> Any:
     raise ValueError(f"{token} is not a JSON number")
+
+
+def strict_scanner() -> Callable[[str, int], tuple[JSONValue, int]]:
+    """The parser of :func:`loads_strict`, one value at a time (package-private, not in
+    ``__all__``): ``scan(text, index)`` returns the JSON value that starts at ``text[index]``
+    and the index just after it.
+
+    It refuses what :func:`loads_strict` refuses (a duplicate key, ``NaN``, ``Infinity``) with a
+    ValueError; it raises StopIteration when no value starts at ``index``, and RecursionError
+    past the interpreter's nesting limit (the caller turns both into its own error).
+    """
+    scan: Callable[[str, int], tuple[JSONValue, int]] = json.JSONDecoder(
+        object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constants
+    ).scan_once  # type: ignore[attr-defined]  # the decoder's own entry point (C)
+    return scan
 
 
 def loads_strict(text: str | bytes) -> JSONValue:

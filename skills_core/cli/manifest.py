@@ -208,7 +208,8 @@ def _secret_findings(skill: PublishedSkill) -> list[Finding]:
 def _encoded_entries(catalog: Catalog, encode: Callable[[object], str]) -> Iterator[bytes]:
     """``json.dumps(entry.to_json(), ensure_ascii=False)`` of each published entry, in UTF-8.
 
-    A skill restored from a digest index record has it already (``encoded_entry``); for the
+    A skill kept encoded has its entry's JSON text already (``encoded_entry``; a store replica's
+    is its catalog's canonical text of the entry, the same JSON value), written as it is; for the
     others, skills that share a SKILL.md share its frozen frontmatter object, so each distinct
     frontmatter is encoded once (by identity, while the catalog keeps it alive), straight from
     its read-only form (:func:`_plain`); the rest of an entry is URIs, digests and sizes. Entries

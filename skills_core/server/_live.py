@@ -189,6 +189,11 @@ class LiveCatalog:
         """``{SKILL.md URI: entry}`` of every published skill (listed or not)."""
         return {uri: skill.entry for uri, skill in self._by_uri.items()}
 
+    def published(self) -> dict[str, PublishedSkill]:
+        """``{SKILL.md URI: skill}`` of every published skill (listed or not), a copy: entries
+        kept encoded are not built."""
+        return dict(self._by_uri)
+
     @property
     def listed(self) -> list[str]:
         return self._listed

@@ -37,6 +37,7 @@ from typing import Final, final
 from ..entry import SkillEntry
 from ..jsonvalue import JSONValue
 from ._live import LiveCatalog
+from .model import PublishedSkill
 
 __all__ = [
     "SkillChanges",
@@ -207,7 +208,9 @@ class ChangeTracker:
 
     def __init__(self, live: LiveCatalog) -> None:
         self._live = live
-        self._reported = live.entries()
+        # The skills last reported; their entries are compared (and built, for a skill kept
+        # encoded) only when a take() finds another skill at their URI.
+        self._reported = live.published()
         #: True once the catalog was replaced or updated since the last :meth:`take`.
         self.moved = False
         live.listen(self._on_change)
@@ -217,7 +220,32 @@ class ChangeTracker:
 
     def take(self) -> SkillChanges | None:
         """What changed since the last take, or None when no entry did."""
-        entries = self._live.entries()
-        change = diff_entries(self._reported, entries)
-        self._reported, self.moved = entries, False
+        skills = self._live.published()
+        change = _diff_skills(self._reported, skills)
+        self._reported, self.moved = skills, False
         return change if change else None
+
+
+def _diff_skills(
+    before: Mapping[str, PublishedSkill], after: Mapping[str, PublishedSkill]
+) -> SkillChanges:
+    """:func:`diff_entries` of the entries of two ``{SKILL.md URI: skill}`` maps, looking only at
+    the URIs whose skill is not the same object (nor kept as the same encoded entry) on both
+    sides: a skill is equal to itself, so the others change nothing in the comparison."""
+    old: dict[str, SkillEntry] = {}
+    new: dict[str, SkillEntry] = {}
+    for uri, skill in after.items():
+        earlier = before.get(uri)
+        if earlier is skill or (
+            earlier is not None
+            and skill.encoded_entry is not None
+            and earlier.encoded_entry == skill.encoded_entry
+        ):
+            continue
+        new[uri] = skill.entry
+        if earlier is not None:
+            old[uri] = earlier.entry
+    for uri, skill in before.items():
+        if uri not in after:
+            old[uri] = skill.entry
+    return diff_entries(old, new)

@@ -232,10 +232,12 @@ class PublishedSkill:
         listed: Whether ``skills/list`` shows it; ``skills/get`` answers either way (GET-03).
         uri: The SKILL.md URI (``entry.uri``).
         name: The skill name, the last segment of its skill path (``entry.name``).
-        encoded_entry: The entry as UTF-8 JSON text, exactly as
-            ``json.dumps(entry.to_json(), ensure_ascii=False).encode()`` writes it, when the
-            builder has it without building the entry (a skill restored from a digest index
-            record); else None.
+        encoded_entry: The entry's wire JSON (``entry.to_json()``) as UTF-8 JSON text, when the
+            builder has it without building the entry; else None. A catalog builder's skills
+            (built, or restored from a digest index record) hold exactly what
+            ``json.dumps(entry.to_json(), ensure_ascii=False).encode()`` writes; a store
+            replica's skills hold their published catalog's own text of the entry (the same
+            JSON value, in its canonical encoding: keys sorted, no spaces).
     """
 
     __slots__ = (

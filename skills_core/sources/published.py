@@ -27,8 +27,13 @@ file as URI, digest and size); ``dirs`` (present only when not empty) lists the 
 skill that hold no file, ``/``-separated and relative to the skill, which directory reads list
 too. A file's bytes are stored under its digest (``blobs/sha256/<hex>`` beside the document, in
 an object store). Nothing in the document is trusted because it is there: the checksum catches a
-document cut short or damaged; the body must be strict JSON (no duplicate key, ``NaN`` or
-``Infinity``, no lone surrogate); the rules catch everything else.
+document cut short or damaged; the body must be UTF-8 and strict JSON (no duplicate key,
+``NaN`` or ``Infinity``, no lone surrogate); the rules catch everything else.
+
+**Reading.** :func:`decode_document` parses a body in the canonical layout value by value with
+the same strict parser (so it knows where each record's entry is: the checker keeps that text as
+the skill's encoded entry, :mod:`skills_core.sources.store`), and any other layout whole; the
+garbage collector is paused meanwhile (:func:`paused_gc`).
 
 Two documents have the *same content* when their bodies are equal but for the generation
 (:func:`same_content`): publishing an unchanged tree again then writes nothing.
@@ -36,14 +41,16 @@ Two documents have the *same content* when their bodies are equal but for the ge
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Final, cast, final
 
-from ..jsonvalue import loads_strict
+from ..jsonvalue import loads_strict, strict_scanner
 from ..server.catalog import Catalog
 from ..spec import DIGEST_PREFIX
 
@@ -104,6 +111,10 @@ class CatalogDocument:
     skills: Sequence[Mapping[str, Any]] = ()
     omitted: Sequence[Mapping[str, Any]] = ()
     _body: bytes | None = field(default=None, repr=False, compare=False)
+    #: Per record, its entry's JSON text exactly as the document holds it (None for a record
+    #: whose text was not found in the canonical layout), or None for the whole document when
+    #: it was not read in the canonical layout (see :func:`decode_document`).
+    _entries: Sequence[str | None] | None = field(default=None, repr=False, compare=False)
 
     def body(self) -> dict[str, Any]:
         """The document's body as plain JSON."""
@@ -137,6 +148,12 @@ def encode_document(document: CatalogDocument) -> bytes:
 def decode_document(data: bytes) -> CatalogDocument:
     """Read a catalog document, checking its checksum and its shape (not the rules).
 
+    The body must be UTF-8 and strict JSON. A body in the canonical layout (what
+    :func:`encode_document` writes) is read record by record by the same strict parser, which also
+    gives each record's entry text (kept for the checker, see :class:`CatalogDocument`); any other
+    layout is read whole. The garbage collector is paused meanwhile (the objects made all live
+    until the check is done: a collection would only walk them).
+
     Raises:
         CatalogError: the bytes are not a whole, undamaged catalog document of this version.
     """
@@ -151,10 +168,23 @@ def decode_document(data: bytes) -> CatalogDocument:
     if _has_surrogate_escape(body):
         raise CatalogError("the catalog is not in the canonical encoding (a surrogate escape)")
     try:
-        # Strict: a duplicate key, NaN or Infinity (which no answer could carry) is refused.
-        decoded = loads_strict(body)
-    except ValueError as exc:
-        raise CatalogError(f"the catalog's body is not strict JSON ({exc!s:.200})") from None
+        text = body.decode("utf-8")  # strict: an encoded surrogate is not UTF-8
+    except UnicodeDecodeError:
+        raise CatalogError("the catalog's body is not UTF-8") from None
+    with paused_gc():
+        scanned = _scan_canonical(text)
+        entries: list[str | None] | None = None
+        decoded: object
+        if scanned is not None:
+            decoded, entries = scanned
+        else:
+            try:
+                # Strict: a duplicate key, NaN or Infinity (which no answer could carry) is refused.
+                decoded = loads_strict(text)
+            except ValueError as exc:
+                raise CatalogError(
+                    f"the catalog's body is not strict JSON ({exc!s:.200})"
+                ) from None
     if not isinstance(decoded, dict):
         raise CatalogError("the catalog's body is not an object")
     if decoded.get("format") != CATALOG_FORMAT:
@@ -183,7 +213,98 @@ def decode_document(data: bytes) -> CatalogDocument:
         skills=cast("list[dict[str, Any]]", skills),  # objects, as just checked
         omitted=cast("list[dict[str, Any]]", omitted),
         _body=body,
+        _entries=entries,
     )
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause the garbage collector for the block (unless it is paused already).
+
+    A catalog's check makes a few objects per skill that all live until it ends (the decoded
+    document) or as long as the catalog is served: a collection meanwhile walks them all again
+    for nothing. Objects freed by their last reference are freed all the same.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def _scan_canonical(text: str) -> tuple[dict[str, Any], list[str | None]] | None:
+    """The body and each record's entry text, when ``text`` is in the canonical layout.
+
+    The body's members and each record are parsed by the strict parser, one value at a time,
+    between the separators the canonical encoding writes (no white space); each record's entry
+    text is its last member's (``"entry"`` sorts after ``"dirs"``). None when the text is laid
+    out any other way, or does not parse: the caller then parses it whole (and says why not).
+    """
+    scan = strict_scanner()  # one per call: a parser keeps a cache of keys while it parses
+    body: dict[str, Any] = {}
+    entries: list[str | None] = []
+    end = len(text)
+    if not text.startswith('{"'):
+        return None
+    try:
+        index = 1
+        while True:
+            key, index = scan(text, index)  # a string: text[index] is '"'
+            if type(key) is not str or text[index] != ":" or key in body:
+                return None
+            index += 1
+            if key == "skills" and text.startswith("[", index):
+                records, index = _scan_records(scan, text, index, entries)
+                body[key] = records
+            else:
+                body[key], index = scan(text, index)
+            separator = text[index]
+            index += 1
+            if separator == "}":
+                break
+            if separator != "," or text[index] != '"':
+                return None
+    except (ValueError, IndexError, StopIteration, RecursionError):
+        return None
+    if index != end or not isinstance(body.get("skills"), list):
+        return None
+    return body, entries
+
+
+def _scan_records(
+    scan: Callable[[str, int], tuple[Any, int]], text: str, index: int, entries: list[str | None]
+) -> tuple[list[Any], int]:
+    """The records of the ``skills`` list starting at ``text[index]`` (a ``[``), each record's
+    entry text appended to ``entries``, and the index after the list (see
+    :func:`_scan_canonical`; raises ValueError or IndexError as the parser does)."""
+    records: list[Any] = []
+    append_record = records.append
+    append_entry = entries.append
+    index += 1
+    if text[index] == "]":
+        return records, index + 1
+    while True:
+        start = index
+        record, index = scan(text, index)
+        append_record(record)
+        entry: str | None = None
+        if type(record) is dict and text[index - 2] == "}":
+            if len(record) == 1 and text.startswith('{"entry":', start):
+                entry = text[start + 9 : index - 1]
+            elif len(record) == 2 and text.startswith('{"dirs":', start) and "entry" in record:
+                after = scan(text, start + 8)[1]
+                if text.startswith(',"entry":', after):
+                    entry = text[after + 9 : index - 1]
+        append_entry(entry)
+        separator = text[index]
+        index += 1
+        if separator == "]":
+            return records, index
+        if separator != ",":
+            raise ValueError("not the canonical layout")
 
 
 def _has_surrogate_escape(body: bytes) -> bool:

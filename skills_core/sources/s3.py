@@ -72,6 +72,7 @@ from .published import (
     decode_document,
     document_from_catalog,
     encode_document,
+    paused_gc,
     same_content,
 )
 from .store import BlobError, CatalogChecker, StoreSource, StoreState
@@ -313,11 +314,15 @@ class _Replica:
         assert got is not None
         data, self.etag = got
         try:
-            document = decode_document(data)
-            state = self.checker.state(document)
+            # One pause for both (see paused_gc), the document freed before it ends: a
+            # collection would otherwise walk it once the collector is back.
+            with paused_gc():
+                document = decode_document(data)
+                state = self.checker.state(document)
+                del document
         except CatalogError as exc:
             raise StoreError(f"{self.bucket.where(CATALOG)}: {exc.message}") from None
-        self.generation = document.generation
+        self.generation = state.generation
         return state
 
     def check(self) -> None:
@@ -337,28 +342,37 @@ class _Replica:
         if got is None:
             return
         data, etag = got
+        with paused_gc():  # one pause for both, as in first()
+            state = self._check(data, etag)
+        if state is None:
+            return
+        self.generation = state.generation
+        assert self.source is not None
+        self.source.offer(state)
+
+    def _check(self, data: bytes, etag: str | None) -> StoreState | None:
+        """The state of a catalog read by check(), or None (refused, or not newer: logged)."""
+        bucket = self.bucket
         try:
             document = decode_document(data)
         except CatalogError as exc:
             self.log(f"refused {bucket.where(CATALOG)}: {exc.message}")
             self.etag = etag
-            return
+            return None
         self.etag = etag
-        if document.generation <= self.generation:
-            if document.generation < self.generation:
+        generation = document.generation
+        if generation <= self.generation:
+            if generation < self.generation:
                 self.log(
-                    f"refused generation {document.generation} of {bucket.url}: generation "
+                    f"refused generation {generation} of {bucket.url}: generation "
                     f"{self.generation} is served (a replica never goes back)"
                 )
-            return
+            return None
         try:
-            state = self.checker.state(document)
+            return self.checker.state(document)
         except CatalogError as exc:
-            self.log(f"refused generation {document.generation} of {bucket.url}: {exc.message}")
-            return
-        self.generation = document.generation
-        assert self.source is not None
-        self.source.offer(state)
+            self.log(f"refused generation {generation} of {bucket.url}: {exc.message}")
+            return None
 
     def fetch(self, digest: str, size: int) -> bytes:
         key = blob_key(digest)

@@ -24,6 +24,24 @@ replica makes of it. A record whose shape is wrong (a URI outside its skill, a s
 not a whole number, two records that disagree about one file) makes the whole document
 unreadable: it was not made by a publisher of this format.
 
+**Lone skills are judged one record at a time.** Most records stand alone: no other record's
+skill folder is above or below theirs and no file of theirs but their SKILL.md is a SKILL.md, so
+what the builder makes of them depends on their record only (its files are exactly the
+record's). For such a record the checker applies the builder's rules itself, in the builder's
+order and with the builder's own functions (the verdict on the frontmatter for the folder name,
+:func:`~skills_core.server._rules.judge_parsed`; the limits; path collisions; the canonical
+encoding of every URI; the members of the entry and of each resource; SKILL.md first and the
+other files by path): a record that passes is published as the builder would publish it, and
+every other record, with every record above or below it, goes through the builder as above, so
+every skill left out is left out with the builder's code and reason. A skill published this way
+is kept *encoded* (:class:`~skills_core.server.model.PublishedSkill`): its entry as JSON text,
+the document's own (so nothing is encoded again), from which listings are answered; its entry
+and files are built the first time a request needs them (``skills/get``, a read). A record whose
+entry text is that of a skill the previous check published is that skill (the outcome is a
+function of the entry), so a new generation re-judges only what changed. The tests hold
+documents edited in each way the rules and the record shapes name to what the builder alone
+makes of them.
+
 **Nothing unverified is served.** :meth:`StoreSource.read` fetches a file by the digest its entry
 publishes and checks the size and SHA-256 of the bytes before returning them; bytes that do not
 match are never returned: the read raises :class:`BlobError` (the handler answers
@@ -45,18 +63,33 @@ loop.
 
 from __future__ import annotations
 
+import json
+import operator
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Final, Protocol, final
+from types import MappingProxyType
+from typing import Any, Final, Protocol, cast, final
 
 from ..digest import compute_digest, is_valid_digest
-from ..server._rules import ParsedSkillMd
+from ..entry import Limits, SkillEntry, unchecked_entry, unchecked_resource
+from ..names import is_valid_skill_name
+from ..server._rules import ParsedSkillMd, freeze_parsed, judge_parsed
+from ..server._rules import path_collision as _path_collision
 from ..server.catalog import Catalog, CatalogBuilder
-from ..server.model import OmitCode, OmittedSkill, PublishedSkill, RootSnapshot, SnapshotFile
+from ..server.model import (
+    OmitCode,
+    OmittedSkill,
+    PublishedSkill,
+    RootSnapshot,
+    SnapshotFile,
+    restored_published_skill,
+)
 from ..server.paths import decode_segment, encode_segment, split_uri
 from ..spec import SKILL_MD
-from .published import CatalogDocument, CatalogError
+from ..uri import MAX_URI_LENGTH, SkillURI
+from ..validation import Finding, validate_frontmatter
+from .published import CatalogDocument, CatalogError, paused_gc
 
 __all__ = [
     "BlobFetcher",
@@ -322,13 +355,17 @@ class CatalogChecker:
         builder: The builder to check with (its scheme and limits); a new one by default.
     """
 
-    __slots__ = ("_builder", "_learned")
+    __slots__ = ("_builder", "_kept", "_learned", "_make")
 
     def __init__(self, builder: CatalogBuilder | None = None) -> None:
         self._builder = builder if builder is not None else CatalogBuilder()
         # What the last check taught the builder: {SKILL.md digest: frontmatter, or the reason
-        # it is not published} (see state()).
+        # it is not published} (see _built()).
         self._learned: dict[str, ParsedSkillMd] = {}
+        # The skills the last check published without the builder, by URI (see _quick()).
+        self._kept: dict[str, PublishedSkill] = {}
+        # How those skills build their entry and files when first read (one for all of them).
+        self._make = (_entry_of, self._builder.scheme.encode())
 
     def state(self, document: CatalogDocument, *, label: str | None = None) -> StoreState:
         """Check ``document`` and make its state (label: ``generation N`` by default).
@@ -342,7 +379,190 @@ class CatalogChecker:
                 f"the catalog publishes {document.scheme}:// URIs; this replica serves "
                 f"{builder.scheme}://"
             )
-        records, files, learned, dirs = _read_records(document)
+        with paused_gc():
+            quick = self._quick(document)
+            if quick.others:
+                built, built_dirs = self._built(
+                    replace(document, skills=quick.others, _entries=None), quick.known
+                )
+            else:
+                built = Catalog(omitted=tuple(_publisher_omitted(document.omitted)))
+                built_dirs = {}
+            published = quick.published
+            if built.skills:
+                published = sorted([*published, *built.skills], key=_uri_of)
+            elif any(map(operator.ge, quick.uris, quick.uris[1:])):
+                published.sort(key=_uri_of)
+            catalog = Catalog(
+                skills=tuple(published),
+                omitted=built.omitted,
+                problems=built.problems,
+                skipped=built.skipped,
+            )
+        return StoreState(
+            generation=document.generation,
+            label=label or f"generation {document.generation}",
+            catalog=catalog,
+            dirs={**quick.dirs, **built_dirs},
+        )
+
+    def _quick(self, document: CatalogDocument) -> _Quick:
+        """Check the records the folder rules judge one by one, without the builder.
+
+        A record is *quick* when its skill's outcome depends on its record alone and is to be
+        published as stated: no other record's skill folder is above or below its own, no file
+        of it but its own is a SKILL.md (no nested skill), its entry and resources have exactly
+        the members the builder makes, its URIs are canonical and its resources in the builder's
+        order (SKILL.md first, then by path), and the rules pass: the frontmatter's verdict for
+        its folder name (:func:`~skills_core.server._rules.judge_parsed`, the builder's), the
+        limits, and no path collision. Such a skill is published as the builder would publish
+        it, kept encoded (its entry text, the document's own when it has it), its entry and
+        files built when first read (:func:`_entry_of`). Every other record is left to the
+        builder (``others``), with the frontmatter every quick record gives its SKILL.md
+        (``known``: a nested SKILL.md of the same bytes is judged by it, and two records may not
+        give one SKILL.md two frontmatters).
+
+        A quick skill whose entry text is that of a skill the last check published is that
+        skill (the outcome is a function of the entry; the scheme and limits are the checker's).
+
+        Raises:
+            CatalogError: two records are for one URI, or give one SKILL.md two frontmatters.
+        """
+        builder = self._builder
+        limits = builder.limits
+        prefix = builder.scheme + "://"
+        plain_uri = _plain_skill_uri(builder.scheme)
+        records = document.skills
+        texts = document._entries
+        if texts is None or len(texts) != len(records):
+            texts = [None] * len(records)
+        kept = self._kept
+        make = self._make
+        folders: dict[str, int] = {}  # folder of every record read so far -> its position
+        candidates: list[tuple[int, PublishedSkill]] = []
+        known: dict[str, Any] = {}
+        verdicts: dict[tuple[str, str], tuple[Finding, ...] | None] = {}
+        others: set[int] = set()
+        dirs: dict[str, tuple[str, ...]] = {}
+        for position, record in enumerate(records):
+            entry = record.get("entry")
+            if type(entry) is not dict:
+                others.add(position)  # the builder's check refuses the document
+                continue
+            uri = entry.get("uri")
+            if type(uri) is not str:
+                others.add(position)  # the builder's check refuses the document
+                continue
+            match = plain_uri.fullmatch(uri) if len(uri) <= MAX_URI_LENGTH else None
+            if match is not None and "." not in match.group(1):
+                folder = match.group(1)
+            else:
+                split = split_uri(uri)
+                if (
+                    split is None
+                    or not uri.startswith(prefix)
+                    or len(split[1]) < 2
+                    or split[1][-1] != SKILL_MD
+                ):
+                    others.add(position)  # the builder's check refuses the document
+                    continue
+                folder = "/".join(split[1][:-1])
+            if folder in folders:
+                raise CatalogError(f"two records of the catalog are for {uri}")
+            folders[folder] = position  # every record's, for the nesting below
+            if entry.keys() != _ENTRY_KEYS:
+                others.add(position)
+                continue
+            text = texts[position]
+            encoded = text.encode() if text is not None else None
+            frontmatter = entry["frontmatter"]
+            extra = record.get("dirs")
+            if extra is not None and (type(extra) is not list or not all(map(_clean, extra))):
+                others.add(position)
+                continue
+            old = kept.get(uri)
+            if old is not None and encoded is not None and old.encoded_entry == encoded:
+                # The entry the last check published as it is: the same outcome.
+                skill_md = _quick_skill_md(entry["resources"], uri)
+                findings = old.findings
+            else:
+                old = None
+                found = _quick_files(entry["resources"], uri, limits)
+                if found is None or found[1] or type(frontmatter) is not dict:
+                    others.add(position)  # not as the builder makes it, or a nested SKILL.md
+                    continue
+                skill_md = found[0]
+                name = folder.rpartition("/")[2]
+                key = (skill_md, name)
+                if key in verdicts:  # one SKILL.md in folders of one name: one verdict
+                    judged = verdicts[key]
+                else:
+                    judged = verdicts[key] = _judged(frontmatter, name)
+                if judged is None:  # not published: the builder says why
+                    others.add(position)
+                    continue
+                findings = judged
+                if encoded is None:
+                    encoded = json.dumps(entry, ensure_ascii=False).encode()
+            if skill_md is None:  # cannot be: the entry was published as it is
+                others.add(position)
+                continue
+            stated = known.setdefault(skill_md, frontmatter)
+            if stated is not frontmatter and stated != frontmatter:
+                raise CatalogError(f"two records give one SKILL.md two frontmatters ({uri})")
+            candidates.append(
+                (
+                    position,
+                    old
+                    or restored_published_skill(
+                        uri, 0, folder, findings=findings, encoded_entry=encoded, make=make
+                    ),
+                )
+            )
+            if extra:
+                dirs[uri] = tuple(extra)
+        # A record whose folder is above or below another's: both are the builder's.
+        above: set[str] = set()
+        for folder in folders:
+            slash = folder.find("/")
+            while slash != -1:
+                above.add(folder[:slash])
+                slash = folder.find("/", slash + 1)
+        for outer in above.intersection(folders):
+            others.add(folders[outer])
+            others.update(
+                position for folder, position in folders.items() if folder.startswith(outer + "/")
+            )
+        published: list[PublishedSkill] = []
+        if others:
+            for position, skill in candidates:
+                if position in others:
+                    dirs.pop(skill.uri, None)
+                else:
+                    published.append(skill)
+        else:
+            published = [skill for _, skill in candidates]
+        uris = [skill.uri for skill in published]
+        self._kept = dict(zip(uris, published, strict=True))
+        return _Quick(
+            published=published,
+            uris=uris,
+            dirs=dirs,
+            others=[records[position] for position in sorted(others)],
+            known=known,
+        )
+
+    def _built(
+        self, document: CatalogDocument, known: Mapping[str, Any]
+    ) -> tuple[Catalog, dict[str, tuple[str, ...]]]:
+        """Check ``document``'s records by building their catalog with the builder (see the
+        module docstring), ``known`` being the frontmatter other records give their SKILL.md.
+
+        Raises:
+            CatalogError: a record's shape is wrong (see the module docstring).
+        """
+        builder = self._builder
+        records, files, learned, dirs = _read_records(document, known)
         # The builder keeps its verdicts by SKILL.md digest between checks: one made from what
         # an earlier document said about a digest is not kept when this one says otherwise. So
         # every published entry's frontmatter is the one its record states (frozen), and only
@@ -400,12 +620,166 @@ class CatalogChecker:
             skipped=built.skipped,
         )
         served = {skill.uri for skill in published}
-        return StoreState(
-            generation=document.generation,
-            label=label or f"generation {document.generation}",
-            catalog=catalog,
-            dirs={uri: extra for uri, extra in dirs.items() if uri in served},
+        return catalog, {uri: extra for uri, extra in dirs.items() if uri in served}
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class _Quick:
+    """What :meth:`CatalogChecker._quick` found: the skills it published (in record order, and
+    their URIs), their empty folders, the records left to the builder, and the frontmatter the
+    quick records give their SKILL.md by digest."""
+
+    published: list[PublishedSkill]
+    uris: list[str]
+    dirs: dict[str, tuple[str, ...]]
+    others: list[Mapping[str, Any]]
+    known: dict[str, Any]
+
+
+_uri_of: Final = operator.attrgetter("uri")
+_PLAIN_URIS: dict[str, re.Pattern[str]] = {}
+
+
+def _plain_skill_uri(scheme: str) -> re.Pattern[str]:
+    """``<scheme>://<folder>/SKILL.md`` whose folder's every name is its own encoding (group 1;
+    names with a ``.`` are looked at by :func:`~skills_core.server.paths.split_uri`)."""
+    pattern = _PLAIN_URIS.get(scheme)
+    if pattern is None:
+        pattern = _PLAIN_URIS[scheme] = re.compile(
+            re.escape(scheme + "://")
+            + r"([A-Za-z0-9\-_~!$&'()*+,;=]+(?:/[A-Za-z0-9\-_~!$&'()*+,;=:@]+)*)/SKILL\.md"
         )
+    return pattern
+
+
+def _quick_skill_md(resources: object, uri: str) -> str | None:
+    """The digest of the SKILL.md an entry's first resource is, if it is (else None)."""
+    if type(resources) is not list or not resources:
+        return None
+    first = resources[0]
+    if type(first) is not dict or first.get("uri") != uri:
+        return None
+    digest = first.get("digest")
+    return digest if is_valid_digest(digest) else None
+
+
+def _quick_files(resources: object, uri: str, limits: Limits) -> tuple[str, bool] | None:
+    """``(SKILL.md digest, whether another file is a SKILL.md)`` of a quick record's resources,
+    or None when they are not as the builder makes them for the skill of ``uri`` alone: each
+    exactly ``uri``, ``digest`` and ``size``, URIs canonical and inside the skill, SKILL.md first
+    and then by path, within the limits, no two paths colliding (see
+    :meth:`CatalogChecker._quick`)."""
+    if type(resources) is not list or not resources or len(resources) > limits.max_resources:
+        return None
+    digest = _DIGEST_RE.fullmatch  # is_valid_digest() of a string
+    first = resources[0]
+    if type(first) is not dict or first.keys() != _RESOURCE_KEYS or first["uri"] != uri:
+        return None
+    skill_md, total = first["digest"], first["size"]
+    if type(total) is not int or total < 0 or type(skill_md) is not str or not digest(skill_md):
+        return None
+    if len(resources) == 1:
+        return (skill_md, False) if total <= limits.max_total_bytes else None
+    root = uri[: -len(SKILL_MD)]
+    start = len(root)
+    paths = [SKILL_MD]
+    previous = ""
+    nested = False
+    plain = _PLAIN_PATH_RE.fullmatch
+    for resource in resources[1:]:
+        if type(resource) is not dict or resource.keys() != _RESOURCE_KEYS:
+            return None
+        file_uri, size = resource["uri"], resource["size"]
+        file_digest = resource["digest"]
+        if type(size) is not int or size < 0 or type(file_digest) is not str:
+            return None
+        if not digest(file_digest):
+            return None
+        total += size
+        if type(file_uri) is not str or not file_uri.startswith(root):
+            return None
+        below = file_uri[start:]
+        if plain(below) is None or below[0] == "." or "/." in below:
+            names = [decode_segment(segment) for segment in below.split("/")]
+            if None in names:
+                return None
+            below = "/".join(cast("list[str]", names))
+        if below <= previous or below == SKILL_MD:
+            return None
+        nested = nested or below.endswith(_SKILL_MD_SUFFIX)
+        previous = below
+        paths.append(below)
+    if total > limits.max_total_bytes or (
+        _may_collide(paths) and _path_collision(paths) is not None
+    ):
+        return None
+    return skill_md, nested
+
+
+def _may_collide(paths: list[str]) -> bool:
+    """False when no two of ``paths`` can name one file on a case-insensitive, normalising
+    filesystem (all ASCII, distinct when lowercased, none lowercased a folder of another: what
+    :func:`~skills_core.server._rules.path_collision` looks for, whose key of an ASCII path is
+    the path lowercased); True leaves the answer to path_collision."""
+    text = "\0".join(paths)
+    if not text.isascii():
+        return True
+    keys = text.lower().split("\0")
+    seen = set(keys)
+    if len(seen) != len(keys):
+        return True
+    for key in keys:
+        slash = key.find("/")
+        while slash != -1:
+            if key[:slash] in seen:
+                return True
+            slash = key.find("/", slash + 1)
+    return False
+
+
+def _judged(frontmatter: dict[str, Any], name: str) -> tuple[Finding, ...] | None:
+    """The findings of the builder's verdict on ``frontmatter`` in a folder called ``name``
+    (:func:`~skills_core.server._rules.judge_parsed`), or None when it would not publish it.
+
+    The common case is judge_parsed's own first one (the same calls), without making the frozen
+    frontmatter (the skill is kept encoded); any other case goes to judge_parsed."""
+    if frontmatter.get("name") == name:
+        findings = validate_frontmatter(frontmatter, directory_name=name)
+        if (
+            not findings
+            and is_valid_skill_name(name)
+            and isinstance(frontmatter.get("description"), str)
+        ):
+            return ()
+    verdict = judge_parsed(frontmatter, name)
+    return None if verdict.frontmatter is None else verdict.findings
+
+
+def _entry_of(
+    root: int, folder: str, scheme: bytes, encoded_entry: bytes
+) -> tuple[SkillEntry, Mapping[str, str]]:
+    """The entry and files of a skill :meth:`CatalogChecker._quick` published: what the
+    builder makes of it, from the entry text it checked (``scheme`` is the checker's)."""
+    entry = json.loads(encoded_entry)
+    uri: str = entry["uri"]
+    name = scheme.decode()
+    root_uri = uri[: -len(_SKILL_MD_SUFFIX)]
+    resources = tuple(
+        [unchecked_resource(r["uri"], r["digest"], r["size"]) for r in entry["resources"]]
+    )
+    start = len(root_uri) + 1
+    files = {uri: SKILL_MD}
+    for resource in resources[1:]:
+        below = resource.uri[start:]
+        files[resource.uri] = "/".join(
+            [cast("str", decode_segment(segment)) for segment in below.split("/")]
+        )
+    skill = SkillURI(uri, name, root_uri[len(name) + 3 :])
+    made = unchecked_entry(
+        skill=skill, frontmatter=freeze_parsed(entry["frontmatter"]), resources=resources
+    )
+    return made, MappingProxyType(files)
 
 
 #: What a nested SKILL.md without a record of its own is judged to be.
@@ -415,6 +789,8 @@ _ENTRY_KEYS: Final = frozenset(("uri", "frontmatter", "resources"))
 _RESOURCE_KEYS: Final = frozenset(("uri", "digest", "size"))
 #: A resource URI's path below its skill whose every segment is its own encoding (no ``%``,
 #: only characters a segment carries raw; ``.`` and ``..`` segments are looked at separately).
+#: A digest as :func:`~skills_core.digest.is_valid_digest` accepts it.
+_DIGEST_RE: Final = re.compile(r"sha256:[0-9a-f]{64}")
 _PLAIN_PATH_RE: Final = re.compile(
     r"[A-Za-z0-9\-._~!$&'()*+,;=:@]+(?:/[A-Za-z0-9\-._~!$&'()*+,;=:@]+)*"
 )
@@ -451,6 +827,7 @@ def _same_files(skill: PublishedSkill, record: _Record) -> bool:
 
 def _read_records(
     document: CatalogDocument,
+    elsewhere: Mapping[str, ParsedSkillMd] | None = None,
 ) -> tuple[
     dict[str, _Record],
     list[tuple[str, tuple[int, str]]],
@@ -464,8 +841,11 @@ def _read_records(
         learn by SKILL.md digest, empty folders by URI)``. The builder learns each record's
         frontmatter, and "not published" for a SKILL.md below a published skill that has no
         record of its own (a nested skill the publisher left out): never a verdict from bytes
-        nobody has seen.
+        nobody has seen. ``elsewhere`` is what other records (not in ``document``) give their
+        SKILL.md: a nested SKILL.md of the same bytes is judged by it, and a record may not give
+        one another frontmatter.
     """
+    elsewhere = elsewhere or {}
     files: dict[str, tuple[int, str]] = {}
     learned: dict[str, ParsedSkillMd] = {}
     records: dict[str, _Record] = {}
@@ -501,7 +881,10 @@ def _read_records(
         frontmatter = entry.get("frontmatter")
         if skill_md is None or not isinstance(frontmatter, dict):
             raise CatalogError(f"the entry of {uri} has no SKILL.md or no frontmatter object")
-        if learned.setdefault(skill_md, frontmatter) != frontmatter:
+        if (
+            learned.setdefault(skill_md, frontmatter) != frontmatter
+            or elsewhere.get(skill_md, frontmatter) != frontmatter
+        ):
             raise CatalogError(f"two records give one SKILL.md two frontmatters ({uri})")
         records[uri] = _Record(tuple(stated), plain)
         extra = record.get("dirs", [])
@@ -510,7 +893,7 @@ def _read_records(
         if extra:
             dirs[uri] = tuple(extra)
     for digest in nested:
-        learned.setdefault(digest, _UNPUBLISHED)
+        learned.setdefault(digest, elsewhere.get(digest, _UNPUBLISHED))
     return records, list(files.items()), learned, dirs
 
 
