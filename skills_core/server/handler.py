@@ -345,9 +345,8 @@ class SkillsServer:
         """What changed in the published catalog since the last call, or None if no entry did
         (PUSH-02, PUSH-05).
 
-        It looks at the source afresh first, whatever ``ttlMs``: what a transport announces once
-        its pacer's window is over is the source as it is then, not a file half written when the
-        change was first seen (one more look per announcement, at most one per ``ttlMs``).
+        It looks at the source afresh, whatever ``ttlMs``: what is announced after the pacer's
+        window is the source as it is then, not a file half written when the change was seen.
         """
         self._live.sync(self._source, 0)
         return self._tracker.take() if self._tracker.moved else None
