@@ -36,8 +36,11 @@ refused). :class:`CatalogBuilder` turns the snapshots into a :class:`Catalog`:
 The published skills are sorted by URI, so a listing can page by keyset. Entries are built from
 values this module produced itself (encoded URIs, computed digests, parsed frontmatter), so they skip
 the full wire validation of :meth:`SkillEntry.from_json`; the tests check that every published entry
-passes it anyway. The verdict on each ``SKILL.md`` is cached by digest, so a rescan re-parses only
-the ``SKILL.md`` files that changed.
+passes it anyway. The verdict on each ``SKILL.md`` is cached by digest during a build; once it ends,
+only the verdicts of skills not kept as records (left out, or published with problems) stay: a
+kept skill's frontmatter is in its encoded entry, which a rescan judges afresh when only its other
+files changed (see :meth:`CatalogBuilder.knows`), so a rescan re-parses only the ``SKILL.md`` files
+that changed, and a catalog built holds no parsed frontmatter per skill.
 
 **Skills that did not change are not built again.** A published skill that met no problem is
 *made of* its files (the path below its folder, size and digest of each, in order: its *key*)
@@ -261,6 +264,7 @@ class CatalogBuilder:
         "_records",
         "_restorer",
         "_stored",
+        "_unrecorded",
         "_verdicts",
         "limits",
         "new_records",
@@ -279,6 +283,9 @@ class CatalogBuilder:
         self._restorer = partial(_restore, (self.scheme, limits))
         self._verdicts: dict[tuple[str, str], Verdict] = {}
         self._old: dict[tuple[str, str], Verdict] = {}
+        # The verdicts a build used for skills it did not keep as records: what stays cached
+        # once it ends (a record holds its frontmatter, in its encoded entry).
+        self._unrecorded: set[tuple[str, str]] = set()
         # Parsed SKILL.md files by digest, once learn() was called (a digest index needs them).
         self._parsed: dict[str, ParsedSkillMd] | None = None
         # Published skills without problems by (root, folder), with what they are made of: those
@@ -303,6 +310,7 @@ class CatalogBuilder:
         """Build the catalog of every root (in order) and every dynamic skill."""
         self._old, self._verdicts = self._verdicts, {}
         self._previous, self._records = self._records, {}
+        self._unrecorded = set()
         omitted: list[OmittedSkill] = []
         problems: list[SourceProblem] = []
         skipped: list[SkippedEntry] = []
@@ -360,6 +368,9 @@ class CatalogBuilder:
         self._previous = {}
         self._stored = {}
         self._recorded = {}
+        verdicts = self._verdicts
+        self._verdicts = {key: verdicts[key] for key in self._unrecorded if key in verdicts}
+        self._unrecorded = set()
         published.sort(key=_uri_of)
         omitted.sort(key=lambda o: (o.root is None, o.root or 0, o.path))
         return Catalog(
@@ -428,19 +439,26 @@ class CatalogBuilder:
             listed=skill.listed,
         )
 
-    def knows(self, digest: str, name: str) -> bool:
+    def knows(self, digest: str, name: str, *, root: int | None = None, folder: str = "") -> bool:
         """Whether the verdict on a SKILL.md with ``digest`` in a folder ``name`` needs no bytes.
 
         True when that verdict is cached, or the parsed SKILL.md of that digest is kept (or is
-        in a record offered by :meth:`restore`). A source may then snapshot that SKILL.md without
-        its bytes (:class:`SnapshotFile` with ``data=None``) for the next :meth:`build` or
-        :meth:`build_skill`.
+        in a record offered by :meth:`restore`), or, given the skill's ``root`` and ``folder``
+        (as snapshots spell it), the skill kept there by the last build had a SKILL.md of that
+        digest (its frontmatter is in its encoded entry). A source may then snapshot that
+        SKILL.md without its bytes (:class:`SnapshotFile` with ``data=None``) for the next
+        :meth:`build` or :meth:`build_skill`.
         """
-        return (
+        if (
             digest in self._recorded
             or (self._parsed is not None and digest in self._parsed)
             or (digest, name) in self._verdicts
-        )
+        ):
+            return True
+        if root is None:
+            return False
+        kept = self._records.get((root, folder))
+        return kept is not None and _key_digest(kept[0]) == digest
 
     def learn(self, parsed: Mapping[str, ParsedSkillMd]) -> None:
         """Keep parsed SKILL.md files by digest from now on, starting with ``parsed``.
@@ -592,8 +610,16 @@ class CatalogBuilder:
         self._verdicts[key] = verdict
         return verdict
 
-    def _judge(self, digest: str, data: bytes | None, name: str) -> Verdict:
-        """The verdict on a SKILL.md not cached: parsed from ``data``, or as kept by digest.
+    def _judge(
+        self,
+        digest: str,
+        data: bytes | None,
+        name: str,
+        record: tuple[bytes, PublishedSkill] | None = None,
+    ) -> Verdict:
+        """The verdict on a SKILL.md not cached: parsed from ``data``, or as kept by digest,
+        or from ``record`` (the skill kept at its place by the last build) when its SKILL.md
+        has that digest.
 
         Raises:
             DigestIndexError: the record that holds this SKILL.md's frontmatter does not hold
@@ -602,6 +628,10 @@ class CatalogBuilder:
         kept = self._parsed
         if data is None:
             parsed = None if kept is None else kept.get(digest)
+            if parsed is None and record is not None and _key_digest(record[0]) == digest:
+                encoded_entry = record[1].encoded_entry
+                if encoded_entry is not None:
+                    parsed = recorded_frontmatter(encoded_entry)
             if parsed is None:
                 folder, encoded = self._recorded[digest]  # knows() said it is there
                 uri = f"{self.scheme}://{encode_folder(folder)}{_SKILL_MD_SUFFIX}"
@@ -663,10 +693,17 @@ class CatalogBuilder:
         if verdict is None:
             verdict = self._old.get(verdict_key)
             if verdict is None:
-                verdict = self._judge(digest, skill_md.data, name)
+                verdict = self._judge(
+                    digest,
+                    skill_md.data,
+                    name,
+                    self._previous.get(place) or self._records.get(place),
+                )
             self._verdicts[verdict_key] = verdict
         result = _publish(self.scheme, limits, root, found, verdict)
-        if problems is None and type(result) is PublishedSkill:
+        if problems is not None or type(result) is not PublishedSkill:
+            self._unrecorded.add(verdict_key)
+        else:
             # Kept as a restored skill is: its entry encoded (what listings and a digest index
             # use), built again only when read (a few kilobytes of objects per skill otherwise).
             encoded = json.dumps(result.entry.to_json(), ensure_ascii=False).encode()
@@ -696,6 +733,24 @@ def _files_key(folder: str, skill_md: SnapshotFile, files_below: Sequence[Snapsh
             *[pack(file.size, fromhex(file.digest[7:])) for file in files],
             "\0".join([file.path[start:] for file in files]).encode("utf-8", "surrogateescape"),
         ]
+    )
+
+
+def _key_digest(key: bytes) -> str | None:
+    """The digest of the SKILL.md in a packed key (see :func:`_pack_key`), or None."""
+    (count,) = _COUNT.unpack_from(key)
+    end = _COUNT.size + _KEY_ROW.size * count
+    paths = key[end:].split(b"\0")
+    try:
+        position = paths.index(b"SKILL.md")
+    except ValueError:
+        return None
+    return (
+        "sha256:"
+        + key[
+            _COUNT.size + _KEY_ROW.size * position + 8 : _COUNT.size
+            + _KEY_ROW.size * (position + 1)
+        ].hex()
     )
 
 

@@ -37,6 +37,7 @@ from typing import Final, final
 from ..entry import SkillEntry
 from ..jsonvalue import JSONValue
 from ._live import LiveCatalog
+from .model import PublishedSkill
 
 __all__ = [
     "SkillChanges",
@@ -125,6 +126,36 @@ def diff_entries(before: Mapping[str, SkillEntry], after: Mapping[str, SkillEntr
     )
 
 
+def _same_entry(old: PublishedSkill, new: PublishedSkill) -> bool:
+    """Whether two skills have equal entries, building neither when it need not: the very same
+    skill (what a re-scan keeps for a skill whose files did not change), or the same encoded
+    entry (the JSON text of equal entries, written the same way)."""
+    if old is new:
+        return True
+    encoded = old.encoded_entry
+    if encoded is not None and encoded == new.encoded_entry:
+        return True
+    return old.entry == new.entry
+
+
+def _diff_skills(
+    before: Mapping[str, PublishedSkill], after: Mapping[str, PublishedSkill]
+) -> SkillChanges:
+    """:func:`diff_entries` of two ``{SKILL.md URI: skill}`` maps, building the entries only of
+    the skills added, removed or changed (a skill kept encoded builds its entry when read)."""
+    changed = [
+        uri
+        for uri, skill in after.items()
+        if (old := before.get(uri)) is not None and not _same_entry(old, skill)
+    ]
+    old_entries = {uri: skill.entry for uri, skill in before.items() if uri not in after}
+    new_entries = {uri: skill.entry for uri, skill in after.items() if uri not in before}
+    for uri in changed:
+        old_entries[uri] = before[uri].entry
+        new_entries[uri] = after[uri].entry
+    return diff_entries(old_entries, new_entries)
+
+
 @final
 class ChangePacer:
     """When an adapter should look for changes and when it should announce them (no clock).
@@ -200,14 +231,18 @@ class ChangeTracker:
 
     The live catalog's one change hook (:meth:`LiveCatalog.listen
     <skills_core.server._live.LiveCatalog.listen>`) sets :attr:`moved`; :meth:`take` compares the
-    entries published now with those last reported, once.
+    entries published now with those last reported, once. The skills last reported are held as
+    the live catalog's map of them (:meth:`LiveCatalog.published
+    <skills_core.server._live.LiveCatalog.published>`), so no entry is built to be remembered:
+    the comparison builds only the entries of skills that are not the same objects, with the
+    same encoded entry, as before.
     """
 
     __slots__ = ("_live", "_reported", "moved")
 
     def __init__(self, live: LiveCatalog) -> None:
         self._live = live
-        self._reported = live.entries()
+        self._reported = live.published()
         #: True once the catalog was replaced or updated since the last :meth:`take`.
         self.moved = False
         live.listen(self._on_change)
@@ -217,7 +252,7 @@ class ChangeTracker:
 
     def take(self) -> SkillChanges | None:
         """What changed since the last take, or None when no entry did."""
-        entries = self._live.entries()
-        change = diff_entries(self._reported, entries)
-        self._reported, self.moved = entries, False
+        published = self._live.published()
+        change = _diff_skills(self._reported, published)
+        self._reported, self.moved = published, False
         return change if change else None

@@ -709,7 +709,9 @@ class FilesystemSource(TreeSource):
             if signature is not None and cached.startswith(signature):
                 digest = "sha256:" + cached[40:].hex()
                 # An unchanged SKILL.md need not be read either when its verdict is known.
-                if not keep or self._builder.knows(digest, folder.rpartition("/")[2]):
+                if not keep or self._builder.knows(
+                    digest, folder.rpartition("/")[2], root=walk.root, folder=folder
+                ):
                     walk.new[path] = cached
                     if keep:
                         walk.skill_mds[path] = signature
