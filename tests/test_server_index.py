@@ -219,15 +219,56 @@ def test_format_round_trip_and_layout() -> None:
     header, columns = parts(data)
     assert zlib.decompress(body).split(b"\n", 1)[0].isascii()
     (section,) = header["roots"]
-    assert (section["files"], section["folders"], section["items"]) == (2, 3, 7)
+    assert section["folders"] == 3
     assert (section["skills"], section["keys"]) == (1, 2)
     assert list(section["findings"]) == ["a"]
-    assert len(columns) == 10
-    assert columns[0] == "a/SKILL.md\0a/b\udcff.md".encode("utf-8", "surrogateescape")
-    assert columns[1][:40] == struct.pack("<QQQqq", 1, 3, 10, 4, 5)
-    assert columns[1][40:72] == bytes.fromhex("ab" * 32)
-    assert columns[4].split(b"\0")[-1] == b"fa\nb"  # a line feed in a name is kept
-    assert columns[9] == sample().roots[0].skills["a"].encoded_entry
+    assert len(columns) == 8
+    assert columns[0] == b"\0a\0a/...x"  # one record per folder, sorted by path
+    top, a, x = sample_records()
+    assert columns[2] == top + a + x
+    assert top == struct.pack("<QQQqqII", 1, 2, 4096, -4, 5, 0, 3) + b"da\0o.sock\0lnk"
+    assert a[:48] == struct.pack("<QQQqqII", 1, 5, 4096, 4, 5, 2, 4)  # 2 file rows, 4 items
+    assert a[48:120] == struct.pack("<QQQqq", 1, 3, 10, 4, 5) + bytes.fromhex("ab" * 32)
+    assert a[120:192] == struct.pack("<QQQqq", 1, 4, 0, 4, 5) + bytes.fromhex("01" * 32)
+    assert a[192:].split(b"\0") == [
+        b"SKILL.md",
+        "b\udcff.md".encode("utf-8", "surrogateescape"),  # not UTF-8: kept exactly
+        b"fSKILL.md",
+        "fb\udcff.md".encode("utf-8", "surrogateescape"),
+        b"d...x",
+        b"fa\nb",  # a line feed in a name is kept
+    ]
+    assert x == struct.pack("<QQQqqII", 1, 6, 4096, 4, 5, 0, 0)
+    assert columns[7] == sample().roots[0].skills["a"].encoded_entry
+
+
+def sample_records() -> list[bytes]:
+    """The folder records of the sample, in order."""
+    _, columns = parts(encode_index(sample()))
+    lengths = [length for (length,) in struct.iter_unpack("<I", columns[1])]
+    out = []
+    data = columns[2]
+    for length in lengths:
+        out.append(data[:length])
+        data = data[length:]
+    return out
+
+
+def with_records(*records: bytes, paths: bytes = b"\0a\0a/...x") -> bytes:
+    """The sample with other folder records (at ``paths``), signed again."""
+    return forged(
+        root={"folders": len(records)},
+        cols={
+            0: paths,
+            1: b"".join(struct.pack("<I", len(record)) for record in records),
+            2: b"".join(records),
+        },
+    )
+
+
+def folder_record(rows: int, items: int, names: bytes, signature: bytes | None = None) -> bytes:
+    head = signature if signature is not None else struct.pack("<QQQqq", 1, 2, 3, 4, 5)
+    return head + struct.pack("<II", rows, items) + b"\1" * 72 * rows + names
 
 
 def resign(body: bytes, version: int = FORMAT_VERSION) -> bytes:
@@ -258,14 +299,11 @@ def forged(
 
 def listing(*items: str) -> bytes:
     """The sample with two folders: "" holding ``items``, and "a" holding nothing."""
-    return forged(
-        root={"folders": 2, "items": len(items)},
-        cols={
-            2: b"\0a",
-            3: struct.pack("<QQQqqI", 1, 2, 3, 4, 5, len(items))
-            + struct.pack("<QQQqqI", 1, 5, 3, 4, 5, 0),
-            4: "\0".join(items).encode("utf-8", "surrogateescape"),
-        },
+    return with_records(
+        struct.pack("<QQQqqII", 1, 2, 3, 4, 5, 0, len(items))
+        + "\0".join(items).encode("utf-8", "surrogateescape"),
+        struct.pack("<QQQqqII", 1, 5, 3, 4, 5, 0, 0),
+        paths=b"\0a",
     )
 
 
@@ -295,22 +333,34 @@ def listing(*items: str) -> bytes:
         (forged(columns=[1, 2]), MALFORMED),  # lengths that do not add up
         (forged(root={"path": 1}), MALFORMED),
         (forged(root={"inode": "2"}), MALFORMED),
-        (forged(root={"files": 3}), MALFORMED),  # more files than names
-        (forged(root={"files": 0}), MALFORMED),
-        (forged(root={"items": 6}), MALFORMED),
+        (forged(root={"folders": 4}), MALFORMED),  # more folders than names
+        (forged(root={"folders": 0}), MALFORMED),
         (forged(root={"keys": 1}), MALFORMED),
         (forged(root={"skills": 0}), MALFORMED),
         (forged(root={"findings": []}), MALFORMED),
         (forged(root={"findings": {"a": [["warning"]]}}), MALFORMED),
         (forged(root={"findings": {"a": [["bad", "", "c", "m", None, None, None]]}}), MALFORMED),
-        (forged(cols={1: b"\0" * 143}), MALFORMED),  # a row short
-        (forged(cols={6: struct.pack("<I", 3)}), MALFORMED),  # a key of more files
-        (forged(cols={9: b'{"url": 1}'}), MALFORMED),
-        (forged(cols={9: b'{"uri": 1}\0{"uri": 2}'}), MALFORMED),  # two entries for one record
+        (forged(cols={1: struct.pack("<III", 1, 2, 3)}), MALFORMED),  # lengths not the column's
+        (forged(cols={4: struct.pack("<I", 3)}), MALFORMED),  # a key of more files
+        (forged(cols={7: b'{"url": 1}'}), MALFORMED),
+        (forged(cols={7: b'{"uri": 1}\0{"uri": 2}'}), MALFORMED),  # two entries for one record
         (forged(root={"findings": {"a": ["warning"]}}), MALFORMED),
         (forged(root={"findings": {"a": [["warning", "", "c", "m", "3", None, None]]}}), MALFORMED),
-        (forged(root={"items": 8}, cols={4: "\0".join(["da"] * 8).encode()}), MALFORMED),
         *[(listing("da", item), MALFORMED) for item in ["d..", "d.", "f", "", "xname", "da/b"]],
+        # folder records that do not hold what they say
+        (with_records(b"\0" * 47, paths=b""), MALFORMED),  # cut short
+        (with_records(folder_record(2, 0, b"a"), paths=b""), MALFORMED),  # rows past its end
+        (with_records(folder_record(1, 0, b"a\0b"), paths=b""), MALFORMED),  # a name too many
+        (with_records(folder_record(1, 1, b"a"), paths=b""), MALFORMED),  # an item short
+        (with_records(folder_record(0, 0xFFFFFFFF, b""), paths=b""), MALFORMED),  # signature
+        *[
+            (with_records(folder_record(1, 0, name), paths=b""), MALFORMED)
+            for name in [b"", b"a/b"]
+        ],
+        (
+            with_records(folder_record(0, 0, b""), folder_record(0, 0, b""), paths=b"a\0a"),
+            MALFORMED,
+        ),
     ],
 )
 def test_anything_wrong_is_a_typed_error(data: bytes, problem: IndexProblem) -> None:

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from ..spec import SKILL_MD
-from .index import SIGNATURE_ROW, PackedListing
+from .index import SIGNATURE_ROW
 from .model import ProblemCode, SkipCode, SkippedEntry, SnapshotFile, SourceProblem
 
 __all__ = [
@@ -203,15 +203,14 @@ class Walk:
 
     root: int
     now: int
+    #: Folder records (index.pack_folder) to replay and reuse rows from, and the ones this walk
+    #: keeps (the same dict, for a re-check of one skill).
     old: dict[str, bytes]
     new: dict[str, bytes]
     #: Characters to drop from a snapshot path to get the path below the root folder itself.
     strip: int = 0
     #: The descriptor of the folder the walk starts from (the root folder, in a full scan).
     start_fd: int = -1
-    #: Folder records to replay from, and the ones this walk keeps.
-    listings: dict[str, PackedListing] = field(default_factory=dict)
-    new_listings: dict[str, PackedListing] = field(default_factory=dict)
     #: Whether to record each folder's signature and listing (with a digest index) ...
     record: bool = False
     #: ... and to replay a folder whose signature is unchanged instead of listing it (full scans).
@@ -220,8 +219,11 @@ class Walk:
     problems: list[SourceProblem] = field(default_factory=list)
     skipped: list[SkippedEntry] = field(default_factory=list)
     skill_mds: Structure = field(default_factory=dict)
-    #: Whether a file was hashed into a cache entry other than the one it had.
+    #: Whether a folder's record is not the one it had.
     changed: bool = False
+    #: The file rows of the folder being snapshot: those of its record, and those kept now.
+    rows: dict[str, bytes] = field(default_factory=dict)
+    new_rows: dict[str, bytes] = field(default_factory=dict)
 
     def refuse(self, folder: str, name: str, code: ProblemCode, reason: str) -> None:
         self.problems.append(
