@@ -45,6 +45,7 @@ from skills_core.server import (
 )
 from skills_core.server import index as index_module
 from skills_core.server._rules import ParsedSkillMd, SkillRecord, parse_skill_md
+from skills_core.server._walk import structure_digest
 from skills_core.server.catalog import record_digest
 from skills_core.server.index import (
     FORMAT_VERSION,
@@ -54,6 +55,8 @@ from skills_core.server.index import (
     RootIndex,
     decode_index,
     encode_index,
+    pack_folder,
+    unpack_folder,
 )
 from skills_core.validation import Finding, Severity
 
@@ -488,6 +491,65 @@ def test_round_trip_of_any_index(
         frontmatter=frontmatter,
     )
     assert decode_index(encode_index(index)) == index
+
+
+_ROW = st.binary(min_size=72, max_size=72)
+_PACKED_SIGNATURE = st.binary(min_size=40, max_size=40).filter(lambda b: b != bytes(40))
+_ITEM = (
+    st.sampled_from("dflo")
+    .flatmap(lambda kind: _NAME.map(lambda n: kind + n))
+    .filter(lambda item: item[1:] not in (".", ".."))
+)
+
+
+@given(
+    listed=st.none() | st.tuples(_PACKED_SIGNATURE, st.lists(_ITEM, max_size=4)),
+    rows=st.dictionaries(_NAME, _ROW, max_size=4),
+)
+def test_a_folder_record_gives_back_what_it_packs(
+    listed: tuple[bytes, list[str]] | None, rows: dict[str, bytes]
+) -> None:
+    """A folder record (format 4, and the filesystem source's cache) holds the folder's
+    signature and listing, or neither, and each file's row by name, exactly; an index of
+    such records reads back the same records."""
+    signature, listing = listed if listed is not None else (None, None)
+    record = pack_folder(signature, listing, rows)
+    assert unpack_folder(record) == (signature, listing, rows)
+    root = RootIndex(path="/r", device=0, inode=0, records={"a/b": record, "": record})
+    (decoded,) = decode_index(encode_index(DigestIndex(library="x", roots=(root,)))).roots
+    assert decoded.records == {"": record, "a/b": record}
+    expected = {
+        name: (struct.unpack("<QQQqq", row[:40]), "sha256:" + row[40:].hex())
+        for name, row in rows.items()
+    }
+    assert dict(decoded.files) == {
+        **{f"a/b/{name}": value for name, value in expected.items()},
+        **expected,
+    }
+    assert len(decoded.files) == 2 * len(rows)
+    assert ("a/b" in decoded.folders) == (listing is not None)
+
+
+def test_a_folder_record_with_a_nul_in_a_name_is_refused() -> None:
+    with pytest.raises(ValueError, match="NUL"):
+        pack_folder(None, None, {"a\0b": bytes(72)})
+    with pytest.raises(ValueError, match="NUL"):
+        pack_folder(bytes(range(40)), ["fa\0b"], {})
+
+
+@given(
+    st.dictionaries(_NAME, st.none() | st.binary(min_size=40, max_size=40), max_size=4),
+    st.dictionaries(_NAME, st.none() | st.binary(min_size=40, max_size=40), max_size=4),
+)
+def test_structure_digests_are_equal_exactly_when_structures_are(
+    one: dict[str, bytes | None], other: dict[str, bytes | None]
+) -> None:
+    """What a poll compares (the SKILL.md files and their signatures) is kept as a digest:
+    equal for equal structures, whatever their order, and different otherwise."""
+    assert structure_digest(one) == structure_digest(dict(reversed(one.items())))
+    assert (structure_digest(one) == structure_digest(other)) == (one == other)
+    for path in one:  # a racy signature is not a known one
+        assert structure_digest({**one, path: None}) != structure_digest({**one, path: bytes(40)})
 
 
 def test_names_with_a_nul_are_refused() -> None:

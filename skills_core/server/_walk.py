@@ -25,6 +25,7 @@ entries, the ``SKILL.md`` signatures a poll compares, the digest index's folder 
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import struct
 from collections.abc import Callable
@@ -46,6 +47,7 @@ __all__ = [
     "open_below",
     "problem",
     "skill_md_signatures",
+    "structure_digest",
 ]
 
 #: How folders are opened: never through a link, never inherited by a child process.
@@ -193,8 +195,21 @@ class _Look:
 #: A folder on the walk's stack: (descriptor, or None when replayed; path; in a skill; the
 #: subfolders still to visit, last first).
 Frame = tuple[int | None, str, bool, list[str]]
-#: What a poll compares: {SKILL.md path: its signature, or None while it is racy}.
+#: What a poll looks at: {SKILL.md path: its signature, or None while it is racy}.
 Structure = dict[str, bytes | None]
+
+
+def structure_digest(found: Structure) -> bytes:
+    """What a poll compares, kept instead of the structure itself (nothing per skill): the
+    SHA-256 of every path, sorted, each followed by NUL (which no path holds) and its signature
+    (``\\1`` and its 40 bytes) or ``\\0`` while it is racy. Equal digests, equal structures."""
+    digest = hashlib.sha256()
+    update = digest.update
+    for path in sorted(found):
+        signature = found[path]
+        update(path.encode("utf-8", "surrogateescape"))
+        update(b"\0\0" if signature is None else b"\0\1" + signature)
+    return digest.digest()
 
 
 @dataclass(slots=True)

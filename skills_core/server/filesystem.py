@@ -86,7 +86,8 @@ follow no link. A file that must be read in a replayed folder is opened from a d
 that folder, opened name by name from the root as usual. Re-checks of one skill always list.
 
 **Skills added or removed while serving** (:meth:`FilesystemSource.poll`). Each full scan
-records every skill folder's ``SKILL.md`` with its stat signature. When asked, at most once per
+records every skill folder's ``SKILL.md`` with its stat signature (kept as one SHA-256 of them
+all, nothing per skill: :func:`~skills_core.server._walk.structure_digest`). When asked, at most once per
 ``max_age_ms`` (the server's ``ttlMs``), the source walks the folders again (one open folder per
 level, no file opened, only each ``SKILL.md`` stat-ed; see :mod:`skills_core.server._walk`) and
 re-scans, with its cache, only when that record differs: a skill folder appeared or vanished, or a
@@ -132,12 +133,12 @@ from ._walk import (
     DIR_FLAGS,
     NOT_SERVED,
     Frame,
-    Structure,
     Walk,
     join,
     open_below,
     problem,
     skill_md_signatures,
+    structure_digest,
 )
 from .catalog import Catalog, CatalogBuilder, record_digest
 from .index import (
@@ -276,7 +277,8 @@ class FilesystemSource(TreeSource):
         # current one.
         self._caches: list[dict[str, bytes]] = [{} for _ in self._roots]
         # Per root: the skill folders the last full scan saw (what poll() compares).
-        self._structures: list[Structure] = [{} for _ in self._roots]
+        # (As its digest: see _walk.structure_digest.)
+        self._structures: list[bytes] = [structure_digest({}) for _ in self._roots]
         self._looked_ns = time.monotonic_ns()
         self._index_path = None if index is None else os.path.abspath(os.fspath(index))
         #: What went wrong with the digest index, if anything (for the operator; None when fine).
@@ -552,7 +554,7 @@ class FilesystemSource(TreeSource):
                     os.close(frame[0])
         if full:
             self._caches[root] = walk.new
-            self._structures[root] = walk.skill_mds
+            self._structures[root] = structure_digest(walk.skill_mds)
         self._unsaved = self._unsaved or walk.changed or len(walk.new) != len(old)
         return RootSnapshot(files=walk.files, problems=walk.problems, skipped=walk.skipped)
 
@@ -832,7 +834,7 @@ class FilesystemSource(TreeSource):
             found = skill_md_signatures(
                 opened[0], mount, len(mount) + 1 if mount else 0, self._selection.skip
             )
-            changed = changed or found != self._structures[root]
+            changed = changed or structure_digest(found) != self._structures[root]
         self.poll_note = None
         self._where.recovered()
         return changed
