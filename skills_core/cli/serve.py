@@ -150,14 +150,24 @@ def _warn_past_a_default_host(catalog: Catalog, say: Callable[[str, str], None] 
     from ..host.budgets import listing_overflow  # noqa: PLC0415
     from ..host.policy import HostPolicy  # noqa: PLC0415
 
-    items = (
-        json.loads(skill.encoded_entry)
-        if skill.encoded_entry is not None
-        else skill.entry.to_json()
-        for skill in catalog.skills
-        if skill.listed
-    )
-    overflow = listing_overflow(items, HostPolicy())
+    policy = HostPolicy()
+    listed = [skill for skill in catalog.skills if skill.listed]
+    if len(listed) > policy.max_entries:
+        # The first budget a host counts is the entry cap: past it, nothing need be decoded (a
+        # large catalog would otherwise be decoded whole while the first pages are served).
+        overflow: str | None = (
+            f"{len(listed):,} entries, over the {policy.max_entries:,} of HostPolicy.max_entries"
+        )
+    else:
+        overflow = listing_overflow(
+            (
+                json.loads(skill.encoded_entry)
+                if skill.encoded_entry is not None
+                else skill.entry.to_json()
+                for skill in listed
+            ),
+            policy,
+        )
     if overflow is not None:
         say(
             "warning",
