@@ -23,13 +23,18 @@ the next request that needs the catalog) raises it, and :attr:`LoadingServer.err
 While it loads, the thread pauses the garbage collector (a load makes millions of objects that
 all live on: each collection would walk them again for nothing) and afterwards moves what it
 made to the collector's permanent generation (``gc.freeze``), so later collections, between
-requests, do not walk the catalog either.
+requests, do not walk the catalog either. Then it hands the memory the load used only for a
+while (the index read, the walk's snapshot) back to the system: with the GNU C library,
+``malloc_trim(0)`` returns the free pages of the C heap (tens of megabytes at 100,000 skills);
+elsewhere nothing is done.
 """
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import os
+import sys
 import threading
 from collections.abc import Callable
 from typing import Final, final
@@ -102,6 +107,7 @@ class LoadingServer:
             if paused:
                 gc.freeze()
                 gc.enable()
+            _trim_heap()
             self._done.set()
         if self._server is not None and self._then is not None:
             self._then(self._server)
@@ -201,3 +207,14 @@ class LoadingConnection:
         assert server is not None
         self._connection = server.connection(legacy_version=self._connection.legacy_version)
         self._real = True
+
+
+def _trim_heap() -> None:
+    """Return the free pages of the C heap to the system (GNU C library only; else nothing)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
+        return
+    trim(0)
