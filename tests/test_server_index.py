@@ -44,7 +44,13 @@ from skills_core.server import (
     index_file,
 )
 from skills_core.server import index as index_module
-from skills_core.server._rules import ParsedSkillMd, SkillRecord, parse_skill_md
+from skills_core.server._rules import (
+    PackedKey,
+    ParsedSkillMd,
+    SkillRecord,
+    pack_key,
+    parse_skill_md,
+)
 from skills_core.server._walk import structure_digest
 from skills_core.server.catalog import record_digest
 from skills_core.server.index import (
@@ -528,6 +534,47 @@ def test_a_folder_record_gives_back_what_it_packs(
     }
     assert len(decoded.files) == 2 * len(rows)
     assert ("a/b" in decoded.folders) == (listing is not None)
+
+
+@given(
+    st.lists(
+        st.tuples(_NAME, st.integers(0, 2**64 - 1), st.sampled_from([DIGEST, OTHER])),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_a_packed_key_reads_as_the_list_it_packs(files: list[tuple[str, int, str]]) -> None:
+    """A skill record's key as an index reads it and a builder keeps it (no object per file)
+    is the list it stands for: equal both ways, the same items and length, the same SKILL.md
+    digest, and written to an index as the list is."""
+    key: list[str | int] = [value for triple in files for value in triple]
+    packed = PackedKey(pack_key(key))
+    assert packed == key
+    assert key == packed
+    assert len(packed) == len(key)
+    assert packed[::3] == key[::3]
+    assert list(packed) == key
+    assert pack_key(packed) == packed.packed
+    assert record_digest(SkillRecord(packed, b"{}", ())) == record_digest(
+        SkillRecord(key, b"{}", ())
+    )
+    roots = lambda k: (  # noqa: E731
+        RootIndex(path="/r", device=0, inode=0, skills={"a": SkillRecord(k, b'{"uri": 1}', ())}),
+    )
+    as_list = encode_index(DigestIndex(library="x", roots=roots(key)))
+    assert encode_index(DigestIndex(library="x", roots=roots(packed))) == as_list
+    (decoded,) = decode_index(as_list).roots
+    assert isinstance(decoded.skills["a"].key, PackedKey)
+    assert decoded.skills["a"].key == key
+
+
+def test_a_key_no_file_can_have_is_not_packed() -> None:
+    with pytest.raises(ValueError, match="not a key"):
+        pack_key(["a\0b", 1, DIGEST])
+    with pytest.raises(ValueError, match="not a key"):
+        pack_key(["a", 1, "sha256:ab"])
+    with pytest.raises(struct.error):
+        pack_key(["a", 2**64, DIGEST])
 
 
 def test_a_folder_record_with_a_nul_in_a_name_is_refused() -> None:

@@ -76,7 +76,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from types import MappingProxyType
-from typing import Final, cast, final
+from typing import Final, final
 
 from ..digest import compute_digest
 from ..entry import (
@@ -93,8 +93,8 @@ from ..uri import SkillURI
 from ..validation import Finding
 from ._rules import (
     Contender,
+    PackedKey,
     ParsedSkillMd,
-    SkillKey,
     SkillRecord,
     Verdict,
     ancestors,
@@ -102,11 +102,13 @@ from ._rules import (
     conflict,
     find_conflicts,
     judge_parsed,
+    pack_key,
     parse_skill_md,
     path_collision,
     path_of,
     refused,
     trusted_entry,
+    unpack_key,
     warning,
 )
 from .index import DigestIndexError, IndexProblem
@@ -501,7 +503,7 @@ class CatalogBuilder:
         recorded = self._recorded
         for folder, record in records.items():
             try:
-                key = _pack_key(record.key)
+                key = pack_key(record.key)
             except (struct.error, ValueError, TypeError):  # not a key a file can have
                 continue
             stored[(root, folder)] = (key, record.encoded_entry, record.findings)
@@ -524,7 +526,7 @@ class CatalogBuilder:
             encoded = skill.encoded_entry
             if encoded is None:  # entries hold Unicode text only: it encodes
                 encoded = json.dumps(skill.entry.to_json(), ensure_ascii=False).encode()
-            records[folder] = SkillRecord(_unpack_key(key), encoded, skill.findings)
+            records[folder] = SkillRecord(PackedKey(key), encoded, skill.findings)
         return records
 
     def folder_of(self, uri: str) -> str | None:
@@ -722,7 +724,7 @@ class CatalogBuilder:
 
 def _files_key(folder: str, skill_md: SnapshotFile, files_below: Sequence[SnapshotFile]) -> bytes:
     """What a published skill is made of besides its SKILL.md's frontmatter: the path below the
-    folder, size and digest of each of its files, in order, packed (see :func:`_pack_key`)."""
+    folder, size and digest of each of its files, in order, packed (see :class:`~._rules.PackedKey`)."""
     files = files_below or (skill_md,)
     start = len(folder) + 1
     fromhex = bytes.fromhex
@@ -737,7 +739,7 @@ def _files_key(folder: str, skill_md: SnapshotFile, files_below: Sequence[Snapsh
 
 
 def _key_digest(key: bytes) -> str | None:
-    """The digest of the SKILL.md in a packed key (see :func:`_pack_key`), or None."""
+    """The digest of the SKILL.md in a packed key (:class:`~._rules.PackedKey`), or None."""
     (count,) = _COUNT.unpack_from(key)
     end = _COUNT.size + _KEY_ROW.size * count
     paths = key[end:].split(b"\0")
@@ -752,33 +754,6 @@ def _key_digest(key: bytes) -> str | None:
             + _KEY_ROW.size * (position + 1)
         ].hex()
     )
-
-
-def _pack_key(key: SkillKey) -> bytes:
-    """A skill's key as a builder keeps it: the count of files, a row per file (size, raw
-    digest: 40 bytes), then the paths joined by NUL (a fifth of the memory of the list)."""
-    paths = cast("list[str]", key[::3])
-    digests = [bytes.fromhex(digest[7:]) for digest in cast("list[str]", key[2::3])]
-    return b"".join(
-        [
-            _COUNT.pack(len(paths)),
-            *map(_KEY_ROW.pack, key[1::3], digests),
-            "\0".join(paths).encode("utf-8", "surrogateescape"),
-        ]
-    )
-
-
-def _unpack_key(key: bytes) -> SkillKey:
-    """The list form of a packed key (:func:`_pack_key`)."""
-    (count,) = _COUNT.unpack_from(key)
-    end = _COUNT.size + _KEY_ROW.size * count
-    paths = key[end:].decode("utf-8", "surrogateescape").split("\0")
-    out: SkillKey = []
-    for path, (size, digest) in zip(
-        paths, _KEY_ROW.iter_unpack(key[_COUNT.size : end]), strict=True
-    ):
-        out += (path, size, "sha256:" + digest.hex())
-    return out
 
 
 def _restore(
@@ -805,7 +780,7 @@ def _restore(
     prefix = folder + "/"
     files = [
         new_snapshot_file(prefix + str(path), int(size), str(digest), None)
-        for path, size, digest in zip(*[iter(_unpack_key(key))] * 3, strict=True)
+        for path, size, digest in zip(*[iter(unpack_key(key))] * 3, strict=True)
     ]
     skill_md = next(f for f in files if f.path == prefix + SKILL_MD)
     found = (
@@ -838,6 +813,8 @@ def recorded_frontmatter(encoded_entry: bytes) -> dict[str, JSONValue] | None:
 def record_digest(record: SkillRecord) -> str | None:
     """The digest of the SKILL.md a record holds the frontmatter of (in its key)."""
     key = record.key
+    if isinstance(key, PackedKey):
+        return _key_digest(key.packed)
     for position in range(0, len(key), 3):
         if key[position] == SKILL_MD:
             return str(key[position + 2])

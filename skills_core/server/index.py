@@ -150,7 +150,7 @@ from typing import Any, Final, final
 from ..errors import SkillsError
 from ..spec import MAX_RESOURCES, MAX_TOTAL_BYTES
 from ..validation import Finding, Severity
-from ._rules import ParsedSkillMd, SkillKey, SkillRecord
+from ._rules import PackedKey, ParsedSkillMd, SkillRecord
 from .paths import DEFAULT_SCHEME
 
 __all__ = [
@@ -473,10 +473,20 @@ def _encode_root(root: RootIndex, columns: list[bytes]) -> dict[str, object]:
     """The header of one root; its columns appended to ``columns`` (module docstring)."""
     records = sorted(_records_of(root).items())
     skills: list[tuple[str, SkillRecord]] = []
-    key_paths: list[str] = []
+    key_paths: list[bytes] = []  # per record, its paths joined by NUL
     key_rows: list[bytes] = []
+    keys = 0
     for folder, record in sorted(root.skills.items()):
         key = record.key
+        if isinstance(key, PackedKey):  # as a builder keeps it: its rows and paths as they are
+            (count,) = _COUNT.unpack_from(key.packed)
+            end = _COUNT.size + _KEY_ROW.size * count
+            skills.append((folder, record))
+            if count:
+                key_paths.append(key.packed[end:])
+                key_rows.append(key.packed[_COUNT.size : end])
+                keys += count
+            continue
         rows = [
             _pack(_KEY_ROW, int(key[position + 1]), bytes.fromhex(str(key[position + 2])[7:]))
             for position in range(0, len(key), 3)
@@ -485,8 +495,10 @@ def _encode_root(root: RootIndex, columns: list[bytes]) -> dict[str, object]:
         if len(packed) != len(rows):
             continue  # a size past the format's integers: built again next time
         skills.append((folder, record))
-        key_paths += [str(name) for name in key[::3]]
-        key_rows += packed
+        if packed:
+            key_paths.append(_join([str(name) for name in key[::3]]))
+            key_rows += packed
+            keys += len(packed)
     entries = [record.encoded_entry for _, record in skills]
     if any(b"\0" in entry for entry in entries):
         raise ValueError("an encoded entry holds a NUL")
@@ -496,7 +508,7 @@ def _encode_root(root: RootIndex, columns: list[bytes]) -> dict[str, object]:
         b"".join([record for _, record in records]),
         _join([folder for folder, _ in skills]),
         b"".join([_COUNT.pack(len(record.key) // 3) for _, record in skills]),
-        _join(key_paths),
+        b"\0".join(key_paths),
         b"".join(key_rows),
         b"\0".join(entries),
     )
@@ -507,7 +519,7 @@ def _encode_root(root: RootIndex, columns: list[bytes]) -> dict[str, object]:
         "mount": root.mount,
         "folders": len(records),
         "skills": len(skills),
-        "keys": len(key_rows),
+        "keys": keys,
         "findings": {
             folder: [_finding_row(f) for f in record.findings]
             for folder, record in skills
@@ -662,7 +674,7 @@ def _decode_root(section: object, columns: list[memoryview]) -> RootIndex:
         skills=_skills(
             _names(skill_folders, skills),
             [count for (count,) in _rows(_COUNT, key_counts, skills)],
-            (_names(key_paths, keys), _rows(_KEY_ROW, key_rows, keys)),
+            (_split(key_paths, keys), _whole(_KEY_ROW, key_rows, keys)),
             _split(entries, skills),
             findings,
         ),
@@ -684,6 +696,13 @@ def _names(column: memoryview, count: int) -> list[str]:
     if len(names) != count or (not count and column):
         raise ValueError(f"a column does not hold {count} names")
     return names
+
+
+def _whole(row: struct.Struct, column: memoryview, count: int) -> bytes:
+    """The ``count`` rows of ``column``, as one bytes object."""
+    if len(column) != row.size * count:
+        raise ValueError(f"a column does not hold {count} rows")
+    return bytes(column)
 
 
 def _rows(row: struct.Struct, column: memoryview, count: int) -> list[tuple[Any, ...]]:
@@ -739,7 +758,7 @@ def _folders(paths: list[str], lengths: list[int], data: bytes) -> dict[str, byt
 def _skills(
     folders: list[str],
     counts: list[int],
-    keys: tuple[list[str], list[tuple[Any, ...]]],
+    keys: tuple[list[bytes], bytes],
     entries: list[bytes],
     findings: dict[str, Any],
 ) -> dict[str, SkillRecord]:
@@ -748,14 +767,25 @@ def _skills(
     paths, rows = keys
     skills: dict[str, SkillRecord] = {}
     position = 0
+    size = _KEY_ROW.size
+    pack_count = _COUNT.pack
     for folder, count, encoded in zip(folders, counts, entries, strict=True):
         if not encoded.startswith(b'{"uri": '):
             raise ValueError(f"the encoded entry of {folder[:80]!r} is not an entry")
-        key: SkillKey = []
-        for file in range(position, position + count):
-            size, digest = rows[file]
-            key += (paths[file], size, "sha256:" + digest.hex())
-        position += count
+        end = position + count
+        if end > len(paths):
+            raise ValueError("the skill keys do not hold every file")
+        # Packed as a catalog builder keeps it: no object per file (_rules.PackedKey).
+        key = PackedKey(
+            b"".join(
+                [
+                    pack_count(count),
+                    rows[position * size : end * size],
+                    b"\0".join(paths[position:end]),
+                ]
+            )
+        )
+        position = end
         rows_of_findings = findings.get(folder, ())
         skills[folder] = SkillRecord(
             key, encoded, tuple(map(_finding, rows_of_findings)) if rows_of_findings else ()
