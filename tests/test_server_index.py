@@ -558,9 +558,11 @@ def test_a_packed_key_reads_as_the_list_it_packs(files: list[tuple[str, int, str
     assert record_digest(SkillRecord(packed, b"{}", ())) == record_digest(
         SkillRecord(key, b"{}", ())
     )
-    roots = lambda k: (  # noqa: E731
-        RootIndex(path="/r", device=0, inode=0, skills={"a": SkillRecord(k, b'{"uri": 1}', ())}),
-    )
+
+    def roots(k: list[str | int] | PackedKey) -> tuple[RootIndex, ...]:
+        record = SkillRecord(k, b'{"uri": 1}', ())
+        return (RootIndex(path="/r", device=0, inode=0, skills={"a": record}),)
+
     as_list = encode_index(DigestIndex(library="x", roots=roots(key)))
     assert encode_index(DigestIndex(library="x", roots=roots(packed))) == as_list
     (decoded,) = decode_index(as_list).roots
