@@ -262,7 +262,6 @@ class CatalogBuilder:
         "_old",
         "_parsed",
         "_previous",
-        "_recorded",
         "_records",
         "_restorer",
         "_stored",
@@ -298,8 +297,8 @@ class CatalogBuilder:
         # Records a digest index gave (restore()), until the next full build; and by the digest
         # of its SKILL.md, the encoded entry of one of them (whose frontmatter is that SKILL.md's:
         # an index keeps each frontmatter once).
-        self._stored: dict[tuple[int, str], tuple[bytes, bytes, tuple[Finding, ...]]] = {}
-        self._recorded: dict[str, tuple[str, bytes]] = {}
+        # Records a digest index gave (restore()), per root as given, until the next full build.
+        self._stored: dict[int, Mapping[str, SkillRecord]] = {}
         #: Whether a build or re-check published a skill that was not restored or kept, since
         #: this was last set to False (a digest index then has a record to add).
         self.new_records = False
@@ -369,7 +368,6 @@ class CatalogBuilder:
         self._old = {}
         self._previous = {}
         self._stored = {}
-        self._recorded = {}
         verdicts = self._verdicts
         self._verdicts = {key: verdicts[key] for key in self._unrecorded if key in verdicts}
         self._unrecorded = set()
@@ -444,23 +442,26 @@ class CatalogBuilder:
     def knows(self, digest: str, name: str, *, root: int | None = None, folder: str = "") -> bool:
         """Whether the verdict on a SKILL.md with ``digest`` in a folder ``name`` needs no bytes.
 
-        True when that verdict is cached, or the parsed SKILL.md of that digest is kept (or is
-        in a record offered by :meth:`restore`), or, given the skill's ``root`` and ``folder``
-        (as snapshots spell it), the skill kept there by the last build had a SKILL.md of that
+        True when that verdict is cached, or the parsed SKILL.md of that digest is kept, or,
+        given the skill's ``root`` and ``folder`` (as snapshots spell it), the skill kept there
+        by the last build, or the record :meth:`restore` offered for it, had a SKILL.md of that
         digest (its frontmatter is in its encoded entry). A source may then snapshot that
         SKILL.md without its bytes (:class:`SnapshotFile` with ``data=None``) for the next
         :meth:`build` or :meth:`build_skill`.
         """
-        if (
-            digest in self._recorded
-            or (self._parsed is not None and digest in self._parsed)
-            or (digest, name) in self._verdicts
-        ):
+        if (self._parsed is not None and digest in self._parsed) or (
+            digest,
+            name,
+        ) in self._verdicts:
             return True
         if root is None:
             return False
         kept = self._records.get((root, folder))
-        return kept is not None and _key_digest(kept[0]) == digest
+        if kept is not None:
+            return _key_digest(kept[0]) == digest
+        stored = self._stored.get(root)
+        record = stored.get(folder) if stored is not None else None
+        return record is not None and record_digest(record) == digest
 
     def learn(self, parsed: Mapping[str, ParsedSkillMd]) -> None:
         """Keep parsed SKILL.md files by digest from now on, starting with ``parsed``.
@@ -496,20 +497,11 @@ class CatalogBuilder:
         skill whose files are those of its record and that met no problem is then restored from
         it: a :class:`PublishedSkill` with its URI, findings and encoded entry, whose entry and
         files are built when first read (from the frontmatter in the encoded entry, validated
-        afresh). The frontmatter of a SKILL.md whose digest is in a record is known as if
-        :meth:`learn` had given it. Records not used by the next full build are forgotten.
+        afresh). The frontmatter of the SKILL.md in a record is known for its folder
+        (:meth:`knows`). ``records`` is kept as given (nothing is made per record) until the
+        next full build, which forgets it.
         """
-        stored = self._stored
-        recorded = self._recorded
-        for folder, record in records.items():
-            try:
-                key = pack_key(record.key)
-            except (struct.error, ValueError, TypeError):  # not a key a file can have
-                continue
-            stored[(root, folder)] = (key, record.encoded_entry, record.findings)
-            digest = record_digest(record)
-            if digest is not None:
-                recorded[digest] = (folder, record.encoded_entry)
+        self._stored[root] = records
 
     def records_for(self, root: int) -> dict[str, SkillRecord]:
         """``{skill folder: record}`` for the skills of root ``root`` that the last build (and
@@ -602,7 +594,9 @@ class CatalogBuilder:
                 omitted.append(refused(index, problem))
 
     def _verdict(self, digest: str, data: bytes | None, name: str) -> Verdict:
+        """The verdict on a dynamic skill's SKILL.md (never a record: kept after a build)."""
         key = (digest, name)
+        self._unrecorded.add(key)
         verdict = self._verdicts.get(key)
         if verdict is not None:
             return verdict
@@ -617,59 +611,68 @@ class CatalogBuilder:
         digest: str,
         data: bytes | None,
         name: str,
-        record: tuple[bytes, PublishedSkill] | None = None,
+        records: Sequence[tuple[bytes, bytes | None]] = (),
     ) -> Verdict:
         """The verdict on a SKILL.md not cached: parsed from ``data``, or as kept by digest,
-        or from ``record`` (the skill kept at its place by the last build) when its SKILL.md
-        has that digest.
+        or from the first of ``records`` (packed key and encoded entry: the skill kept at its
+        place by the last build, the record offered for it) whose SKILL.md has that digest.
 
         Raises:
-            DigestIndexError: the record that holds this SKILL.md's frontmatter does not hold
-                one (an index written by another program: the source then starts cold).
+            DigestIndexError: no record holds this SKILL.md's frontmatter, or the one that
+                should does not (an index written by another program: the source then starts
+                cold).
         """
         kept = self._parsed
         if data is None:
             parsed = None if kept is None else kept.get(digest)
-            if parsed is None and record is not None and _key_digest(record[0]) == digest:
-                encoded_entry = record[1].encoded_entry
-                if encoded_entry is not None:
+            for key, encoded_entry in records:
+                if parsed is not None:
+                    break
+                if encoded_entry is not None and _key_digest(key) == digest:
                     parsed = recorded_frontmatter(encoded_entry)
             if parsed is None:
-                folder, encoded = self._recorded[digest]  # knows() said it is there
-                uri = f"{self.scheme}://{encode_folder(folder)}{_SKILL_MD_SUFFIX}"
-                if encoded.startswith(b'{"uri": "%s", ' % uri.encode()):
-                    parsed = recorded_frontmatter(encoded)
-                if parsed is None:
-                    raise DigestIndexError(
-                        IndexProblem.MALFORMED,
-                        "is malformed (a record's encoded entry is not its skill's entry)",
-                    )
+                raise DigestIndexError(
+                    IndexProblem.MALFORMED,
+                    "is malformed (a record's encoded entry is not its skill's entry)",
+                )
         else:
             parsed = parse_skill_md(data)
             if kept is not None:
                 kept[digest] = parsed
         return judge_parsed(parsed, name)
 
+    def _stored_record(
+        self, root: int, folder: str, root_uri: str
+    ) -> tuple[bytes, bytes, tuple[Finding, ...]] | None:
+        """The record :meth:`restore` offered for a skill: its packed key, encoded entry and
+        findings; None when there is none, or its key is not one a file can have, or its encoded
+        entry is not this skill's (a record of another catalog, an index written by hand: a
+        cheap check; the rest is trusted as the index is)."""
+        records = self._stored.get(root)
+        record = records.get(folder) if records is not None else None
+        if record is None:
+            return None
+        try:
+            key = pack_key(record.key)
+        except (struct.error, ValueError, TypeError):  # not a key a file can have
+            return None
+        if not record.encoded_entry.startswith(b'{"uri": "%s/SKILL.md", ' % root_uri.encode()):
+            return None
+        return key, record.encoded_entry, record.findings
+
     def _build(self, root: int, found: _Found) -> PublishedSkill | OmittedSkill:
         root_uri, folder, skill_md, files_below, problems = found
         place = (root, folder)
+        kept = self._previous.get(place) or self._records.get(place)
+        stored = self._stored_record(root, folder, root_uri)
         if problems is None:
             key = _files_key(folder, skill_md, files_below)
-            kept = self._previous.get(place) or self._records.get(place)
             if kept is not None and kept[0] == key:
                 self._records[place] = kept
                 return kept[1]
-            stored = self._stored.get(place)
-            uri = root_uri + _SKILL_MD_SUFFIX
-            # An encoded entry that is not this skill's (a record of another catalog, an index
-            # written by hand) is not used: a cheap check; the rest is trusted as the index is.
-            if (
-                stored is not None
-                and stored[0] == key
-                and stored[1].startswith(b'{"uri": "%s", ' % uri.encode())
-            ):
+            if stored is not None and stored[0] == key:
                 skill = restored_published_skill(
-                    uri,
+                    root_uri + _SKILL_MD_SUFFIX,
                     root,
                     folder,
                     findings=stored[2],
@@ -699,7 +702,10 @@ class CatalogBuilder:
                     digest,
                     skill_md.data,
                     name,
-                    self._previous.get(place) or self._records.get(place),
+                    [
+                        *([] if kept is None else [(kept[0], kept[1].encoded_entry)]),
+                        *([] if stored is None else [stored[:2]]),
+                    ],
                 )
             self._verdicts[verdict_key] = verdict
         result = _publish(self.scheme, limits, root, found, verdict)

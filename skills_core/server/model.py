@@ -246,7 +246,6 @@ class PublishedSkill:
         "findings",
         "folder",
         "listed",
-        "name",
         "root",
         "uri",
     )
@@ -258,7 +257,6 @@ class PublishedSkill:
     findings: tuple[Finding, ...]
     folder: str
     listed: bool
-    name: str
     root: int | None
     uri: str
 
@@ -307,6 +305,12 @@ class PublishedSkill:
         _SET_SKILL_FILES(self, files)
         _SET_SKILL_MAKE(self, None)
         return entry, files
+
+    @property
+    def name(self) -> str:
+        """The skill name, the last segment of its skill path (``entry.name``): taken from
+        :attr:`uri` when asked (nothing kept per skill)."""
+        return self.uri[: -len(_SKILL_MD_SUFFIX)].rpartition("/")[2]
 
     @property
     def root_uri(self) -> str:
@@ -412,7 +416,6 @@ _SET_FILE_PATH, _SET_FILE_SIZE, _SET_FILE_DIGEST, _SET_FILE_DATA = slot_setters(
     _SET_SKILL_LISTED,
     _SET_SKILL_ROOT,
     _SET_SKILL_URI,
-    _SET_SKILL_NAME,
 ) = slot_setters(
     PublishedSkill,
     "_entry",
@@ -424,7 +427,6 @@ _SET_FILE_PATH, _SET_FILE_SIZE, _SET_FILE_DIGEST, _SET_FILE_DATA = slot_setters(
     "listed",
     "root",
     "uri",
-    "name",
 )
 
 
@@ -471,7 +473,7 @@ def _fill(
     ],
 ) -> None:
     """Set every slot of a new ``skill``: entry, files, make, encoded entry, findings, folder,
-    listed, root and URI (and the name, from the URI)."""
+    listed, root and URI (the name is read from the URI)."""
     entry, files, make, encoded, findings, folder, listed, root, uri = slots
     _SET_SKILL_ENTRY(skill, entry)
     _SET_SKILL_FILES(skill, files)
@@ -482,4 +484,3 @@ def _fill(
     _SET_SKILL_LISTED(skill, listed)
     _SET_SKILL_ROOT(skill, root)
     _SET_SKILL_URI(skill, uri)
-    _SET_SKILL_NAME(skill, uri[: -len(_SKILL_MD_SUFFIX)].rpartition("/")[2])
