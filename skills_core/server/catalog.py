@@ -123,6 +123,7 @@ from .model import (
     SourceProblem,
     new_snapshot_file,
     restored_published_skill,
+    skill_key,
 )
 from .paths import (
     DEFAULT_SCHEME,
@@ -292,8 +293,9 @@ class CatalogBuilder:
         # Published skills without problems by (root, folder), with what they are made of: those
         # of the last build (and re-checks since), and those of the build before, during a build.
         # (Keys packed: see _files_key.)
-        self._records: dict[tuple[int, str], tuple[bytes, PublishedSkill]] = {}
-        self._previous: dict[tuple[int, str], tuple[bytes, PublishedSkill]] = {}
+        # (Per root, by folder: no tuple per skill; each skill holds its key, model.skill_key.)
+        self._records: dict[int, dict[str, PublishedSkill]] = {}
+        self._previous: dict[int, dict[str, PublishedSkill]] = {}
         # Records a digest index gave (restore()), until the next full build; and by the digest
         # of its SKILL.md, the encoded entry of one of them (whose frontmatter is that SKILL.md's:
         # an index keeps each frontmatter once).
@@ -456,7 +458,7 @@ class CatalogBuilder:
             return True
         if root is None:
             return False
-        kept = self._records.get((root, folder))
+        kept = _kept(self._records, root, folder)
         if kept is not None:
             return _key_digest(kept[0]) == digest
         stored = self._stored.get(root)
@@ -512,9 +514,9 @@ class CatalogBuilder:
         :func:`record_digest`).
         """
         records: dict[str, SkillRecord] = {}
-        for (number, folder), (key, skill) in self._records.items():
-            if number != root:
-                continue
+        for folder, skill in self._records.get(root, {}).items():
+            key = skill_key(skill)
+            assert key is not None  # every skill kept was built or restored encoded
             encoded = skill.encoded_entry
             if encoded is None:  # entries hold Unicode text only: it encodes
                 encoded = json.dumps(skill.entry.to_json(), ensure_ascii=False).encode()
@@ -662,13 +664,12 @@ class CatalogBuilder:
 
     def _build(self, root: int, found: _Found) -> PublishedSkill | OmittedSkill:
         root_uri, folder, skill_md, files_below, problems = found
-        place = (root, folder)
-        kept = self._previous.get(place) or self._records.get(place)
+        kept = _kept(self._previous, root, folder) or _kept(self._records, root, folder)
         stored = self._stored_record(root, folder, root_uri)
         if problems is None:
             key = _files_key(folder, skill_md, files_below)
             if kept is not None and kept[0] == key:
-                self._records[place] = kept
+                self._records.setdefault(root, {})[folder] = kept[1]
                 return kept[1]
             if stored is not None and stored[0] == key:
                 skill = restored_published_skill(
@@ -679,7 +680,7 @@ class CatalogBuilder:
                     encoded_entry=stored[1],
                     make=(self._restorer, key),
                 )
-                self._records[place] = (key, skill)
+                self._records.setdefault(root, {})[folder] = skill
                 return skill
         limits = self.limits
         if skill_md.size > limits.max_total_bytes:  # a source need not read (or hash) it at all
@@ -723,9 +724,21 @@ class CatalogBuilder:
                 encoded_entry=encoded,
                 make=(self._restorer, key),
             )
-            self._records[place] = (key, result)
+            self._records.setdefault(root, {})[folder] = result
             self.new_records = True
         return result
+
+
+def _kept(
+    table: dict[int, dict[str, PublishedSkill]], root: int, folder: str
+) -> tuple[bytes, PublishedSkill] | None:
+    """The key and skill kept in ``table`` for ``folder`` of ``root``, or None."""
+    skills = table.get(root)
+    skill = skills.get(folder) if skills is not None else None
+    if skill is None:
+        return None
+    key = skill_key(skill)
+    return None if key is None else (key, skill)
 
 
 def _files_key(folder: str, skill_md: SnapshotFile, files_below: Sequence[SnapshotFile]) -> bytes:

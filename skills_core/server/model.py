@@ -303,7 +303,8 @@ class PublishedSkill:
             entry, files = make()
         _SET_SKILL_ENTRY(self, entry)
         _SET_SKILL_FILES(self, files)
-        _SET_SKILL_MAKE(self, None)
+        if type(make) is not tuple:  # (a builder's key stays: what the skill is made of)
+            _SET_SKILL_MAKE(self, None)
         return entry, files
 
     @property
@@ -456,6 +457,13 @@ def restored_published_skill(
     skill: PublishedSkill = new_blank(PublishedSkill)
     _fill(skill, (None, None, make, encoded_entry, findings, folder, True, root, uri))
     return skill
+
+
+def skill_key(skill: PublishedSkill) -> bytes | None:
+    """The packed key of a skill a catalog builder kept encoded (package-private): what it is
+    made of (see :mod:`skills_core.server.catalog`); None for any other skill."""
+    make = skill._make
+    return make[1] if type(make) is tuple else None
 
 
 def _fill(
