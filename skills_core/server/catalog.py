@@ -253,10 +253,11 @@ class Catalog:
 class CatalogBuilder:
     """Turns snapshots into catalogs; keeps a cache of SKILL.md verdicts between builds.
 
-    One builder belongs to one source. It holds no I/O and no clock: the only state is the cache,
-    keyed by ``(SKILL.md digest, folder name)``, which a full :meth:`build` prunes to what it used,
-    and, when asked to keep them, the parsed SKILL.md files by digest (what a digest index stores:
-    :meth:`learn`, :meth:`parsed_for`).
+    One builder belongs to one source. It holds no I/O and no clock: its state is the skills the
+    last build published without problems (each kept encoded, with its key), the cache of
+    verdicts keyed by ``(SKILL.md digest, folder name)``, which a full :meth:`build` prunes to
+    those of skills it did not keep, and, when asked to keep them, the parsed SKILL.md files by
+    digest (what a digest index stores: :meth:`learn`, :meth:`parsed_for`).
     """
 
     __slots__ = (
