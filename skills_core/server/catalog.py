@@ -267,7 +267,6 @@ class CatalogBuilder:
         "_records",
         "_restorer",
         "_stored",
-        "_unrecorded",
         "_verdicts",
         "limits",
         "new_records",
@@ -286,9 +285,6 @@ class CatalogBuilder:
         self._restorer = partial(_restore, (self.scheme, limits))
         self._verdicts: dict[tuple[str, str], Verdict] = {}
         self._old: dict[tuple[str, str], Verdict] = {}
-        # The verdicts a build used for skills it did not keep as records: what stays cached
-        # once it ends (a record holds its frontmatter, in its encoded entry).
-        self._unrecorded: set[tuple[str, str]] = set()
         # Parsed SKILL.md files by digest, once learn() was called (a digest index needs them).
         self._parsed: dict[str, ParsedSkillMd] | None = None
         # Published skills without problems by (root, folder), with what they are made of: those
@@ -314,7 +310,6 @@ class CatalogBuilder:
         """Build the catalog of every root (in order) and every dynamic skill."""
         self._old, self._verdicts = self._verdicts, {}
         self._previous, self._records = self._records, {}
-        self._unrecorded = set()
         omitted: list[OmittedSkill] = []
         problems: list[SourceProblem] = []
         skipped: list[SkippedEntry] = []
@@ -371,9 +366,6 @@ class CatalogBuilder:
         self._old = {}
         self._previous = {}
         self._stored = {}
-        verdicts = self._verdicts
-        self._verdicts = {key: verdicts[key] for key in self._unrecorded if key in verdicts}
-        self._unrecorded = set()
         published.sort(key=_uri_of)
         omitted.sort(key=lambda o: (o.root is None, o.root or 0, o.path))
         return Catalog(
@@ -597,9 +589,8 @@ class CatalogBuilder:
                 omitted.append(refused(index, problem))
 
     def _verdict(self, digest: str, data: bytes | None, name: str) -> Verdict:
-        """The verdict on a dynamic skill's SKILL.md (never a record: kept after a build)."""
+        """The verdict on a dynamic skill's SKILL.md (never a record: cached)."""
         key = (digest, name)
-        self._unrecorded.add(key)
         verdict = self._verdicts.get(key)
         if verdict is not None:
             return verdict
@@ -697,9 +688,11 @@ class CatalogBuilder:
         name = folder.rpartition("/")[2]
         verdict_key = (digest, name)
         verdict = self._verdicts.get(verdict_key)
+        parsed_here = False  # from its bytes, by this call
         if verdict is None:
             verdict = self._old.get(verdict_key)
             if verdict is None:
+                parsed_here = skill_md.data is not None
                 verdict = self._judge(
                     digest,
                     skill_md.data,
@@ -709,11 +702,16 @@ class CatalogBuilder:
                         *([] if stored is None else [stored[:2]]),
                     ],
                 )
-            self._verdicts[verdict_key] = verdict
         result = _publish(self.scheme, limits, root, found, verdict)
         if problems is not None or type(result) is not PublishedSkill:
-            self._unrecorded.add(verdict_key)
+            self._verdicts[verdict_key] = verdict  # no record holds it: cached
         else:
+            # A skill kept as a record holds its frontmatter (in its encoded entry): its verdict
+            # and the SKILL.md parsed here are not kept, so they die here, not at the end of the
+            # build (a cold build's parse trees do not outlive their skill). What learn() gave
+            # stays (parsed_for() decides).
+            if parsed_here and self._parsed is not None:
+                self._parsed.pop(digest, None)
             # Kept as a restored skill is: its entry encoded (what listings and a digest index
             # use), built again only when read (a few kilobytes of objects per skill otherwise).
             encoded = json.dumps(result.entry.to_json(), ensure_ascii=False).encode()
