@@ -45,10 +45,12 @@ folder is known to be one when its listing holds ``SKILL.md``, before its files 
 once, hashing as it reads, and keeps only ``SKILL.md`` bytes. A file larger than the total-size
 limit is not read at all: any skill containing it is over the limit anyway. Digests are cached by
 stat signature ``(device, inode, size, mtime, ctime)``, each file's signature and digest kept
-packed as the digest index's 72-byte row (:func:`~skills_core.server.index.pack_file`; folder
-records and each ``SKILL.md``'s signature packed too); a later scan or the re-check of one skill
-re-reads only files whose signature changed (and an unchanged ``SKILL.md`` whose verdict the
-catalog builder no longer holds). A file modified within a few seconds of being hashed could keep
+packed as the digest index's 72-byte row (:func:`~skills_core.server.index.pack_file`), the rows
+of a folder's files in one record per folder with, given an index, the folder's signature and
+listing (:func:`~skills_core.server.index.pack_folder`: one bytes object per folder, none per
+file); a later scan or the re-check of one skill re-reads only files whose signature changed
+(and an unchanged ``SKILL.md`` whose frontmatter the catalog builder no longer knows). A file
+modified within a few seconds of being hashed could keep
 its signature through a second write (timestamps are coarse), so such a "racy" entry is never
 trusted and gets re-hashed the next time. What the cache cannot see is a write that moves no
 timestamp and keeps the size: through a shared writable mapping (``mmap``), only the first
