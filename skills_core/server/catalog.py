@@ -36,11 +36,11 @@ refused). :class:`CatalogBuilder` turns the snapshots into a :class:`Catalog`:
 The published skills are sorted by URI, so a listing can page by keyset. Entries are built from
 values this module produced itself (encoded URIs, computed digests, parsed frontmatter), so they skip
 the full wire validation of :meth:`SkillEntry.from_json`; the tests check that every published entry
-passes it anyway. The verdict on each ``SKILL.md`` is cached by digest during a build; once it ends,
-only the verdicts of skills not kept as records (left out, or published with problems) stay: a
-kept skill's frontmatter is in its encoded entry, which a rescan judges afresh when only its other
-files changed (see :meth:`CatalogBuilder.knows`), so a rescan re-parses only the ``SKILL.md`` files
-that changed, and a catalog built holds no parsed frontmatter per skill.
+passes it anyway. The verdict on a ``SKILL.md`` is cached by digest and folder name only for skills
+not kept as records (left out, or published with problems): a kept skill's frontmatter is in its
+encoded entry, which a rescan judges afresh when only its other files changed (see
+:meth:`CatalogBuilder.knows`). So a rescan re-parses only the ``SKILL.md`` files that changed, a
+cold build's parse trees die with their skill, and a catalog holds no parsed frontmatter per skill.
 
 **Skills that did not change are not built again.** A published skill that met no problem is
 *made of* its files (the path below its folder, size and digest of each, in order: its *key*)
