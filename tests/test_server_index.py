@@ -1415,3 +1415,28 @@ def test_a_body_past_its_bound_once_decompressed_is_not_read(
         decode_index(data)
     assert caught.value.kind is MALFORMED
     assert "larger than its bound" in caught.value.reason
+
+
+def test_a_served_warm_start_keeps_one_record_per_folder_and_builds_no_entry(
+    root: Path, index: Path, trusted: None
+) -> None:
+    """What a large catalog's memory rests on: a warm-started source keeps one bytes record per
+    folder (its signature, listing and files' rows, as the index stores it) and nothing per
+    file; a server listing every page, and looking for changes, builds no skill's entry (each
+    is kept as its encoded entry)."""
+    warm_up(root, index)
+    (section,) = decode_index(index.read_bytes()).roots
+    assert section.records is not None
+    source = FilesystemSource([root], index=index)
+    server = SkillsServer(source, cursor_key=KEY)
+    (records,) = source._caches
+    assert set(records) == set(section.records)
+    assert all(type(record) is bytes for record in records.values())
+    walked = {p.parent.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
+    assert {"" if f == "." else f for f in walked} <= set(records)  # every folder of files
+    client = Client(server)
+    listed = client.call("skills/list", {})["skills"]
+    assert len(listed) == len(server.catalog.skills) > 1
+    assert server.changes() is None
+    assert [skill._entry for skill in server.catalog.skills] == [None] * len(listed)
+    assert server.catalog.skills[0].entry.to_json() == listed[0]  # built when read, the same
