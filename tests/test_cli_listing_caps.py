@@ -153,3 +153,27 @@ def test_listing_overflow_counts_as_the_host_does() -> None:
     said = listing_overflow([entry], HostPolicy(max_listing_bytes=10))
     assert said is not None
     assert said.endswith("listing bytes, over the 10 of HostPolicy.max_listing_bytes")
+
+
+def test_serve_past_the_entry_cap_decodes_no_entry_to_say_so() -> None:
+    """Past the entry cap (the first budget a host counts), ``serve`` says so from the count
+    alone: a catalog of 100,000 skills is not decoded whole while its first pages are served
+    (an entry here is not JSON: decoding it would fail)."""
+    from types import SimpleNamespace
+
+    from skills_core.adapters._startup import report_catalog
+
+    cap = HostPolicy().max_entries
+    skills = [SimpleNamespace(listed=True, encoded_entry=b"not json")] * (cap + 1)
+    said: list[str] = []
+    report_catalog(
+        SimpleNamespace(skills=skills, omitted=()),  # type: ignore[arg-type]
+        lambda _kind, message: said.append(message),
+    )
+    assert len(said) == 1
+    assert f"{cap + 1:,} entries, over the {cap:,} of HostPolicy.max_entries" in said[0]
+    with pytest.raises(json.JSONDecodeError):  # under the cap, entries are decoded and counted
+        report_catalog(
+            SimpleNamespace(skills=skills[:cap], omitted=()),  # type: ignore[arg-type]
+            lambda _kind, message: said.append(message),
+        )

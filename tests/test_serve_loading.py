@@ -101,3 +101,29 @@ def test_serve_answers_the_handshake_first_when_a_listing_is_pipelined_behind_it
     answers = [json.loads(line) for line in result.stdout.splitlines()]
     assert [a["id"] for a in answers] == [1, 2, 3]
     assert answers[2]["result"]["skills"][0]["uri"] == "skill://pdf-processing/SKILL.md"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc_trim")
+def test_a_load_hands_its_free_heap_back_to_the_system(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once loaded (or failed), the thread trims the C heap: what the load used only for a
+    while (the index read, the walk's snapshot) does not stay in the serving process."""
+    import ctypes
+
+    trims: list[int] = []
+
+    class Libc:
+        def __init__(self, name: object) -> None:
+            assert name is None
+
+        def malloc_trim(self, pad: int) -> int:
+            trims.append(pad)
+            return 1
+
+    monkeypatch.setattr(ctypes, "CDLL", Libc)
+    loading = LoadingServer(
+        lambda: SkillsServer.from_files({}, cursor_key=b"k" * 32), options=ServerOptions()
+    )
+    loading.start()
+    loading.join()
+    assert loading.loaded
+    assert trims == [0]

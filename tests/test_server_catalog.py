@@ -29,6 +29,7 @@ from skills_core.server import (
     SnapshotFile,
     SourceProblem,
 )
+from skills_core.server.catalog import record_digest
 from skills_core.server.model import check_relative_path
 from skills_core.validation import Severity
 
@@ -783,7 +784,11 @@ def test_builder_keeps_parsed_skill_md_files_once_asked() -> None:
     snapshot = RootSnapshot(files=[SnapshotFile("a/SKILL.md", len(data), digest)])
     skill = only(builder.build([snapshot]))
     assert skill.entry.description == "From the index"  # no bytes: the kept parse was used
-    other = skill_md("c")
-    builder.build([RootSnapshot.from_files({"c/SKILL.md": other})])
-    assert set(builder.parsed_for([compute_digest(other)])) == {compute_digest(other)}
+    other, left_out = skill_md("c"), skill_md("x")
+    builder.build([RootSnapshot.from_files({"c/SKILL.md": other, "e/SKILL.md": left_out})])
+    # c is published: its record holds its frontmatter (in its encoded entry), so its parse is
+    # not kept twice; e is left out (its name is x): its parse is kept, for a digest index
+    assert record_digest(builder.records_for(0)["c"]) == compute_digest(other)
+    kept = builder.parsed_for([compute_digest(other), compute_digest(left_out)])
+    assert set(kept) == {compute_digest(left_out)}
     assert builder.parsed_for([digest]) == {}  # forgotten by the call before

@@ -300,3 +300,28 @@ def test_listen_limit(root: Path) -> None:
     refused = connection.listen(99, params)  # type: ignore[arg-type]
     assert isinstance(refused, ErrorObject)
     assert refused.code == -32603
+
+
+def test_tracking_changes_builds_no_entry_and_sees_a_recheck_push_02(root: Path) -> None:
+    """PUSH-02 at scale: the server remembers what it reported without building the entry of
+    any skill (skills are kept encoded); a skill re-checked by ``skills/get`` (the live catalog
+    changed in place) is reported, and the map reported before is not changed under it."""
+    write_skill(root, "beta")
+    write_skill(root, "gamma")
+    server = serve(root)
+    skills = server.catalog.skills
+    assert [skill._entry for skill in skills] == [None, None, None]
+    assert server.changes() is None
+    assert [skill._entry for skill in skills] == [None, None, None]
+    (root / "beta" / "SKILL.md").write_text(
+        "---\nname: beta\ndescription: The new beta skill.\n---\nbody\n"
+    )
+    got = server.answer("skills/get", {"_meta": META, "uri": "skill://beta/SKILL.md"})
+    assert isinstance(got, dict)
+    change = server.changes()
+    assert change is not None
+    assert change.changed == ("skill://beta/SKILL.md",)
+    assert change.resources == ("skill://beta/SKILL.md",)
+    assert (change.added, change.removed) == ((), ())
+    assert skills[0]._entry is None  # alpha, the same object both times: never compared
+    assert server.changes() is None

@@ -647,16 +647,47 @@ def test_unchanged_files_are_not_read_again_on_rescan(
 def test_unchanged_skill_md_is_read_again_when_its_verdict_is_no_longer_cached(
     root: Path, opened: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A skill published with a problem (a link refused) is not kept as a record: its verdict
+    is the only thing that spares the read of its SKILL.md."""
+    import skills_core.server.catalog as catalog_module
+
+    monkeypatch.setattr(time, "time_ns", lambda: 1 << 62)
+    monkeypatch.setattr(catalog_module, "_MAX_CACHED_VERDICTS", 0)
+    (root / "pdf-processing/link.md").symlink_to("SKILL.md")
+    source = FilesystemSource([root])
+    first = source.scan()
+    assert first.skills[0].findings  # the link, refused
+    assert source.recheck(SKILL_URI) == first.skills[0]  # prunes the verdict cache afterwards
+    opened.clear()
+    assert source.scan() == first
+    assert [p for p in opened if os.path.isfile(p)] == [str(root / "pdf-processing/SKILL.md")]
+
+
+def test_a_kept_skill_needs_no_cached_verdict_to_spare_its_skill_md(
+    root: Path, opened: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A built catalog keeps no verdict of a skill kept as a record (its frontmatter is in its
+    encoded entry): an unchanged SKILL.md is still not read again, and when another file of the
+    skill changes, the skill is built again from that frontmatter, judged afresh."""
     import skills_core.server.catalog as catalog_module
 
     monkeypatch.setattr(time, "time_ns", lambda: 1 << 62)
     monkeypatch.setattr(catalog_module, "_MAX_CACHED_VERDICTS", 0)
     source = FilesystemSource([root])
     first = source.scan()
+    assert source._builder._verdicts == {}
     assert source.recheck(SKILL_URI) == first.skills[0]  # prunes the verdict cache afterwards
     opened.clear()
     assert source.scan() == first
-    assert [p for p in opened if os.path.isfile(p)] == [str(root / "pdf-processing/SKILL.md")]
+    assert [p for p in opened if os.path.isfile(p)] == []
+    invoice = root / "pdf-processing/templates/invoice.md"
+    invoice.write_bytes(ex.INVOICE + b"more")
+    opened.clear()
+    third = source.scan()
+    assert [p for p in opened if os.path.isfile(p)] == [str(invoice)]
+    assert third.skills[0].entry.frontmatter == first.skills[0].entry.frontmatter
+    assert third.skills[0].entry.resource_set != first.skills[0].entry.resource_set
+    assert third.skills[0] == FilesystemSource([root]).scan().skills[0]  # as a cold build
 
 
 def test_racy_cache_entries_are_not_trusted(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:

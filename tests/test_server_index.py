@@ -44,7 +44,14 @@ from skills_core.server import (
     index_file,
 )
 from skills_core.server import index as index_module
-from skills_core.server._rules import ParsedSkillMd, SkillRecord, parse_skill_md
+from skills_core.server._rules import (
+    PackedKey,
+    ParsedSkillMd,
+    SkillRecord,
+    pack_key,
+    parse_skill_md,
+)
+from skills_core.server._walk import structure_digest
 from skills_core.server.catalog import record_digest
 from skills_core.server.index import (
     FORMAT_VERSION,
@@ -54,6 +61,8 @@ from skills_core.server.index import (
     RootIndex,
     decode_index,
     encode_index,
+    pack_folder,
+    unpack_folder,
 )
 from skills_core.validation import Finding, Severity
 
@@ -219,15 +228,56 @@ def test_format_round_trip_and_layout() -> None:
     header, columns = parts(data)
     assert zlib.decompress(body).split(b"\n", 1)[0].isascii()
     (section,) = header["roots"]
-    assert (section["files"], section["folders"], section["items"]) == (2, 3, 7)
+    assert section["folders"] == 3
     assert (section["skills"], section["keys"]) == (1, 2)
     assert list(section["findings"]) == ["a"]
-    assert len(columns) == 10
-    assert columns[0] == "a/SKILL.md\0a/b\udcff.md".encode("utf-8", "surrogateescape")
-    assert columns[1][:40] == struct.pack("<QQQqq", 1, 3, 10, 4, 5)
-    assert columns[1][40:72] == bytes.fromhex("ab" * 32)
-    assert columns[4].split(b"\0")[-1] == b"fa\nb"  # a line feed in a name is kept
-    assert columns[9] == sample().roots[0].skills["a"].encoded_entry
+    assert len(columns) == 8
+    assert columns[0] == b"\0a\0a/...x"  # one record per folder, sorted by path
+    top, a, x = sample_records()
+    assert columns[2] == top + a + x
+    assert top == struct.pack("<QQQqqII", 1, 2, 4096, -4, 5, 0, 3) + b"da\0o.sock\0lnk"
+    assert a[:48] == struct.pack("<QQQqqII", 1, 5, 4096, 4, 5, 2, 4)  # 2 file rows, 4 items
+    assert a[48:120] == struct.pack("<QQQqq", 1, 3, 10, 4, 5) + bytes.fromhex("ab" * 32)
+    assert a[120:192] == struct.pack("<QQQqq", 1, 4, 0, 4, 5) + bytes.fromhex("01" * 32)
+    assert a[192:].split(b"\0") == [
+        b"SKILL.md",
+        "b\udcff.md".encode("utf-8", "surrogateescape"),  # not UTF-8: kept exactly
+        b"fSKILL.md",
+        "fb\udcff.md".encode("utf-8", "surrogateescape"),
+        b"d...x",
+        b"fa\nb",  # a line feed in a name is kept
+    ]
+    assert x == struct.pack("<QQQqqII", 1, 6, 4096, 4, 5, 0, 0)
+    assert columns[7] == sample().roots[0].skills["a"].encoded_entry
+
+
+def sample_records() -> list[bytes]:
+    """The folder records of the sample, in order."""
+    _, columns = parts(encode_index(sample()))
+    lengths = [length for (length,) in struct.iter_unpack("<I", columns[1])]
+    out = []
+    data = columns[2]
+    for length in lengths:
+        out.append(data[:length])
+        data = data[length:]
+    return out
+
+
+def with_records(*records: bytes, paths: bytes = b"\0a\0a/...x") -> bytes:
+    """The sample with other folder records (at ``paths``), signed again."""
+    return forged(
+        root={"folders": len(records)},
+        cols={
+            0: paths,
+            1: b"".join(struct.pack("<I", len(record)) for record in records),
+            2: b"".join(records),
+        },
+    )
+
+
+def folder_record(rows: int, items: int, names: bytes, signature: bytes | None = None) -> bytes:
+    head = signature if signature is not None else struct.pack("<QQQqq", 1, 2, 3, 4, 5)
+    return head + struct.pack("<II", rows, items) + b"\1" * 72 * rows + names
 
 
 def resign(body: bytes, version: int = FORMAT_VERSION) -> bytes:
@@ -258,14 +308,11 @@ def forged(
 
 def listing(*items: str) -> bytes:
     """The sample with two folders: "" holding ``items``, and "a" holding nothing."""
-    return forged(
-        root={"folders": 2, "items": len(items)},
-        cols={
-            2: b"\0a",
-            3: struct.pack("<QQQqqI", 1, 2, 3, 4, 5, len(items))
-            + struct.pack("<QQQqqI", 1, 5, 3, 4, 5, 0),
-            4: "\0".join(items).encode("utf-8", "surrogateescape"),
-        },
+    return with_records(
+        struct.pack("<QQQqqII", 1, 2, 3, 4, 5, 0, len(items))
+        + "\0".join(items).encode("utf-8", "surrogateescape"),
+        struct.pack("<QQQqqII", 1, 5, 3, 4, 5, 0, 0),
+        paths=b"\0a",
     )
 
 
@@ -295,22 +342,34 @@ def listing(*items: str) -> bytes:
         (forged(columns=[1, 2]), MALFORMED),  # lengths that do not add up
         (forged(root={"path": 1}), MALFORMED),
         (forged(root={"inode": "2"}), MALFORMED),
-        (forged(root={"files": 3}), MALFORMED),  # more files than names
-        (forged(root={"files": 0}), MALFORMED),
-        (forged(root={"items": 6}), MALFORMED),
+        (forged(root={"folders": 4}), MALFORMED),  # more folders than names
+        (forged(root={"folders": 0}), MALFORMED),
         (forged(root={"keys": 1}), MALFORMED),
         (forged(root={"skills": 0}), MALFORMED),
         (forged(root={"findings": []}), MALFORMED),
         (forged(root={"findings": {"a": [["warning"]]}}), MALFORMED),
         (forged(root={"findings": {"a": [["bad", "", "c", "m", None, None, None]]}}), MALFORMED),
-        (forged(cols={1: b"\0" * 143}), MALFORMED),  # a row short
-        (forged(cols={6: struct.pack("<I", 3)}), MALFORMED),  # a key of more files
-        (forged(cols={9: b'{"url": 1}'}), MALFORMED),
-        (forged(cols={9: b'{"uri": 1}\0{"uri": 2}'}), MALFORMED),  # two entries for one record
+        (forged(cols={1: struct.pack("<III", 1, 2, 3)}), MALFORMED),  # lengths not the column's
+        (forged(cols={4: struct.pack("<I", 3)}), MALFORMED),  # a key of more files
+        (forged(cols={7: b'{"url": 1}'}), MALFORMED),
+        (forged(cols={7: b'{"uri": 1}\0{"uri": 2}'}), MALFORMED),  # two entries for one record
         (forged(root={"findings": {"a": ["warning"]}}), MALFORMED),
         (forged(root={"findings": {"a": [["warning", "", "c", "m", "3", None, None]]}}), MALFORMED),
-        (forged(root={"items": 8}, cols={4: "\0".join(["da"] * 8).encode()}), MALFORMED),
         *[(listing("da", item), MALFORMED) for item in ["d..", "d.", "f", "", "xname", "da/b"]],
+        # folder records that do not hold what they say
+        (with_records(b"\0" * 47, paths=b""), MALFORMED),  # cut short
+        (with_records(folder_record(2, 0, b"a"), paths=b""), MALFORMED),  # rows past its end
+        (with_records(folder_record(1, 0, b"a\0b"), paths=b""), MALFORMED),  # a name too many
+        (with_records(folder_record(1, 1, b"a"), paths=b""), MALFORMED),  # an item short
+        (with_records(folder_record(0, 0xFFFFFFFF, b""), paths=b""), MALFORMED),  # signature
+        *[
+            (with_records(folder_record(1, 0, name), paths=b""), MALFORMED)
+            for name in [b"", b"a/b"]
+        ],
+        (
+            with_records(folder_record(0, 0, b""), folder_record(0, 0, b""), paths=b"a\0a"),
+            MALFORMED,
+        ),
     ],
 )
 def test_anything_wrong_is_a_typed_error(data: bytes, problem: IndexProblem) -> None:
@@ -438,6 +497,108 @@ def test_round_trip_of_any_index(
         frontmatter=frontmatter,
     )
     assert decode_index(encode_index(index)) == index
+
+
+_ROW = st.binary(min_size=72, max_size=72)
+_PACKED_SIGNATURE = st.binary(min_size=40, max_size=40).filter(lambda b: b != bytes(40))
+_ITEM = (
+    st.sampled_from("dflo")
+    .flatmap(lambda kind: _NAME.map(lambda n: kind + n))
+    .filter(lambda item: item[1:] not in (".", ".."))
+)
+
+
+@given(
+    listed=st.none() | st.tuples(_PACKED_SIGNATURE, st.lists(_ITEM, max_size=4)),
+    rows=st.dictionaries(_NAME, _ROW, max_size=4),
+)
+def test_a_folder_record_gives_back_what_it_packs(
+    listed: tuple[bytes, list[str]] | None, rows: dict[str, bytes]
+) -> None:
+    """A folder record (format 4, and the filesystem source's cache) holds the folder's
+    signature and listing, or neither, and each file's row by name, exactly; an index of
+    such records reads back the same records."""
+    signature, listing = listed if listed is not None else (None, None)
+    record = pack_folder(signature, listing, rows)
+    assert unpack_folder(record) == (signature, listing, rows)
+    root = RootIndex(path="/r", device=0, inode=0, records={"a/b": record, "": record})
+    (decoded,) = decode_index(encode_index(DigestIndex(library="x", roots=(root,)))).roots
+    assert decoded.records == {"": record, "a/b": record}
+    expected = {
+        name: (struct.unpack("<QQQqq", row[:40]), "sha256:" + row[40:].hex())
+        for name, row in rows.items()
+    }
+    assert dict(decoded.files) == {
+        **{f"a/b/{name}": value for name, value in expected.items()},
+        **expected,
+    }
+    assert len(decoded.files) == 2 * len(rows)
+    assert ("a/b" in decoded.folders) == (listing is not None)
+
+
+@given(
+    st.lists(
+        st.tuples(_NAME, st.integers(0, 2**64 - 1), st.sampled_from([DIGEST, OTHER])),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_a_packed_key_reads_as_the_list_it_packs(files: list[tuple[str, int, str]]) -> None:
+    """A skill record's key as an index reads it and a builder keeps it (no object per file)
+    is the list it stands for: equal both ways, the same items and length, the same SKILL.md
+    digest, and written to an index as the list is."""
+    key: list[str | int] = [value for triple in files for value in triple]
+    packed = PackedKey(pack_key(key))
+    assert packed == key
+    assert key == packed
+    assert len(packed) == len(key)
+    assert packed[::3] == key[::3]
+    assert list(packed) == key
+    assert pack_key(packed) == packed.packed
+    assert record_digest(SkillRecord(packed, b"{}", ())) == record_digest(
+        SkillRecord(key, b"{}", ())
+    )
+
+    def roots(k: list[str | int] | PackedKey) -> tuple[RootIndex, ...]:
+        record = SkillRecord(k, b'{"uri": 1}', ())
+        return (RootIndex(path="/r", device=0, inode=0, skills={"a": record}),)
+
+    as_list = encode_index(DigestIndex(library="x", roots=roots(key)))
+    assert encode_index(DigestIndex(library="x", roots=roots(packed))) == as_list
+    (decoded,) = decode_index(as_list).roots
+    assert isinstance(decoded.skills["a"].key, PackedKey)
+    assert decoded.skills["a"].key == key
+
+
+def test_a_key_no_file_can_have_is_not_packed() -> None:
+    with pytest.raises(ValueError, match="not a key"):
+        pack_key(["a\0b", 1, DIGEST])
+    with pytest.raises(ValueError, match="not a key"):
+        pack_key(["a", 1, "sha256:ab"])
+    with pytest.raises(struct.error):
+        pack_key(["a", 2**64, DIGEST])
+
+
+def test_a_folder_record_with_a_nul_in_a_name_is_refused() -> None:
+    with pytest.raises(ValueError, match="NUL"):
+        pack_folder(None, None, {"a\0b": bytes(72)})
+    with pytest.raises(ValueError, match="NUL"):
+        pack_folder(bytes(range(40)), ["fa\0b"], {})
+
+
+@given(
+    st.dictionaries(_NAME, st.none() | st.binary(min_size=40, max_size=40), max_size=4),
+    st.dictionaries(_NAME, st.none() | st.binary(min_size=40, max_size=40), max_size=4),
+)
+def test_structure_digests_are_equal_exactly_when_structures_are(
+    one: dict[str, bytes | None], other: dict[str, bytes | None]
+) -> None:
+    """What a poll compares (the SKILL.md files and their signatures) is kept as a digest:
+    equal for equal structures, whatever their order, and different otherwise."""
+    assert structure_digest(one) == structure_digest(dict(reversed(one.items())))
+    assert (structure_digest(one) == structure_digest(other)) == (one == other)
+    for path in one:  # a racy signature is not a known one
+        assert structure_digest({**one, path: None}) != structure_digest({**one, path: bytes(40)})
 
 
 def test_names_with_a_nul_are_refused() -> None:
@@ -1254,3 +1415,28 @@ def test_a_body_past_its_bound_once_decompressed_is_not_read(
         decode_index(data)
     assert caught.value.kind is MALFORMED
     assert "larger than its bound" in caught.value.reason
+
+
+def test_a_served_warm_start_keeps_one_record_per_folder_and_builds_no_entry(
+    root: Path, index: Path, trusted: None
+) -> None:
+    """What a large catalog's memory rests on: a warm-started source keeps one bytes record per
+    folder (its signature, listing and files' rows, as the index stores it) and nothing per
+    file; a server listing every page, and looking for changes, builds no skill's entry (each
+    is kept as its encoded entry)."""
+    warm_up(root, index)
+    (section,) = decode_index(index.read_bytes()).roots
+    assert section.records is not None
+    source = FilesystemSource([root], index=index)
+    server = SkillsServer(source, cursor_key=KEY)
+    (records,) = source._caches
+    assert set(records) == set(section.records)
+    assert all(type(record) is bytes for record in records.values())
+    walked = {p.parent.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
+    assert {"" if f == "." else f for f in walked} <= set(records)  # every folder of files
+    client = Client(server)
+    listed = client.call("skills/list", {})["skills"]
+    assert len(listed) == len(server.catalog.skills) > 1
+    assert server.changes() is None
+    assert [skill._entry for skill in server.catalog.skills] == [None] * len(listed)
+    assert server.catalog.skills[0].entry.to_json() == listed[0]  # built when read, the same

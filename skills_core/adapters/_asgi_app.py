@@ -87,6 +87,7 @@ from ..server_stream import DEFAULT_DEFER_READS_OVER
 from ..spec import ErrorCode, Method
 from ._asgi_observe import Exchange, Observer
 from ._asgi_push import PushHub
+from .loading import collector_paused_for_load
 
 __all__ = ["Message", "Receive", "Send", "SkillsApp"]
 
@@ -275,7 +276,8 @@ class SkillsApp:
         """Make the server (in its thread), then serve it; or note and log why it failed."""
         began = time.perf_counter()
         try:
-            server = load()
+            with collector_paused_for_load():  # as LoadingServer's load (see its module)
+                server = load()
         except Exception as exc:  # noqa: BLE001 - said in the log and by the probes, not raised
             text = str(exc) or type(exc).__name__
             self._failure = f"the catalog failed to load: {text}"

@@ -23,15 +23,21 @@ the next request that needs the catalog) raises it, and :attr:`LoadingServer.err
 While it loads, the thread pauses the garbage collector (a load makes millions of objects that
 all live on: each collection would walk them again for nothing) and afterwards moves what it
 made to the collector's permanent generation (``gc.freeze``), so later collections, between
-requests, do not walk the catalog either.
+requests, do not walk the catalog either. Then it hands the memory the load used only for a
+while (the index read, the walk's snapshot) back to the system: with the GNU C library,
+``malloc_trim(0)`` returns the free pages of the C heap (tens of megabytes at 100,000 skills);
+elsewhere nothing is done.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import gc
 import os
+import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Final, final
 
 from ..jsonrpc import Answer, JSONObject
@@ -92,16 +98,12 @@ class LoadingServer:
             self._thread.start()
 
     def _run(self) -> None:
-        paused = gc.isenabled()
-        gc.disable()
         try:
-            self._server = self._load()
+            with collector_paused_for_load():
+                self._server = self._load()
         except BaseException as exc:  # noqa: BLE001 - kept for whoever waits, raised there
             self._error = exc
         finally:
-            if paused:
-                gc.freeze()
-                gc.enable()
             self._done.set()
         if self._server is not None and self._then is not None:
             self._then(self._server)
@@ -201,3 +203,30 @@ class LoadingConnection:
         assert server is not None
         self._connection = server.connection(legacy_version=self._connection.legacy_version)
         self._real = True
+
+
+@contextlib.contextmanager
+def collector_paused_for_load() -> Iterator[None]:
+    """Around a catalog's load (on its thread): the garbage collector paused meanwhile, what the
+    load made then moved to its permanent generation (``gc.freeze``), and the C heap's free pages
+    returned to the system (see the module docstring). A pause the caller made is left to it."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.freeze()
+            gc.enable()
+        _trim_heap()
+
+
+def _trim_heap() -> None:
+    """Return the free pages of the C heap to the system (GNU C library only; else nothing)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
+        return
+    trim(0)

@@ -44,7 +44,7 @@ it to :meth:`LiveCatalog._changed`, which calls the listeners registered with
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from json import loads
 from typing import Final, final
@@ -116,6 +116,7 @@ class LiveCatalog:
         "_omitted",
         "_resolved",
         "_resources",
+        "_shared",
     )
 
     def __init__(self, catalog: Catalog) -> None:
@@ -126,6 +127,8 @@ class LiveCatalog:
         self._base = catalog
         self._catalog: Catalog | None = catalog
         self._by_uri: dict[str, PublishedSkill] = {skill.uri: skill for skill in catalog.skills}
+        # Whether published() handed _by_uri out: then copied before it is next changed.
+        self._shared = False
         self._listed: list[str] = [skill.uri for skill in catalog.skills if skill.listed]
         self._omitted: list[OmittedSkill] = list(catalog.omitted)
         self._json: dict[str, dict[str, JSONValue]] = {}
@@ -189,10 +192,12 @@ class LiveCatalog:
         """``{SKILL.md URI: entry}`` of every published skill (listed or not)."""
         return {uri: skill.entry for uri, skill in self._by_uri.items()}
 
-    def published(self) -> dict[str, PublishedSkill]:
-        """``{SKILL.md URI: skill}`` of every published skill (listed or not), a copy: entries
-        kept encoded are not built."""
-        return dict(self._by_uri)
+    def published(self) -> Mapping[str, PublishedSkill]:
+        """``{SKILL.md URI: skill}`` of every published skill now (listed or not), a map that
+        later changes leave as it is (shared until the next :meth:`update`, which copies it
+        first), so holding it costs nothing per skill and builds no entry."""
+        self._shared = True
+        return self._by_uri
 
     @property
     def listed(self) -> list[str]:
@@ -222,6 +227,7 @@ class LiveCatalog:
         if isinstance(result, PublishedSkill):
             if old is not None and old.entry == result.entry and old.listed == result.listed:
                 return _NO_CHANGE
+            self._own()
             self._drop(uri, old)
             self._by_uri[uri] = result
             if result.listed:
@@ -230,6 +236,7 @@ class LiveCatalog:
         else:
             if old is None and result is None:
                 return _NO_CHANGE
+            self._own()
             self._drop(uri, old)
             if result is not None:
                 self._omitted.append(result)
@@ -237,6 +244,12 @@ class LiveCatalog:
         self._catalog = None
         self._resources = None
         return self._changed(change)
+
+    def _own(self) -> None:
+        """Copy the map of skills before changing it, if :meth:`published` handed it out."""
+        if self._shared:
+            self._by_uri = dict(self._by_uri)
+            self._shared = False
 
     def _drop(self, uri: str, old: PublishedSkill | None) -> None:
         self._resolved.clear()

@@ -11,12 +11,13 @@ from values built here (which therefore skip full wire validation; see ``trusted
 from __future__ import annotations
 
 import operator
+import struct
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from sys import intern
 from types import MappingProxyType
-from typing import Final, NamedTuple
+from typing import Final, NamedTuple, final, overload
 
 from ..entry import SkillEntry, SkillResource, unchecked_entry
 from ..errors import FrontmatterError, URIError
@@ -43,8 +44,11 @@ __all__ = [
     "warning",
     "ancestors",
     "ParsedSkillMd",
+    "PackedKey",
     "SkillKey",
     "SkillRecord",
+    "pack_key",
+    "unpack_key",
     "parse_skill_md",
     "judge_parsed",
     "path_collision",
@@ -158,6 +162,91 @@ def freeze_parsed(value: dict[str, JSONValue] | list[JSONValue]) -> FrozenJSON:
 #: gives it back).
 SkillKey = list[str | int]
 
+#: A packed key's count of files, and the row of each (its size and raw digest).
+_KEY_COUNT: Final = struct.Struct("<I")
+_KEY_ROW: Final = struct.Struct("<Q32s")
+
+
+def pack_key(key: Sequence[str | int]) -> bytes:
+    """A key packed (see :class:`PackedKey`).
+
+    Raises:
+        struct.error: a size does not fit 64 bits.
+        ValueError: a digest is not ``sha256:`` and 64 hex digits, or a path holds a NUL.
+    """
+    if isinstance(key, PackedKey):
+        return key.packed
+    paths = [str(path) for path in key[::3]]
+    digests = [bytes.fromhex(str(digest)[7:]) for digest in key[2::3]]
+    if any(len(digest) != 32 for digest in digests) or any("\0" in path for path in paths):
+        raise ValueError("not a key a file can have")
+    return b"".join(
+        [
+            _KEY_COUNT.pack(len(paths)),
+            *map(_KEY_ROW.pack, key[1::3], digests),
+            "\0".join(paths).encode("utf-8", "surrogateescape"),
+        ]
+    )
+
+
+def unpack_key(packed: bytes) -> SkillKey:
+    """The list form of a packed key (see :class:`PackedKey`)."""
+    (count,) = _KEY_COUNT.unpack_from(packed)
+    end = _KEY_COUNT.size + _KEY_ROW.size * count
+    paths = packed[end:].decode("utf-8", "surrogateescape").split("\0")
+    out: SkillKey = []
+    for path, (size, digest) in zip(
+        paths, _KEY_ROW.iter_unpack(packed[_KEY_COUNT.size : end]), strict=True
+    ):
+        out += (path, size, "sha256:" + digest.hex())
+    return out
+
+
+@final
+class PackedKey(Sequence[str | int]):
+    """A :data:`SkillKey` packed: the count of files (``<I``), a row per file (``<Q32s``: size
+    and raw digest), then the paths joined by NUL (UTF-8, as ``surrogateescape`` writes names
+    that are not): how a catalog builder keeps a skill's key and a digest index reads it, with
+    no object per file. Read as the list it stands for (unpacked the first time it is read so);
+    equal to that list.
+    """
+
+    __slots__ = ("_list", "packed")
+
+    def __init__(self, packed: bytes) -> None:
+        """Wrap a packed key (:func:`pack_key`)."""
+        self.packed = packed
+        self._list: SkillKey | None = None
+
+    def _unpacked(self) -> SkillKey:
+        if self._list is None:
+            self._list = unpack_key(self.packed)
+        return self._list
+
+    @overload
+    def __getitem__(self, index: int) -> str | int: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> SkillKey: ...
+
+    def __getitem__(self, index: int | slice) -> str | int | SkillKey:
+        return self._unpacked()[index]
+
+    def __len__(self) -> int:
+        return 3 * int(_KEY_COUNT.unpack_from(self.packed)[0])
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, PackedKey):
+            return self.packed == other.packed
+        if isinstance(other, list):
+            return self._unpacked() == other
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # a list's stand-in: not hashable either
+
+    def __repr__(self) -> str:
+        return f"PackedKey({self._unpacked()!r})"
+
 
 class SkillRecord(NamedTuple):
     """A published skill as a digest index keeps it, to restore it without building it.
@@ -167,7 +256,7 @@ class SkillRecord(NamedTuple):
     findings ``findings``, which a cold build would make again from the same parts.
     """
 
-    key: SkillKey
+    key: SkillKey | PackedKey
     #: ``json.dumps(entry.to_json(), ensure_ascii=False)``, UTF-8.
     encoded_entry: bytes
     findings: tuple[Finding, ...]

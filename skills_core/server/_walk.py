@@ -25,6 +25,7 @@ entries, the ``SKILL.md`` signatures a poll compares, the digest index's folder 
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import struct
 from collections.abc import Callable
@@ -32,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from ..spec import SKILL_MD
-from .index import SIGNATURE_ROW, PackedListing
+from .index import SIGNATURE_ROW
 from .model import ProblemCode, SkipCode, SkippedEntry, SnapshotFile, SourceProblem
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "open_below",
     "problem",
     "skill_md_signatures",
+    "structure_digest",
 ]
 
 #: How folders are opened: never through a link, never inherited by a child process.
@@ -193,8 +195,21 @@ class _Look:
 #: A folder on the walk's stack: (descriptor, or None when replayed; path; in a skill; the
 #: subfolders still to visit, last first).
 Frame = tuple[int | None, str, bool, list[str]]
-#: What a poll compares: {SKILL.md path: its signature, or None while it is racy}.
+#: What a poll looks at: {SKILL.md path: its signature, or None while it is racy}.
 Structure = dict[str, bytes | None]
+
+
+def structure_digest(found: Structure) -> bytes:
+    """What a poll compares, kept instead of the structure itself (nothing per skill): the
+    SHA-256 of every path, sorted, each followed by NUL (which no path holds) and its signature
+    (``\\1`` and its 40 bytes) or ``\\0`` while it is racy. Equal digests, equal structures."""
+    digest = hashlib.sha256()
+    update = digest.update
+    for path in sorted(found):
+        signature = found[path]
+        update(path.encode("utf-8", "surrogateescape"))
+        update(b"\0\0" if signature is None else b"\0\1" + signature)
+    return digest.digest()
 
 
 @dataclass(slots=True)
@@ -203,15 +218,14 @@ class Walk:
 
     root: int
     now: int
+    #: Folder records (index.pack_folder) to replay and reuse rows from, and the ones this walk
+    #: keeps (the same dict, for a re-check of one skill).
     old: dict[str, bytes]
     new: dict[str, bytes]
     #: Characters to drop from a snapshot path to get the path below the root folder itself.
     strip: int = 0
     #: The descriptor of the folder the walk starts from (the root folder, in a full scan).
     start_fd: int = -1
-    #: Folder records to replay from, and the ones this walk keeps.
-    listings: dict[str, PackedListing] = field(default_factory=dict)
-    new_listings: dict[str, PackedListing] = field(default_factory=dict)
     #: Whether to record each folder's signature and listing (with a digest index) ...
     record: bool = False
     #: ... and to replay a folder whose signature is unchanged instead of listing it (full scans).
@@ -220,8 +234,11 @@ class Walk:
     problems: list[SourceProblem] = field(default_factory=list)
     skipped: list[SkippedEntry] = field(default_factory=list)
     skill_mds: Structure = field(default_factory=dict)
-    #: Whether a file was hashed into a cache entry other than the one it had.
+    #: Whether a folder's record is not the one it had.
     changed: bool = False
+    #: The file rows of the folder being snapshot: those of its record, and those kept now.
+    rows: dict[str, bytes] = field(default_factory=dict)
+    new_rows: dict[str, bytes] = field(default_factory=dict)
 
     def refuse(self, folder: str, name: str, code: ProblemCode, reason: str) -> None:
         self.problems.append(

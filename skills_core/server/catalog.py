@@ -36,8 +36,11 @@ refused). :class:`CatalogBuilder` turns the snapshots into a :class:`Catalog`:
 The published skills are sorted by URI, so a listing can page by keyset. Entries are built from
 values this module produced itself (encoded URIs, computed digests, parsed frontmatter), so they skip
 the full wire validation of :meth:`SkillEntry.from_json`; the tests check that every published entry
-passes it anyway. The verdict on each ``SKILL.md`` is cached by digest, so a rescan re-parses only
-the ``SKILL.md`` files that changed.
+passes it anyway. The verdict on a ``SKILL.md`` is cached by digest and folder name only for skills
+not kept as records (left out, or published with problems): a kept skill's frontmatter is in its
+encoded entry, which a rescan judges afresh when only its other files changed (see
+:meth:`CatalogBuilder.knows`). So a rescan re-parses only the ``SKILL.md`` files that changed, a
+cold build's parse trees die with their skill, and a catalog holds no parsed frontmatter per skill.
 
 **Skills that did not change are not built again.** A published skill that met no problem is
 *made of* its files (the path below its folder, size and digest of each, in order: its *key*)
@@ -73,7 +76,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from types import MappingProxyType
-from typing import Final, cast, final
+from typing import Final, final
 
 from ..digest import compute_digest
 from ..entry import (
@@ -90,8 +93,8 @@ from ..uri import SkillURI
 from ..validation import Finding
 from ._rules import (
     Contender,
+    PackedKey,
     ParsedSkillMd,
-    SkillKey,
     SkillRecord,
     Verdict,
     ancestors,
@@ -99,11 +102,13 @@ from ._rules import (
     conflict,
     find_conflicts,
     judge_parsed,
+    pack_key,
     parse_skill_md,
     path_collision,
     path_of,
     refused,
     trusted_entry,
+    unpack_key,
     warning,
 )
 from .index import DigestIndexError, IndexProblem
@@ -118,6 +123,7 @@ from .model import (
     SourceProblem,
     new_snapshot_file,
     restored_published_skill,
+    skill_key,
 )
 from .paths import (
     DEFAULT_SCHEME,
@@ -247,17 +253,17 @@ class Catalog:
 class CatalogBuilder:
     """Turns snapshots into catalogs; keeps a cache of SKILL.md verdicts between builds.
 
-    One builder belongs to one source. It holds no I/O and no clock: the only state is the cache,
-    keyed by ``(SKILL.md digest, folder name)``, which a full :meth:`build` prunes to what it used,
-    and, when asked to keep them, the parsed SKILL.md files by digest (what a digest index stores:
-    :meth:`learn`, :meth:`parsed_for`).
+    One builder belongs to one source. It holds no I/O and no clock: its state is the skills the
+    last build published without problems (each kept encoded, with its key), the cache of
+    verdicts keyed by ``(SKILL.md digest, folder name)``, which a full :meth:`build` prunes to
+    those of skills it did not keep, and, when asked to keep them, the parsed SKILL.md files by
+    digest (what a digest index stores: :meth:`learn`, :meth:`parsed_for`).
     """
 
     __slots__ = (
         "_old",
         "_parsed",
         "_previous",
-        "_recorded",
         "_records",
         "_restorer",
         "_stored",
@@ -284,13 +290,14 @@ class CatalogBuilder:
         # Published skills without problems by (root, folder), with what they are made of: those
         # of the last build (and re-checks since), and those of the build before, during a build.
         # (Keys packed: see _files_key.)
-        self._records: dict[tuple[int, str], tuple[bytes, PublishedSkill]] = {}
-        self._previous: dict[tuple[int, str], tuple[bytes, PublishedSkill]] = {}
+        # (Per root, by folder: no tuple per skill; each skill holds its key, model.skill_key.)
+        self._records: dict[int, dict[str, PublishedSkill]] = {}
+        self._previous: dict[int, dict[str, PublishedSkill]] = {}
         # Records a digest index gave (restore()), until the next full build; and by the digest
         # of its SKILL.md, the encoded entry of one of them (whose frontmatter is that SKILL.md's:
         # an index keeps each frontmatter once).
-        self._stored: dict[tuple[int, str], tuple[bytes, bytes, tuple[Finding, ...]]] = {}
-        self._recorded: dict[str, tuple[str, bytes]] = {}
+        # Records a digest index gave (restore()), per root as given, until the next full build.
+        self._stored: dict[int, Mapping[str, SkillRecord]] = {}
         #: Whether a build or re-check published a skill that was not restored or kept, since
         #: this was last set to False (a digest index then has a record to add).
         self.new_records = False
@@ -359,7 +366,6 @@ class CatalogBuilder:
         self._old = {}
         self._previous = {}
         self._stored = {}
-        self._recorded = {}
         published.sort(key=_uri_of)
         omitted.sort(key=lambda o: (o.root is None, o.root or 0, o.path))
         return Catalog(
@@ -428,19 +434,29 @@ class CatalogBuilder:
             listed=skill.listed,
         )
 
-    def knows(self, digest: str, name: str) -> bool:
+    def knows(self, digest: str, name: str, *, root: int | None = None, folder: str = "") -> bool:
         """Whether the verdict on a SKILL.md with ``digest`` in a folder ``name`` needs no bytes.
 
-        True when that verdict is cached, or the parsed SKILL.md of that digest is kept (or is
-        in a record offered by :meth:`restore`). A source may then snapshot that SKILL.md without
-        its bytes (:class:`SnapshotFile` with ``data=None``) for the next :meth:`build` or
-        :meth:`build_skill`.
+        True when that verdict is cached, or the parsed SKILL.md of that digest is kept, or,
+        given the skill's ``root`` and ``folder`` (as snapshots spell it), the skill kept there
+        by the last build, or the record :meth:`restore` offered for it, had a SKILL.md of that
+        digest (its frontmatter is in its encoded entry). A source may then snapshot that
+        SKILL.md without its bytes (:class:`SnapshotFile` with ``data=None``) for the next
+        :meth:`build` or :meth:`build_skill`.
         """
-        return (
-            digest in self._recorded
-            or (self._parsed is not None and digest in self._parsed)
-            or (digest, name) in self._verdicts
-        )
+        if (self._parsed is not None and digest in self._parsed) or (
+            digest,
+            name,
+        ) in self._verdicts:
+            return True
+        if root is None:
+            return False
+        kept = _kept(self._records, root, folder)
+        if kept is not None:
+            return _key_digest(kept[0]) == digest
+        stored = self._stored.get(root)
+        record = stored.get(folder) if stored is not None else None
+        return record is not None and record_digest(record) == digest
 
     def learn(self, parsed: Mapping[str, ParsedSkillMd]) -> None:
         """Keep parsed SKILL.md files by digest from now on, starting with ``parsed``.
@@ -476,20 +492,11 @@ class CatalogBuilder:
         skill whose files are those of its record and that met no problem is then restored from
         it: a :class:`PublishedSkill` with its URI, findings and encoded entry, whose entry and
         files are built when first read (from the frontmatter in the encoded entry, validated
-        afresh). The frontmatter of a SKILL.md whose digest is in a record is known as if
-        :meth:`learn` had given it. Records not used by the next full build are forgotten.
+        afresh). The frontmatter of the SKILL.md in a record is known for its folder
+        (:meth:`knows`). ``records`` is kept as given (nothing is made per record) until the
+        next full build, which forgets it.
         """
-        stored = self._stored
-        recorded = self._recorded
-        for folder, record in records.items():
-            try:
-                key = _pack_key(record.key)
-            except (struct.error, ValueError, TypeError):  # not a key a file can have
-                continue
-            stored[(root, folder)] = (key, record.encoded_entry, record.findings)
-            digest = record_digest(record)
-            if digest is not None:
-                recorded[digest] = (folder, record.encoded_entry)
+        self._stored[root] = records
 
     def records_for(self, root: int) -> dict[str, SkillRecord]:
         """``{skill folder: record}`` for the skills of root ``root`` that the last build (and
@@ -500,13 +507,13 @@ class CatalogBuilder:
         :func:`record_digest`).
         """
         records: dict[str, SkillRecord] = {}
-        for (number, folder), (key, skill) in self._records.items():
-            if number != root:
-                continue
+        for folder, skill in self._records.get(root, {}).items():
+            key = skill_key(skill)
+            assert key is not None  # every skill kept was built or restored encoded
             encoded = skill.encoded_entry
             if encoded is None:  # entries hold Unicode text only: it encodes
                 encoded = json.dumps(skill.entry.to_json(), ensure_ascii=False).encode()
-            records[folder] = SkillRecord(_unpack_key(key), encoded, skill.findings)
+            records[folder] = SkillRecord(PackedKey(key), encoded, skill.findings)
         return records
 
     def folder_of(self, uri: str) -> str | None:
@@ -582,6 +589,7 @@ class CatalogBuilder:
                 omitted.append(refused(index, problem))
 
     def _verdict(self, digest: str, data: bytes | None, name: str) -> Verdict:
+        """The verdict on a dynamic skill's SKILL.md (never a record: cached)."""
         key = (digest, name)
         verdict = self._verdicts.get(key)
         if verdict is not None:
@@ -592,59 +600,79 @@ class CatalogBuilder:
         self._verdicts[key] = verdict
         return verdict
 
-    def _judge(self, digest: str, data: bytes | None, name: str) -> Verdict:
-        """The verdict on a SKILL.md not cached: parsed from ``data``, or as kept by digest.
+    def _judge(
+        self,
+        digest: str,
+        data: bytes | None,
+        name: str,
+        records: Sequence[tuple[bytes, bytes | None]] = (),
+    ) -> Verdict:
+        """The verdict on a SKILL.md not cached: parsed from ``data``, or as kept by digest,
+        or from the first of ``records`` (packed key and encoded entry: the skill kept at its
+        place by the last build, the record offered for it) whose SKILL.md has that digest.
 
         Raises:
-            DigestIndexError: the record that holds this SKILL.md's frontmatter does not hold
-                one (an index written by another program: the source then starts cold).
+            DigestIndexError: no record holds this SKILL.md's frontmatter, or the one that
+                should does not (an index written by another program: the source then starts
+                cold).
         """
         kept = self._parsed
         if data is None:
             parsed = None if kept is None else kept.get(digest)
+            for key, encoded_entry in records:
+                if parsed is not None:
+                    break
+                if encoded_entry is not None and _key_digest(key) == digest:
+                    parsed = recorded_frontmatter(encoded_entry)
             if parsed is None:
-                folder, encoded = self._recorded[digest]  # knows() said it is there
-                uri = f"{self.scheme}://{encode_folder(folder)}{_SKILL_MD_SUFFIX}"
-                if encoded.startswith(b'{"uri": "%s", ' % uri.encode()):
-                    parsed = recorded_frontmatter(encoded)
-                if parsed is None:
-                    raise DigestIndexError(
-                        IndexProblem.MALFORMED,
-                        "is malformed (a record's encoded entry is not its skill's entry)",
-                    )
+                raise DigestIndexError(
+                    IndexProblem.MALFORMED,
+                    "is malformed (a record's encoded entry is not its skill's entry)",
+                )
         else:
             parsed = parse_skill_md(data)
             if kept is not None:
                 kept[digest] = parsed
         return judge_parsed(parsed, name)
 
+    def _stored_record(
+        self, root: int, folder: str, root_uri: str
+    ) -> tuple[bytes, bytes, tuple[Finding, ...]] | None:
+        """The record :meth:`restore` offered for a skill: its packed key, encoded entry and
+        findings; None when there is none, or its key is not one a file can have, or its encoded
+        entry is not this skill's (a record of another catalog, an index written by hand: a
+        cheap check; the rest is trusted as the index is)."""
+        records = self._stored.get(root)
+        record = records.get(folder) if records is not None else None
+        if record is None:
+            return None
+        try:
+            key = pack_key(record.key)
+        except (struct.error, ValueError, TypeError):  # not a key a file can have
+            return None
+        if not record.encoded_entry.startswith(b'{"uri": "%s/SKILL.md", ' % root_uri.encode()):
+            return None
+        return key, record.encoded_entry, record.findings
+
     def _build(self, root: int, found: _Found) -> PublishedSkill | OmittedSkill:
         root_uri, folder, skill_md, files_below, problems = found
-        place = (root, folder)
+        kept = _kept(self._previous, root, folder) or _kept(self._records, root, folder)
+        stored = self._stored_record(root, folder, root_uri)
         if problems is None:
             key = _files_key(folder, skill_md, files_below)
-            kept = self._previous.get(place) or self._records.get(place)
             if kept is not None and kept[0] == key:
-                self._records[place] = kept
+                self._records.setdefault(root, {})[folder] = kept[1]
                 return kept[1]
-            stored = self._stored.get(place)
-            uri = root_uri + _SKILL_MD_SUFFIX
-            # An encoded entry that is not this skill's (a record of another catalog, an index
-            # written by hand) is not used: a cheap check; the rest is trusted as the index is.
-            if (
-                stored is not None
-                and stored[0] == key
-                and stored[1].startswith(b'{"uri": "%s", ' % uri.encode())
-            ):
+            if stored is not None and stored[0] == key:
                 skill = restored_published_skill(
-                    uri,
+                    root_uri + _SKILL_MD_SUFFIX,
                     root,
                     folder,
                     findings=stored[2],
                     encoded_entry=stored[1],
                     make=(self._restorer, key),
                 )
-                self._records[place] = (key, skill)
+                self._records.setdefault(root, {})[folder] = skill
                 return skill
         limits = self.limits
         if skill_md.size > limits.max_total_bytes:  # a source need not read (or hash) it at all
@@ -660,13 +688,30 @@ class CatalogBuilder:
         name = folder.rpartition("/")[2]
         verdict_key = (digest, name)
         verdict = self._verdicts.get(verdict_key)
+        parsed_here = False  # from its bytes, by this call
         if verdict is None:
             verdict = self._old.get(verdict_key)
             if verdict is None:
-                verdict = self._judge(digest, skill_md.data, name)
-            self._verdicts[verdict_key] = verdict
+                parsed_here = skill_md.data is not None
+                verdict = self._judge(
+                    digest,
+                    skill_md.data,
+                    name,
+                    [
+                        *([] if kept is None else [(kept[0], kept[1].encoded_entry)]),
+                        *([] if stored is None else [stored[:2]]),
+                    ],
+                )
         result = _publish(self.scheme, limits, root, found, verdict)
-        if problems is None and type(result) is PublishedSkill:
+        if problems is not None or type(result) is not PublishedSkill:
+            self._verdicts[verdict_key] = verdict  # no record holds it: cached
+        else:
+            # A skill kept as a record holds its frontmatter (in its encoded entry): its verdict
+            # and the SKILL.md parsed here are not kept, so they die here, not at the end of the
+            # build (a cold build's parse trees do not outlive their skill). What learn() gave
+            # stays (parsed_for() decides).
+            if parsed_here and self._parsed is not None:
+                self._parsed.pop(digest, None)
             # Kept as a restored skill is: its entry encoded (what listings and a digest index
             # use), built again only when read (a few kilobytes of objects per skill otherwise).
             encoded = json.dumps(result.entry.to_json(), ensure_ascii=False).encode()
@@ -678,14 +723,26 @@ class CatalogBuilder:
                 encoded_entry=encoded,
                 make=(self._restorer, key),
             )
-            self._records[place] = (key, result)
+            self._records.setdefault(root, {})[folder] = result
             self.new_records = True
         return result
 
 
+def _kept(
+    table: dict[int, dict[str, PublishedSkill]], root: int, folder: str
+) -> tuple[bytes, PublishedSkill] | None:
+    """The key and skill kept in ``table`` for ``folder`` of ``root``, or None."""
+    skills = table.get(root)
+    skill = skills.get(folder) if skills is not None else None
+    if skill is None:
+        return None
+    key = skill_key(skill)
+    return None if key is None else (key, skill)
+
+
 def _files_key(folder: str, skill_md: SnapshotFile, files_below: Sequence[SnapshotFile]) -> bytes:
     """What a published skill is made of besides its SKILL.md's frontmatter: the path below the
-    folder, size and digest of each of its files, in order, packed (see :func:`_pack_key`)."""
+    folder, size and digest of each of its files, in order, packed (see :class:`~._rules.PackedKey`)."""
     files = files_below or (skill_md,)
     start = len(folder) + 1
     fromhex = bytes.fromhex
@@ -699,31 +756,22 @@ def _files_key(folder: str, skill_md: SnapshotFile, files_below: Sequence[Snapsh
     )
 
 
-def _pack_key(key: SkillKey) -> bytes:
-    """A skill's key as a builder keeps it: the count of files, a row per file (size, raw
-    digest: 40 bytes), then the paths joined by NUL (a fifth of the memory of the list)."""
-    paths = cast("list[str]", key[::3])
-    digests = [bytes.fromhex(digest[7:]) for digest in cast("list[str]", key[2::3])]
-    return b"".join(
-        [
-            _COUNT.pack(len(paths)),
-            *map(_KEY_ROW.pack, key[1::3], digests),
-            "\0".join(paths).encode("utf-8", "surrogateescape"),
-        ]
-    )
-
-
-def _unpack_key(key: bytes) -> SkillKey:
-    """The list form of a packed key (:func:`_pack_key`)."""
+def _key_digest(key: bytes) -> str | None:
+    """The digest of the SKILL.md in a packed key (:class:`~._rules.PackedKey`), or None."""
     (count,) = _COUNT.unpack_from(key)
     end = _COUNT.size + _KEY_ROW.size * count
-    paths = key[end:].decode("utf-8", "surrogateescape").split("\0")
-    out: SkillKey = []
-    for path, (size, digest) in zip(
-        paths, _KEY_ROW.iter_unpack(key[_COUNT.size : end]), strict=True
-    ):
-        out += (path, size, "sha256:" + digest.hex())
-    return out
+    paths = key[end:].split(b"\0")
+    try:
+        position = paths.index(b"SKILL.md")
+    except ValueError:
+        return None
+    return (
+        "sha256:"
+        + key[
+            _COUNT.size + _KEY_ROW.size * position + 8 : _COUNT.size
+            + _KEY_ROW.size * (position + 1)
+        ].hex()
+    )
 
 
 def _restore(
@@ -750,7 +798,7 @@ def _restore(
     prefix = folder + "/"
     files = [
         new_snapshot_file(prefix + str(path), int(size), str(digest), None)
-        for path, size, digest in zip(*[iter(_unpack_key(key))] * 3, strict=True)
+        for path, size, digest in zip(*[iter(unpack_key(key))] * 3, strict=True)
     ]
     skill_md = next(f for f in files if f.path == prefix + SKILL_MD)
     found = (
@@ -783,6 +831,8 @@ def recorded_frontmatter(encoded_entry: bytes) -> dict[str, JSONValue] | None:
 def record_digest(record: SkillRecord) -> str | None:
     """The digest of the SKILL.md a record holds the frontmatter of (in its key)."""
     key = record.key
+    if isinstance(key, PackedKey):
+        return _key_digest(key.packed)
     for position in range(0, len(key), 3):
         if key[position] == SKILL_MD:
             return str(key[position + 2])

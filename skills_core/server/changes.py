@@ -126,6 +126,36 @@ def diff_entries(before: Mapping[str, SkillEntry], after: Mapping[str, SkillEntr
     )
 
 
+def _same_entry(old: PublishedSkill, new: PublishedSkill) -> bool:
+    """Whether two skills have equal entries, building neither when it need not: the very same
+    skill (what a re-scan keeps for a skill whose files did not change), or the same encoded
+    entry (the JSON text of equal entries, written the same way)."""
+    if old is new:
+        return True
+    encoded = old.encoded_entry
+    if encoded is not None and encoded == new.encoded_entry:
+        return True
+    return old.entry == new.entry
+
+
+def _diff_skills(
+    before: Mapping[str, PublishedSkill], after: Mapping[str, PublishedSkill]
+) -> SkillChanges:
+    """:func:`diff_entries` of two ``{SKILL.md URI: skill}`` maps, building the entries only of
+    the skills added, removed or changed (a skill kept encoded builds its entry when read)."""
+    changed = [
+        uri
+        for uri, skill in after.items()
+        if (old := before.get(uri)) is not None and not _same_entry(old, skill)
+    ]
+    old_entries = {uri: skill.entry for uri, skill in before.items() if uri not in after}
+    new_entries = {uri: skill.entry for uri, skill in after.items() if uri not in before}
+    for uri in changed:
+        old_entries[uri] = before[uri].entry
+        new_entries[uri] = after[uri].entry
+    return diff_entries(old_entries, new_entries)
+
+
 @final
 class ChangePacer:
     """When an adapter should look for changes and when it should announce them (no clock).
@@ -201,15 +231,17 @@ class ChangeTracker:
 
     The live catalog's one change hook (:meth:`LiveCatalog.listen
     <skills_core.server._live.LiveCatalog.listen>`) sets :attr:`moved`; :meth:`take` compares the
-    entries published now with those last reported, once.
+    entries published now with those last reported, once. The skills last reported are held as
+    the live catalog's map of them (:meth:`LiveCatalog.published
+    <skills_core.server._live.LiveCatalog.published>`), so no entry is built to be remembered:
+    the comparison builds only the entries of skills that are not the same objects, with the
+    same encoded entry, as before.
     """
 
     __slots__ = ("_live", "_reported", "moved")
 
     def __init__(self, live: LiveCatalog) -> None:
         self._live = live
-        # The skills last reported; their entries are compared (and built, for a skill kept
-        # encoded) only when a take() finds another skill at their URI.
         self._reported = live.published()
         #: True once the catalog was replaced or updated since the last :meth:`take`.
         self.moved = False
@@ -220,32 +252,7 @@ class ChangeTracker:
 
     def take(self) -> SkillChanges | None:
         """What changed since the last take, or None when no entry did."""
-        skills = self._live.published()
-        change = _diff_skills(self._reported, skills)
-        self._reported, self.moved = skills, False
+        published = self._live.published()
+        change = _diff_skills(self._reported, published)
+        self._reported, self.moved = published, False
         return change if change else None
-
-
-def _diff_skills(
-    before: Mapping[str, PublishedSkill], after: Mapping[str, PublishedSkill]
-) -> SkillChanges:
-    """:func:`diff_entries` of the entries of two ``{SKILL.md URI: skill}`` maps, looking only at
-    the URIs whose skill is not the same object (nor kept as the same encoded entry) on both
-    sides: a skill is equal to itself, so the others change nothing in the comparison."""
-    old: dict[str, SkillEntry] = {}
-    new: dict[str, SkillEntry] = {}
-    for uri, skill in after.items():
-        earlier = before.get(uri)
-        if earlier is skill or (
-            earlier is not None
-            and skill.encoded_entry is not None
-            and earlier.encoded_entry == skill.encoded_entry
-        ):
-            continue
-        new[uri] = skill.entry
-        if earlier is not None:
-            old[uri] = earlier.entry
-    for uri, skill in before.items():
-        if uri not in after:
-            old[uri] = skill.entry
-    return diff_entries(old, new)

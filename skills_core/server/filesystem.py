@@ -45,10 +45,12 @@ folder is known to be one when its listing holds ``SKILL.md``, before its files 
 once, hashing as it reads, and keeps only ``SKILL.md`` bytes. A file larger than the total-size
 limit is not read at all: any skill containing it is over the limit anyway. Digests are cached by
 stat signature ``(device, inode, size, mtime, ctime)``, each file's signature and digest kept
-packed as the digest index's 72-byte row (:func:`~skills_core.server.index.pack_file`; folder
-records and each ``SKILL.md``'s signature packed too); a later scan or the re-check of one skill
-re-reads only files whose signature changed (and an unchanged ``SKILL.md`` whose verdict the
-catalog builder no longer holds). A file modified within a few seconds of being hashed could keep
+packed as the digest index's 72-byte row (:func:`~skills_core.server.index.pack_file`), the rows
+of a folder's files in one record per folder with, given an index, the folder's signature and
+listing (:func:`~skills_core.server.index.pack_folder`: one bytes object per folder, none per
+file); a later scan or the re-check of one skill re-reads only files whose signature changed
+(and an unchanged ``SKILL.md`` whose frontmatter the catalog builder no longer knows). A file
+modified within a few seconds of being hashed could keep
 its signature through a second write (timestamps are coarse), so such a "racy" entry is never
 trusted and gets re-hashed the next time. What the cache cannot see is a write that moves no
 timestamp and keeps the size: through a shared writable mapping (``mmap``), only the first
@@ -86,7 +88,8 @@ follow no link. A file that must be read in a replayed folder is opened from a d
 that folder, opened name by name from the root as usual. Re-checks of one skill always list.
 
 **Skills added or removed while serving** (:meth:`FilesystemSource.poll`). Each full scan
-records every skill folder's ``SKILL.md`` with its stat signature. When asked, at most once per
+records every skill folder's ``SKILL.md`` with its stat signature (kept as one SHA-256 of them
+all, nothing per skill: :func:`~skills_core.server._walk.structure_digest`). When asked, at most once per
 ``max_age_ms`` (the server's ``ttlMs``), the source walks the folders again (one open folder per
 level, no file opened, only each ``SKILL.md`` stat-ed; see :mod:`skills_core.server._walk`) and
 re-scans, with its cache, only when that record differs: a skill folder appeared or vanished, or a
@@ -118,7 +121,6 @@ import logging
 import os
 import stat
 import struct
-import sys
 import time
 import weakref
 from collections.abc import Callable, Iterable, Sequence
@@ -133,27 +135,25 @@ from ._walk import (
     DIR_FLAGS,
     NOT_SERVED,
     Frame,
-    Structure,
     Walk,
     join,
     open_below,
     problem,
     skill_md_signatures,
+    structure_digest,
 )
 from .catalog import Catalog, CatalogBuilder, record_digest
 from .index import (
     SIGNATURE_ROW,
     DigestIndex,
     DigestIndexError,
-    PackedFiles,
-    PackedFolders,
-    PackedListing,
     RootIndex,
     Signature,
     decode_index,
     encode_index,
     pack_file,
-    pack_listing,
+    pack_folder,
+    unpack_folder,
 )
 from .index_file import (
     MAX_INDEX_BYTES,
@@ -271,15 +271,16 @@ class FilesystemSource(TreeSource):
         self._mounts = [
             self._mount_name(n, r) for n, r in zip(self._named, self._roots, strict=True)
         ]
-        # Per root: {path: its row: signature and raw digest, 72 bytes}, only signatures that may
-        # be trusted (not racy), in memory as in the index (index.pack_file). A full scan starts
-        # a new dict holding only the files it saw; a re-check of one skill updates the current one.
+        # Per root: {folder path: its record}, in memory as in the index (index.pack_folder):
+        # the row (signature and raw digest, 72 bytes) of each file of the folder whose signature
+        # may be trusted (not racy), and, with a digest index, the folder's own signature and
+        # listing when listed. One bytes object per folder, not objects per file. A full scan
+        # starts a new dict holding only the folders it saw; a re-check of one skill updates the
+        # current one.
         self._caches: list[dict[str, bytes]] = [{} for _ in self._roots]
-        # Per root, with a digest index: {folder path: its signature and listing when listed}.
-        # (Signatures packed, names interned: index.PackedFolders.)
-        self._listings: list[dict[str, PackedListing]] = [{} for _ in self._roots]
         # Per root: the skill folders the last full scan saw (what poll() compares).
-        self._structures: list[Structure] = [{} for _ in self._roots]
+        # (As its digest: see _walk.structure_digest.)
+        self._structures: list[bytes] = [structure_digest({}) for _ in self._roots]
         self._looked_ns = time.monotonic_ns()
         self._index_path = None if index is None else os.path.abspath(os.fspath(index))
         #: What went wrong with the digest index, if anything (for the operator; None when fine).
@@ -515,7 +516,6 @@ class FilesystemSource(TreeSource):
             return RootSnapshot()
         fd, _ = opened
         old = self._caches[root]
-        old_listings = self._listings[root]
         recording = self._index_path is not None
         walk = Walk(
             root=root,
@@ -524,8 +524,6 @@ class FilesystemSource(TreeSource):
             new={} if full else old,
             strip=len(mount) + 1 if mount else 0,
             start_fd=fd if full else -1,
-            listings=old_listings,
-            new_listings={} if full else old_listings,
             record=recording,
             replay=full and recording,
         )
@@ -558,14 +556,8 @@ class FilesystemSource(TreeSource):
                     os.close(frame[0])
         if full:
             self._caches[root] = walk.new
-            self._listings[root] = walk.new_listings
-            self._structures[root] = walk.skill_mds
-        self._unsaved = (
-            self._unsaved
-            or walk.changed
-            or len(walk.new) != len(old)
-            or len(walk.new_listings) != len(old_listings)
-        )
+            self._structures[root] = structure_digest(walk.skill_mds)
+        self._unsaved = self._unsaved or walk.changed or len(walk.new) != len(old)
         return RootSnapshot(files=walk.files, problems=walk.problems, skipped=walk.skipped)
 
     def _child(
@@ -574,7 +566,7 @@ class FilesystemSource(TreeSource):
         """The frame of a subfolder: replayed from its record when its signature is unchanged,
         else opened (from its parent's descriptor, or down from the start folder's) and listed."""
         if walk.replay:
-            record = walk.listings.get(path)
+            record = walk.old.get(path)
             if record is not None:
                 try:
                     st = (
@@ -587,9 +579,20 @@ class FilesystemSource(TreeSource):
                 except OSError:
                     pass  # listed for real below, which reports what is wrong
                 else:
-                    if _packed_key(st) == record[0]:
-                        walk.new_listings[path] = record
-                        return self._process(walk, None, path, in_skill, record[1])
+                    signature = _packed_key(st)
+                    if signature is not None and record.startswith(signature):
+                        _, listing, rows = unpack_folder(record)
+                        if listing is not None:
+                            return self._process(
+                                walk,
+                                None,
+                                path,
+                                in_skill,
+                                listing,
+                                signature=signature,
+                                old=(record, rows),
+                                replayed=True,
+                            )
         try:
             child = (
                 os.open(name, DIR_FLAGS, dir_fd=parent_fd)
@@ -612,13 +615,28 @@ class FilesystemSource(TreeSource):
     def _enter(self, walk: Walk, fd: int, path: str, in_skill: bool) -> Frame:
         """List one open folder (or replay its record, when its signature is unchanged)."""
         signature: bytes | None = None
+        record = walk.old.get(path)
         if walk.record:
             st = os.fstat(fd)
             signature = _packed_key(st)
-            record = walk.listings.get(path) if walk.replay else None
-            if record is not None and record[0] == signature:
-                walk.new_listings[path] = record
-                return self._process(walk, fd, path, in_skill, record[1])
+            if (
+                walk.replay
+                and record is not None
+                and signature is not None
+                and record.startswith(signature)
+            ):
+                _, recorded, rows = unpack_folder(record)
+                if recorded is not None:
+                    return self._process(
+                        walk,
+                        fd,
+                        path,
+                        in_skill,
+                        recorded,
+                        signature=signature,
+                        old=(record, rows),
+                        replayed=True,
+                    )
             mtime, ctime = st.st_mtime_ns, st.st_ctime_ns
             if walk.now - (mtime if mtime > ctime else ctime) <= _RACY_NS:
                 signature = None  # racy: listed again next time
@@ -636,23 +654,30 @@ class FilesystemSource(TreeSource):
                         listing.append("o" + entry.name)
         except OSError as exc:
             walk.problems.append(problem(walk.root, path, exc))
-            if walk.new_listings.pop(path, None) is not None:
+            if record is not None:  # nothing of it is kept: its files are not looked at
                 walk.changed = True
+                walk.new.pop(path, None)
             return fd, path, in_skill, []
-        if signature is not None:
-            record = (signature, tuple(map(sys.intern, listing)))
-            if walk.listings.get(path) != record:
-                walk.changed = True
-            walk.new_listings[path] = record
-        elif walk.new_listings.pop(path, None) is not None:
-            walk.changed = True
-        return self._process(walk, fd, path, in_skill, listing)
+        old = (record, unpack_folder(record)[2]) if record is not None else None
+        return self._process(walk, fd, path, in_skill, listing, signature=signature, old=old)
 
     def _process(
-        self, walk: Walk, fd: int | None, path: str, in_skill: bool, listing: Sequence[str]
+        self,
+        walk: Walk,
+        fd: int | None,
+        path: str,
+        in_skill: bool,
+        listing: Sequence[str],
+        *,
+        signature: bytes | None,
+        old: tuple[bytes, dict[str, bytes]] | None,
+        replayed: bool = False,
     ) -> Frame:
-        """Judge the names of one folder's listing, snapshot its files if it is in a skill, and
-        return its frame (``fd`` is None for a folder replayed from its record)."""
+        """Judge the names of one folder's listing, snapshot its files if it is in a skill, keep
+        the folder's record, and return its frame (``fd`` is None for a folder replayed from its
+        record). ``signature`` is the folder's, to record with its listing (None: the listing is
+        not recorded); ``old`` its record before and the file rows in it; ``replayed`` whether
+        the listing is that record's (its signature unchanged)."""
         regular: list[str] = []
         folders: list[str] = []
         selection = self._selection
@@ -677,8 +702,11 @@ class FilesystemSource(TreeSource):
             else:
                 walk.refuse(path, name, ProblemCode.SPECIAL_FILE, _SPECIAL_REASON)
         in_skill = in_skill or has_skill_md
+        rows: dict[str, bytes] = {}
         if in_skill:
             files = walk.files
+            walk.rows = {} if old is None else old[1]
+            walk.new_rows = rows
             for name in regular:
                 try:
                     files.append(self._file(walk, fd, path, name))
@@ -686,6 +714,19 @@ class FilesystemSource(TreeSource):
                     walk.refuse(path, name, refused.code, refused.reason)
                 except OSError as exc:
                     walk.problems.append(problem(walk.root, join(path, name), exc))
+        if replayed and old is not None and rows == old[1]:
+            walk.new[path] = old[0]  # the very record it had: a warm walk packs nothing
+        elif signature is None and not rows:
+            if old is not None:  # nothing of it to keep now
+                walk.changed = True
+                walk.new.pop(path, None)
+        else:
+            record = pack_folder(signature, None if signature is None else listing, rows)
+            if old is not None and record == old[0]:
+                record = old[0]
+            else:
+                walk.changed = True
+            walk.new[path] = record
         folders.sort(reverse=True)
         return fd, path, in_skill, folders
 
@@ -698,7 +739,7 @@ class FilesystemSource(TreeSource):
         """
         path = f"{folder}/{name}" if folder else name
         keep = name == SKILL_MD
-        cached = walk.old.get(path)
+        cached = walk.rows.get(name)
         if cached is not None:
             st = (
                 os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
@@ -709,8 +750,10 @@ class FilesystemSource(TreeSource):
             if signature is not None and cached.startswith(signature):
                 digest = "sha256:" + cached[40:].hex()
                 # An unchanged SKILL.md need not be read either when its verdict is known.
-                if not keep or self._builder.knows(digest, folder.rpartition("/")[2]):
-                    walk.new[path] = cached
+                if not keep or self._builder.knows(
+                    digest, folder.rpartition("/")[2], root=walk.root, folder=folder
+                ):
+                    walk.new_rows[name] = cached
                     if keep:
                         walk.skill_mds[path] = signature
                     return new_snapshot_file(path, st.st_size, digest, None)
@@ -747,16 +790,11 @@ class FilesystemSource(TreeSource):
             else None
         )
         if record is not None:
-            if record != cached:
-                walk.changed = True
-            walk.new[path] = record
+            walk.new_rows[name] = record
             if keep:
                 walk.skill_mds[path] = record[:40]
-        else:  # racy: hashed again next time (and not kept in a re-checked cache either)
-            if walk.new.pop(path, None) is not None:
-                walk.changed = True
-            if keep:
-                walk.skill_mds[path] = None
+        elif keep:  # racy: hashed again next time (and not kept in a re-checked cache either)
+            walk.skill_mds[path] = None
         return new_snapshot_file(path, size, digest, data)
 
     # -- skills added or removed ------------------------------------------------------------------
@@ -798,7 +836,7 @@ class FilesystemSource(TreeSource):
             found = skill_md_signatures(
                 opened[0], mount, len(mount) + 1 if mount else 0, self._selection.skip
             )
-            changed = changed or found != self._structures[root]
+            changed = changed or structure_digest(found) != self._structures[root]
         self.poll_note = None
         self._where.recovered()
         return changed
@@ -895,26 +933,7 @@ class FilesystemSource(TreeSource):
             if section is None:
                 self._unsaved = True  # a root the index does not know (or knows as another)
                 continue
-            files = section.files
-            self._caches[number] = (
-                dict(files.rows)
-                if isinstance(files, PackedFiles)
-                else {
-                    path: row
-                    for path, (signature, digest) in files.items()
-                    if (row := pack_file(signature, digest)) is not None
-                }
-            )
-            folders = section.folders
-            self._listings[number] = (
-                dict(folders.rows)
-                if isinstance(folders, PackedFolders)
-                else {
-                    path: packed
-                    for path, (signature, listing) in folders.items()
-                    if (packed := pack_listing(signature, listing)) is not None
-                }
-            )
+            self._caches[number] = dict(section.records or {})
             restorable.append((number, section))
         if index.library != __version__:
             self._unsaved = True  # another parser wrote it: parse again, and record anew
@@ -933,7 +952,6 @@ class FilesystemSource(TreeSource):
     def _forget_index(self) -> None:
         """Drop everything the digest index gave: the next scan hashes and parses everything."""
         self._caches = [{} for _ in self._roots]
-        self._listings = [{} for _ in self._roots]
         self._builder = CatalogBuilder(scheme=self._builder.scheme, limits=self._builder.limits)
         self._builder.learn({})
         self._unsaved = True
@@ -945,12 +963,12 @@ class FilesystemSource(TreeSource):
         skill_mds: set[str] = set()
         in_records: set[str | None] = set()
         for number, root in enumerate(self._roots):
-            files = self._caches[number]
-            skill_mds.update(
-                "sha256:" + row[40:].hex()
-                for path, row in files.items()
-                if path.rpartition("/")[2] == SKILL_MD
-            )
+            folder_records = self._caches[number]
+            for record in folder_records.values():
+                if b"SKILL.md" in record:  # (a cheap look first: most folders hold none)
+                    row = unpack_folder(record)[2].get(SKILL_MD)
+                    if row is not None:
+                        skill_mds.add("sha256:" + row[40:].hex())
             device, inode = self._identities[number]
             records = self._builder.records_for(number)
             in_records.update(map(record_digest, records.values()))
@@ -960,8 +978,7 @@ class FilesystemSource(TreeSource):
                     device=device,
                     inode=inode,
                     mount=self._mounts[number],
-                    files=PackedFiles(files),
-                    folders=PackedFolders(self._listings[number]),
+                    records=folder_records,
                     skills=records,
                 )
             )

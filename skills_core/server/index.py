@@ -68,11 +68,11 @@ at the time of each ``resources/read``, through descriptors that follow no link.
 listing are checked to be single path components (never empty, ``.`` or ``..``, never holding
 ``/`` or NUL) before anything is trusted.
 
-Format (version 3)
+Format (version 4)
 ------------------
 The file is made of three parts::
 
-    skills-core digest index 3
+    skills-core digest index 4
     sha256:<64 lowercase hex digits: the SHA-256 of everything after this line>
     <the body, compressed with zlib (RFC 1950), at most MAX_BODY_BYTES once decompressed>
 
@@ -89,43 +89,49 @@ The header::
                      ...},
      "roots": [{"path": "<resolved absolute path>", "device": <int>, "inode": <int>,
                 "mount": "<name the root is published under, or empty>",
-                "files": <count>, "folders": <count>, "items": <count of listing items>,
-                "skills": <count of records>, "keys": <count of files in the records' keys>,
+                "folders": <count of folder records>,
+                "skills": <count of skill records>, "keys": <count of files in their keys>,
                 "findings": {"<skill folder>": [[<severity>, <field>, <code>, <message>,
                                                   <line>, <column>, <file>], ...], ...}},
                ...],
      "columns": [<length in bytes of each column>, ...]}
 
-Each root has ten columns, in this order (names are UTF-8, those that are not UTF-8 on disk as
+Each root has eight columns, in this order (names are UTF-8, those that are not UTF-8 on disk as
 Python's ``surrogateescape`` writes them, and joined by NUL, which no name holds; integers are
 little-endian; a digest is its 32 bytes):
 
-1. the paths of the files, below the root;
-2. per file, its signature and digest: ``<QQQqq32s`` (device, inode, size, mtime, ctime);
-3. the paths of the folders (``""`` for the root folder itself);
-4. per folder, its signature and how many listing items are its: ``<QQQqqI``;
-5. the listing items of every folder, in the order of the folders: a kind (one character: ``d``
-   a folder, not a link to one; ``f`` a regular file; ``l`` a symbolic link, to anything; ``o``
-   anything else, a FIFO, a socket, a device) and a name, in the order the filesystem listed them
-   (which a walk reproduces);
-6. the folders of the skill records;
-7. per record, how many files its key holds: ``<I``;
-8. the paths, below the skill folder, of the files of every key;
-9. per file of a key, its size and digest: ``<Q32s``;
-10. per record, its encoded entry (UTF-8 JSON text, which holds no NUL).
+1. the paths of the folders that have a record, below the root (``""`` for the root folder);
+2. per folder, the length of its record: ``<I``;
+3. the folder records, one after the other (below);
+4. the folders of the skill records;
+5. per skill record, how many files its key holds: ``<I``;
+6. the paths, below the skill folder, of the files of every key;
+7. per file of a key, its size and digest: ``<Q32s``;
+8. per skill record, its encoded entry (UTF-8 JSON text, which holds no NUL).
 
-Everything is sorted by path, so the same tree gives the same bytes. A decoded index keeps the file
-rows as they are (:class:`PackedFiles`: a row unpacked only when a path is looked up) and the folder
-signatures packed with their names interned (:class:`PackedFolders`): the form a filesystem source
-keeps its caches in, so a warm start of 100,000 skills makes no tuple per file. The columns are read
-with C routines (``struct.iter_unpack``, ``bytes.split``) and checked in bulk (the counts, the
-column lengths, every listing name with one regular expression), so a warm start spends its time on
-the tree rather than on the index. A frontmatter is kept once: for a SKILL.md whose skill has a
-record, in the record's encoded entry; the map in the header holds the others (skills left out, and
-skills that met a problem). The body is compressed (zlib's fastest level: a third of its size,
-100,000 skills in about 30 MB, read back in C at hundreds of megabytes a second); the checksum
-covers the compressed bytes, so nothing is decompressed before it matches. Versions 1 (JSON only, no
-folders or records) and 2 (the same body, not compressed) are not read: the index is rebuilt.
+A *folder record* (:func:`pack_folder`) is everything the index knows of one folder, in one
+piece: the folder's signature ``<QQQqq`` (device, inode, size, mtime, ctime; all zero when its
+listing is not recorded), then ``<II``: how many of its files have a row, and how many items its
+listing holds (:data:`NO_LISTING` when it is not recorded); then the row of each of those files,
+its signature and digest (``<QQQqq32s``, 72 bytes); then, joined by NUL, the names of those files
+and the listing items: a kind (one character: ``d`` a folder, not a link to one; ``f`` a regular
+file; ``l`` a symbolic link, to anything; ``o`` anything else, a FIFO, a socket, a device) and a
+name, in the order the filesystem listed them (which a walk reproduces).
+
+Everything is sorted by path, so the same tree gives the same bytes. A decoded index keeps each
+folder record as it is, one bytes object per folder (:attr:`RootIndex.records`; :attr:`RootIndex.files`
+and :attr:`RootIndex.folders` are views of them): the form a filesystem source keeps its caches in,
+so a warm start of 100,000 skills makes no object per file, and a serving process keeps one per
+folder. Every record is checked when the index is read (its counts against its length and its
+names, no listing without a signature), and the names all at once with two regular expressions
+(every file name one path component; every listing item a kind and a name that is not ``.`` or
+``..``), so a warm start spends its time on the tree rather than on the index. A frontmatter is
+kept once: for a SKILL.md whose skill has a record, in the record's encoded entry; the map in the
+header holds the others (skills left out, and skills that met a problem). The body is compressed
+(zlib's fastest level: a third of its size, read back in C at hundreds of megabytes a second); the
+checksum covers the compressed bytes, so nothing is decompressed before it matches. Versions 1 (JSON
+only, no folders or records), 2 (a file and folder column each, not compressed) and 3 (version 2,
+compressed) are not read: the index is rebuilt.
 """
 
 from __future__ import annotations
@@ -135,9 +141,8 @@ import hashlib
 import json
 import re
 import struct
-import sys
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final, final
@@ -145,7 +150,7 @@ from typing import Any, Final, final
 from ..errors import SkillsError
 from ..spec import MAX_RESOURCES, MAX_TOTAL_BYTES
 from ..validation import Finding, Severity
-from ._rules import ParsedSkillMd, SkillKey, SkillRecord
+from ._rules import PackedKey, ParsedSkillMd, SkillRecord
 from .paths import DEFAULT_SCHEME
 
 __all__ = [
@@ -158,18 +163,19 @@ __all__ = [
     "DigestIndexError",
     "RootIndex",
     "DigestIndex",
-    "PackedFiles",
-    "PackedFolders",
-    "PackedListing",
+    "NO_LISTING",
+    "RecordFiles",
+    "RecordFolders",
     "SIGNATURE_ROW",
     "pack_file",
-    "pack_listing",
+    "pack_folder",
+    "unpack_folder",
     "encode_index",
     "decode_index",
 ]
 
 #: The format this module reads and writes; any other is treated as absent.
-FORMAT_VERSION: Final = 3
+FORMAT_VERSION: Final = 4
 #: A body larger than this once decompressed is not read (a bound on what a small file can make).
 MAX_BODY_BYTES: Final = 1 << 30
 #: zlib's fastest level: the index is written after every scan that changed something.
@@ -183,9 +189,6 @@ Signature = tuple[int, int, int, int, int]
 FileRecord = tuple[Signature, str]
 #: A folder's signature and its listing: each name with its kind (one character) before it.
 Listing = tuple[Signature, tuple[str, ...]]
-#: A folder's record as a source keeps it: its signature packed (:data:`SIGNATURE_ROW`), and its
-#: listing.
-PackedListing = tuple[bytes, tuple[str, ...]]
 
 
 _DIGEST_RE: Final = re.compile(r"sha256:[0-9a-f]{64}")
@@ -200,12 +203,24 @@ _KEY_ROW: Final = struct.Struct("<Q32s")
 #: How many files a skill record's key holds.
 _COUNT: Final = struct.Struct("<I")
 #: Columns per root (see the module docstring).
-_COLUMNS: Final = 10
+_COLUMNS: Final = 8
+#: After a folder record's signature: how many file rows and how many listing items it holds.
+_RECORD_COUNTS: Final = struct.Struct("<II")
+#: The length of a folder record's head (signature and counts).
+_RECORD_HEAD: Final = SIGNATURE_ROW.size + _RECORD_COUNTS.size
+#: The count of listing items of a folder whose listing is not recorded.
+NO_LISTING: Final = 0xFFFF_FFFF
+#: The signature of a folder record without a listing.
+_NO_SIGNATURE: Final = bytes(SIGNATURE_ROW.size)
+#: The length of each folder record.
+_LENGTH: Final = struct.Struct("<I")
 _CHECKSUM_RE: Final = re.compile(rb"sha256:([0-9a-f]{64})\n")
 #: Listing items joined by NUL: a kind, then a name that is not "." or "..".
 _LISTING_RE: Final = re.compile(
-    r"[dflo](?!\.\.?(?:\0|\Z))[^/\0]+(?:\0[dflo](?!\.\.?(?:\0|\Z))[^/\0]+)*"
+    rb"[dflo](?!\.\.?(?:\0|\Z))[^/\0]+(?:\0[dflo](?!\.\.?(?:\0|\Z))[^/\0]+)*"
 )
+#: File names joined by NUL: never empty, never holding "/".
+_FILE_NAMES_RE: Final = re.compile(rb"[^/\0]+(?:\0[^/\0]+)*")
 
 
 class IndexProblem(enum.StrEnum):
@@ -240,68 +255,109 @@ def pack_file(signature: Signature, digest: str) -> bytes | None:
     return _pack(_FILE_ROW, *signature, bytes.fromhex(digest[7:]))
 
 
-@final
-class PackedFiles(Mapping[str, FileRecord]):
-    """``{path: (signature, digest)}`` held as the index's file rows: 72 bytes a file.
+def pack_folder(
+    signature: bytes | None, listing: Sequence[str] | None, rows: Mapping[str, bytes]
+) -> bytes:
+    """A folder's record (see the module docstring): its packed signature and listing (both
+    None when its listing is not recorded) and ``{file name: row}`` of its files cached.
 
-    A filesystem source keeps its digest cache in this form (a fifth of the memory of the
-    tuples), and an index decodes into it without making a tuple per file; looking a path up
-    unpacks its row. Read-only; :attr:`rows` is the dictionary of rows itself.
+    Raises:
+        ValueError: a name holds a NUL (file names never do).
     """
+    names = list(rows) if listing is None else [*rows, *listing]
+    joined = "\0".join(names)
+    if joined.count("\0") != max(len(names) - 1, 0):
+        raise ValueError("a name holds a NUL")
+    return b"".join(
+        [
+            _NO_SIGNATURE if signature is None else signature,
+            _RECORD_COUNTS.pack(len(rows), NO_LISTING if listing is None else len(listing)),
+            *rows.values(),
+            joined.encode("utf-8", "surrogateescape"),
+        ]
+    )
 
-    __slots__ = ("rows",)
 
-    def __init__(self, rows: dict[str, bytes]) -> None:
-        """Wrap ``{path: row}`` (rows as :func:`pack_file` makes them)."""
-        self.rows = rows
+def unpack_folder(record: bytes) -> tuple[bytes | None, list[str] | None, dict[str, bytes]]:
+    """``(signature, listing, {file name: row})`` of a folder's record (:func:`pack_folder`);
+    the signature and listing are None when the listing is not recorded."""
+    count, items = _RECORD_COUNTS.unpack_from(record, SIGNATURE_ROW.size)
+    end = _RECORD_HEAD + _FILE_ROW.size * count
+    text = record[end:]
+    names = text.decode("utf-8", "surrogateescape").split("\0") if text else []
+    rows = dict(
+        zip(
+            names[:count],
+            [record[start : start + _FILE_ROW.size] for start in range(_RECORD_HEAD, end, 72)],
+            strict=True,
+        )
+    )
+    if items == NO_LISTING:
+        return None, None, rows
+    return record[: SIGNATURE_ROW.size], names[count:], rows
+
+
+@final
+class RecordFiles(Mapping[str, FileRecord]):
+    """``{path: (signature, digest)}`` of every file in a root's folder records (a view: a
+    lookup unpacks its folder's record)."""
+
+    __slots__ = ("records",)
+
+    def __init__(self, records: Mapping[str, bytes]) -> None:
+        """View the files of ``{folder path: record}``."""
+        self.records = records
 
     def __getitem__(self, path: str) -> FileRecord:
-        dev, ino, size, mtime, ctime, digest = _FILE_ROW.unpack(self.rows[path])
+        folder, _, name = path.rpartition("/")
+        dev, ino, size, mtime, ctime, digest = _FILE_ROW.unpack(
+            unpack_folder(self.records[folder])[2][name]
+        )
         return (dev, ino, size, mtime, ctime), "sha256:" + digest.hex()
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self.rows)
+        for folder, record in self.records.items():
+            for name in unpack_folder(record)[2]:
+                yield f"{folder}/{name}" if folder else name
 
     def __len__(self) -> int:
-        return len(self.rows)
+        return sum(
+            _RECORD_COUNTS.unpack_from(record, SIGNATURE_ROW.size)[0]
+            for record in self.records.values()
+        )
 
     def __repr__(self) -> str:
-        return f"PackedFiles({dict(self)!r})"
+        return f"RecordFiles({dict(self)!r})"
 
 
 @final
-class PackedFolders(Mapping[str, Listing]):
-    """``{folder path: (signature, listing)}`` held with each signature packed (40 bytes, not
-    a tuple of five integers) and the names of listings shared (interned: a tree repeats its
-    names, ``SKILL.md`` first). A filesystem source keeps its folder records in this form.
-    Read-only; :attr:`rows` is the dictionary of packed records itself.
-    """
+class RecordFolders(Mapping[str, Listing]):
+    """``{folder path: (signature, listing)}`` of the folders of a root's folder records whose
+    listing is recorded (a view: a lookup unpacks the record)."""
 
-    __slots__ = ("rows",)
+    __slots__ = ("records",)
 
-    def __init__(self, rows: dict[str, PackedListing]) -> None:
-        """Wrap ``{path: (packed signature, listing)}``."""
-        self.rows = rows
+    def __init__(self, records: Mapping[str, bytes]) -> None:
+        """View the listings of ``{folder path: record}``."""
+        self.records = records
 
     def __getitem__(self, path: str) -> Listing:
-        signature, listing = self.rows[path]
+        signature, listing, _ = unpack_folder(self.records[path])
+        if signature is None or listing is None:
+            raise KeyError(path)
         dev, ino, size, mtime, ctime = SIGNATURE_ROW.unpack(signature)
-        return (dev, ino, size, mtime, ctime), listing
+        return (dev, ino, size, mtime, ctime), tuple(listing)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self.rows)
+        for folder, record in self.records.items():
+            if _RECORD_COUNTS.unpack_from(record, SIGNATURE_ROW.size)[1] != NO_LISTING:
+                yield folder
 
     def __len__(self) -> int:
-        return len(self.rows)
+        return sum(1 for _ in self)
 
     def __repr__(self) -> str:
-        return f"PackedFolders({dict(self)!r})"
-
-
-def pack_listing(signature: Signature, listing: tuple[str, ...]) -> PackedListing | None:
-    """A folder's packed record (names interned), or None when its signature does not fit."""
-    packed = _pack(SIGNATURE_ROW, *signature)
-    return None if packed is None else (packed, tuple(map(sys.intern, listing)))
+        return f"RecordFolders({dict(self)!r})"
 
 
 @final
@@ -319,6 +375,10 @@ class RootIndex:
             when it had that signature, each name preceded by its kind (``d``, ``f``, ``l`` or
             ``o``; see the module docstring), in the order the filesystem listed them.
         skills: ``{skill folder: record}``: each published skill, with what it is made of.
+        records: ``{folder path: record}`` (:func:`pack_folder`): the files and folders above
+            as the index stores them and a filesystem source keeps them. When given,
+            :attr:`files` and :attr:`folders` are views of it (:class:`RecordFiles`,
+            :class:`RecordFolders`); a decoded index gives it.
     """
 
     path: str
@@ -328,6 +388,13 @@ class RootIndex:
     files: Mapping[str, FileRecord] = field(default_factory=lambda: MappingProxyType({}))
     folders: Mapping[str, Listing] = field(default_factory=lambda: MappingProxyType({}))
     skills: Mapping[str, SkillRecord] = field(default_factory=lambda: MappingProxyType({}))
+    records: Mapping[str, bytes] | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        records = self.records
+        if records is not None:
+            object.__setattr__(self, "files", RecordFiles(records))
+            object.__setattr__(self, "folders", RecordFolders(records))
 
 
 @final
@@ -375,36 +442,51 @@ def encode_index(index: DigestIndex) -> bytes:
     return b"%s%d\nsha256:%s\n%s" % (MAGIC, FORMAT_VERSION, checksum.encode(), data)
 
 
+def _records_of(root: RootIndex) -> dict[str, bytes]:
+    """The folder records of a root: its own, or made of its ``files`` and ``folders`` (a file
+    or folder whose numbers do not fit the format's integers left out).
+
+    Raises:
+        ValueError: a name holds a NUL.
+    """
+    if root.records is not None:
+        return dict(root.records)
+    rows: dict[str, dict[str, bytes]] = {}
+    for path, (signature, digest) in sorted(root.files.items()):
+        row = pack_file(signature, digest)
+        if row is not None:
+            folder, _, name = path.rpartition("/")
+            rows.setdefault(folder, {})[name] = row
+    listings: dict[str, tuple[bytes, tuple[str, ...]]] = {}
+    for path, (signature, listing) in root.folders.items():
+        packed = _pack(SIGNATURE_ROW, *signature)
+        if packed is not None:
+            listings[path] = (packed, listing)
+    records: dict[str, bytes] = {}
+    for folder in rows.keys() | listings.keys():
+        packed_signature, items = listings.get(folder, (None, None))
+        records[folder] = pack_folder(packed_signature, items, rows.get(folder, {}))
+    return records
+
+
 def _encode_root(root: RootIndex, columns: list[bytes]) -> dict[str, object]:
     """The header of one root; its columns appended to ``columns`` (module docstring)."""
-    given = root.files
-    files = (
-        sorted(given.rows.items())
-        if isinstance(given, PackedFiles)
-        else [
-            (path, row)
-            for path, (signature, digest) in sorted(given.items())
-            if (row := pack_file(signature, digest)) is not None
-        ]
-    )
-    listings = root.folders
-    folders = (
-        [
-            (path, signature + _COUNT.pack(len(listing)), listing)
-            for path, (signature, listing) in sorted(listings.rows.items())
-        ]
-        if isinstance(listings, PackedFolders)
-        else [
-            (path, row, listing)
-            for path, (signature, listing) in sorted(listings.items())
-            if (row := _pack(_FOLDER_ROW, *signature, len(listing))) is not None
-        ]
-    )
+    records = sorted(_records_of(root).items())
     skills: list[tuple[str, SkillRecord]] = []
-    key_paths: list[str] = []
+    key_paths: list[bytes] = []  # per record, its paths joined by NUL
     key_rows: list[bytes] = []
+    keys = 0
     for folder, record in sorted(root.skills.items()):
         key = record.key
+        if isinstance(key, PackedKey):  # as a builder keeps it: its rows and paths as they are
+            (count,) = _COUNT.unpack_from(key.packed)
+            end = _COUNT.size + _KEY_ROW.size * count
+            skills.append((folder, record))
+            if count:
+                key_paths.append(key.packed[end:])
+                key_rows.append(key.packed[_COUNT.size : end])
+                keys += count
+            continue
         rows = [
             _pack(_KEY_ROW, int(key[position + 1]), bytes.fromhex(str(key[position + 2])[7:]))
             for position in range(0, len(key), 3)
@@ -413,20 +495,20 @@ def _encode_root(root: RootIndex, columns: list[bytes]) -> dict[str, object]:
         if len(packed) != len(rows):
             continue  # a size past the format's integers: built again next time
         skills.append((folder, record))
-        key_paths += [str(name) for name in key[::3]]
-        key_rows += packed
+        if packed:
+            key_paths.append(_join([str(name) for name in key[::3]]))
+            key_rows += packed
+            keys += len(packed)
     entries = [record.encoded_entry for _, record in skills]
     if any(b"\0" in entry for entry in entries):
         raise ValueError("an encoded entry holds a NUL")
     columns += (
-        _join([path for path, _ in files]),
-        b"".join([row for _, row in files]),
-        _join([path for path, _, _ in folders]),
-        b"".join([row for _, row, _ in folders]),
-        _join([item for _, _, listing in folders for item in listing]),
+        _join([path for path, _ in records]),
+        b"".join([_LENGTH.pack(len(record)) for _, record in records]),
+        b"".join([record for _, record in records]),
         _join([folder for folder, _ in skills]),
         b"".join([_COUNT.pack(len(record.key) // 3) for _, record in skills]),
-        _join(key_paths),
+        b"\0".join(key_paths),
         b"".join(key_rows),
         b"\0".join(entries),
     )
@@ -435,11 +517,9 @@ def _encode_root(root: RootIndex, columns: list[bytes]) -> dict[str, object]:
         "device": root.device,
         "inode": root.inode,
         "mount": root.mount,
-        "files": len(files),
-        "folders": len(folders),
-        "items": sum(len(listing) for _, _, listing in folders),
+        "folders": len(records),
         "skills": len(skills),
-        "keys": len(key_rows),
+        "keys": keys,
         "findings": {
             folder: [_finding_row(f) for f in record.findings]
             for folder, record in skills
@@ -560,7 +640,7 @@ def _decode_root(section: object, columns: list[memoryview]) -> RootIndex:
         section["mount"],
         section["findings"],
     )
-    counts = [section[name] for name in ("files", "folders", "items", "skills", "keys")]
+    counts = [section[name] for name in ("folders", "skills", "keys")]
     if (
         type(path) is not str
         or type(device) is not int
@@ -570,13 +650,11 @@ def _decode_root(section: object, columns: list[memoryview]) -> RootIndex:
         or not all(type(count) is int for count in counts)
     ):
         raise TypeError("a root section has a field of the wrong type")
-    files, folders, items, skills, keys = counts
+    folders, skills, keys = counts
     (
-        file_paths,
-        file_rows,
         folder_paths,
-        folder_rows,
-        listing,
+        record_lengths,
+        records,
         skill_folders,
         key_counts,
         key_paths,
@@ -588,14 +666,15 @@ def _decode_root(section: object, columns: list[memoryview]) -> RootIndex:
         device=device,
         inode=inode,
         mount=mount,
-        files=PackedFiles(
-            dict(zip(_names(file_paths, files), _chunks(_FILE_ROW, file_rows, files), strict=True))
+        records=_folders(
+            _names(folder_paths, folders),
+            [length for (length,) in _rows(_LENGTH, record_lengths, folders)],
+            bytes(records),
         ),
-        folders=_folders(_names(folder_paths, folders), folder_rows, _names(listing, items)),
         skills=_skills(
             _names(skill_folders, skills),
             [count for (count,) in _rows(_COUNT, key_counts, skills)],
-            (_names(key_paths, keys), _rows(_KEY_ROW, key_rows, keys)),
+            (_split(key_paths, keys), _whole(_KEY_ROW, key_rows, keys)),
             _split(entries, skills),
             findings,
         ),
@@ -619,43 +698,67 @@ def _names(column: memoryview, count: int) -> list[str]:
     return names
 
 
+def _whole(row: struct.Struct, column: memoryview, count: int) -> bytes:
+    """The ``count`` rows of ``column``, as one bytes object."""
+    if len(column) != row.size * count:
+        raise ValueError(f"a column does not hold {count} rows")
+    return bytes(column)
+
+
 def _rows(row: struct.Struct, column: memoryview, count: int) -> list[tuple[Any, ...]]:
     if len(column) != row.size * count:
         raise ValueError(f"a column does not hold {count} rows")
     return list(row.iter_unpack(column))
 
 
-def _chunks(row: struct.Struct, column: memoryview, count: int) -> list[bytes]:
-    """The ``count`` rows of ``column``, each as its bytes (none unpacked)."""
-    size = row.size
-    if len(column) != size * count:
-        raise ValueError(f"a column does not hold {count} rows")
-    data = bytes(column)
-    return [data[start : start + size] for start in range(0, size * count, size)]
-
-
-def _folders(paths: list[str], column: memoryview, items: list[str]) -> PackedFolders:
-    # Every name is one path component: never empty, ".", "..", or holding "/" (the walk joins
-    # it to the folder's path and may open it); NUL separates them. Checked all at once.
-    if items and _LISTING_RE.fullmatch("\0".join(items)) is None:
-        raise ValueError("a folder listing holds a name that is not one path component")
-    items = list(map(sys.intern, items))
-    folders: dict[str, PackedListing] = {}
+def _folders(paths: list[str], lengths: list[int], data: bytes) -> dict[str, bytes]:
+    """The folder records, each checked: its counts against its length and names, no listing
+    without a signature, every file name one path component without NUL, every listing item a
+    kind and a name that is not ``.`` or ``..`` (the walk joins it to the folder's path and
+    may open it). The names are checked all at once."""
+    if sum(lengths) != len(data):
+        raise ValueError("the folder records do not fill their column")
+    records: dict[str, bytes] = {}
+    file_names: list[bytes] = []
+    items: list[bytes] = []
     position = 0
-    size = _FOLDER_ROW.size
-    for path, row in zip(paths, _chunks(_FOLDER_ROW, column, len(paths)), strict=True):
-        (count,) = _COUNT.unpack_from(row, size - _COUNT.size)
-        folders[path] = (row[: size - _COUNT.size], tuple(items[position : position + count]))
-        position += count
-    if position != len(items):
-        raise ValueError("the folder listings do not hold every item")
-    return PackedFolders(folders)
+    head = _RECORD_HEAD
+    row = _FILE_ROW.size
+    unpack_counts = _RECORD_COUNTS.unpack_from
+    for path, length in zip(paths, lengths, strict=True):
+        record = data[position : position + length]
+        position += length
+        if length < head:
+            raise ValueError(f"the record of {path[:80]!r} is cut short")
+        count, listed = unpack_counts(record, SIGNATURE_ROW.size)
+        end = head + row * count
+        if end > length:
+            raise ValueError(f"the record of {path[:80]!r} does not hold its rows")
+        text = record[end:]
+        names = text.split(b"\0") if text else []
+        if listed == NO_LISTING:
+            if record[: SIGNATURE_ROW.size] != _NO_SIGNATURE or len(names) != count:
+                raise ValueError(f"the record of {path[:80]!r} does not hold its names")
+            file_names += names
+        else:
+            if len(names) != count + listed:
+                raise ValueError(f"the record of {path[:80]!r} does not hold its names")
+            file_names += names[:count]
+            items += names[count:]
+        records[path] = record
+    if len(records) != len(paths):
+        raise ValueError("a folder has two records")
+    if file_names and _FILE_NAMES_RE.fullmatch(b"\0".join(file_names)) is None:
+        raise ValueError("a folder record holds a file name that is not one path component")
+    if items and _LISTING_RE.fullmatch(b"\0".join(items)) is None:
+        raise ValueError("a folder listing holds a name that is not one path component")
+    return records
 
 
 def _skills(
     folders: list[str],
     counts: list[int],
-    keys: tuple[list[str], list[tuple[Any, ...]]],
+    keys: tuple[list[bytes], bytes],
     entries: list[bytes],
     findings: dict[str, Any],
 ) -> dict[str, SkillRecord]:
@@ -664,14 +767,25 @@ def _skills(
     paths, rows = keys
     skills: dict[str, SkillRecord] = {}
     position = 0
+    size = _KEY_ROW.size
+    pack_count = _COUNT.pack
     for folder, count, encoded in zip(folders, counts, entries, strict=True):
         if not encoded.startswith(b'{"uri": '):
             raise ValueError(f"the encoded entry of {folder[:80]!r} is not an entry")
-        key: SkillKey = []
-        for file in range(position, position + count):
-            size, digest = rows[file]
-            key += (paths[file], size, "sha256:" + digest.hex())
-        position += count
+        end = position + count
+        if end > len(paths):
+            raise ValueError("the skill keys do not hold every file")
+        # Packed as a catalog builder keeps it: no object per file (_rules.PackedKey).
+        key = PackedKey(
+            b"".join(
+                [
+                    pack_count(count),
+                    rows[position * size : end * size],
+                    b"\0".join(paths[position:end]),
+                ]
+            )
+        )
+        position = end
         rows_of_findings = findings.get(folder, ())
         skills[folder] = SkillRecord(
             key, encoded, tuple(map(_finding, rows_of_findings)) if rows_of_findings else ()

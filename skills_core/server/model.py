@@ -248,7 +248,6 @@ class PublishedSkill:
         "findings",
         "folder",
         "listed",
-        "name",
         "root",
         "uri",
     )
@@ -260,7 +259,6 @@ class PublishedSkill:
     findings: tuple[Finding, ...]
     folder: str
     listed: bool
-    name: str
     root: int | None
     uri: str
 
@@ -307,8 +305,15 @@ class PublishedSkill:
             entry, files = make()
         _SET_SKILL_ENTRY(self, entry)
         _SET_SKILL_FILES(self, files)
-        _SET_SKILL_MAKE(self, None)
+        if type(make) is not tuple:  # (a builder's key stays: what the skill is made of)
+            _SET_SKILL_MAKE(self, None)
         return entry, files
+
+    @property
+    def name(self) -> str:
+        """The skill name, the last segment of its skill path (``entry.name``): taken from
+        :attr:`uri` when asked (nothing kept per skill)."""
+        return self.uri[: -len(_SKILL_MD_SUFFIX)].rpartition("/")[2]
 
     @property
     def root_uri(self) -> str:
@@ -414,7 +419,6 @@ _SET_FILE_PATH, _SET_FILE_SIZE, _SET_FILE_DIGEST, _SET_FILE_DATA = slot_setters(
     _SET_SKILL_LISTED,
     _SET_SKILL_ROOT,
     _SET_SKILL_URI,
-    _SET_SKILL_NAME,
 ) = slot_setters(
     PublishedSkill,
     "_entry",
@@ -426,7 +430,6 @@ _SET_FILE_PATH, _SET_FILE_SIZE, _SET_FILE_DIGEST, _SET_FILE_DATA = slot_setters(
     "listed",
     "root",
     "uri",
-    "name",
 )
 
 
@@ -458,6 +461,13 @@ def restored_published_skill(
     return skill
 
 
+def skill_key(skill: PublishedSkill) -> bytes | None:
+    """The packed key of a skill a catalog builder kept encoded (package-private): what it is
+    made of (see :mod:`skills_core.server.catalog`); None for any other skill."""
+    make = skill._make
+    return make[1] if type(make) is tuple else None
+
+
 def _fill(
     skill: PublishedSkill,
     slots: tuple[
@@ -473,7 +483,7 @@ def _fill(
     ],
 ) -> None:
     """Set every slot of a new ``skill``: entry, files, make, encoded entry, findings, folder,
-    listed, root and URI (and the name, from the URI)."""
+    listed, root and URI (the name is read from the URI)."""
     entry, files, make, encoded, findings, folder, listed, root, uri = slots
     _SET_SKILL_ENTRY(skill, entry)
     _SET_SKILL_FILES(skill, files)
@@ -484,4 +494,3 @@ def _fill(
     _SET_SKILL_LISTED(skill, listed)
     _SET_SKILL_ROOT(skill, root)
     _SET_SKILL_URI(skill, uri)
-    _SET_SKILL_NAME(skill, uri[: -len(_SKILL_MD_SUFFIX)].rpartition("/")[2])

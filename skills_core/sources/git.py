@@ -275,10 +275,16 @@ class _Commits:
             is_skill_md = path.endswith(_SKILL_MD_SUFFIX)
             digest = digests.get(oid)
             data: bytes | None = None
-            if digest is None or (
-                is_skill_md
-                and not self.builder.knows(
-                    digest, path[: -len(_SKILL_MD_SUFFIX)].rpartition("/")[2]
+            if (
+                digest is None
+                or (
+                    is_skill_md
+                    and not self.builder.knows(
+                        digest,
+                        path[: -len(_SKILL_MD_SUFFIX)].rpartition("/")[2],
+                        root=0,  # the one root this source builds
+                        folder=path[: -len(_SKILL_MD_SUFFIX)],
+                    )
                 )
             ):
                 data = self.repository.read(oid)

@@ -72,15 +72,15 @@ print(files, folders)
 #: ``fstatat`` (no link followed) per folder and file it lists; no object per file, no catalog.
 WARM_FLOOR = """
 import os, sys
-from skills_core.server.index import decode_index
+from skills_core.server.index import decode_index, unpack_folder
 from skills_core.server.index_file import read_index_file
 data = read_index_file(sys.argv[2])
 (root,) = decode_index(data).roots
 fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-for path in root.folders:
+for path, record in root.records.items():
     os.stat(path or ".", dir_fd=fd, follow_symlinks=False)
-for path in root.files:
-    os.stat(path, dir_fd=fd, follow_symlinks=False)
+    for name in unpack_folder(record)[2]:
+        os.stat(f"{path}/{name}" if path else name, dir_fd=fd, follow_symlinks=False)
 """
 
 
