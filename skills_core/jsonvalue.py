@@ -209,9 +209,9 @@ def strict_scanner() -> Callable[[str, int], tuple[JSONValue, int]]:
     ValueError; it raises StopIteration when no value starts at ``index``, and RecursionError
     past the interpreter's nesting limit (the caller turns both into its own error).
     """
-    scan: Callable[[str, int], tuple[JSONValue, int]] = json.JSONDecoder(
-        object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constants
-    ).scan_once  # type: ignore[attr-defined]  # the decoder's own entry point (C)
+    decoder = json.JSONDecoder(object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constants)
+    # the decoder's own entry point (C), which its __init__ sets (the stubs do not declare it)
+    scan: Callable[[str, int], tuple[JSONValue, int]] = vars(decoder)["scan_once"]
     return scan
 
 

@@ -372,14 +372,14 @@ class AppConfig:
 
         session_key = derive_key(secret, "session")
         if self.load_in_background:
-            from ._startup import report_catalog  # noqa: PLC0415
+            from ._startup import report_catalog, say_in_log  # noqa: PLC0415
 
             return SkillsApp.loading(
                 load,
                 session_key=session_key,
                 options=options,
                 state_dir=self.state_dir,
-                then=lambda server: report_catalog(server.catalog, _report),
+                then=lambda server: report_catalog(server.catalog, say_in_log),
                 server_options=server_options,
             )
         return SkillsApp(load(), session_key=session_key, options=options, state_dir=self.state_dir)
@@ -419,18 +419,6 @@ def _say(message: str) -> None:
     if logging_configured():
         level = "info" if message.startswith("reloaded:") else "warning"
         log_event(level, "source", message)
-        return
-    from ..display import display  # noqa: PLC0415
-
-    sys.stderr.write(f"skills-core: serve: {display(message)}\n")
-    sys.stderr.flush()
-
-
-def _report(level: str, message: str) -> None:
-    """A worker's line about the catalog it loaded, on stderr, every character made visible: in
-    the log's format when the log is configured, else as a plain line."""
-    if logging_configured():
-        log_event(level, "catalog", message)
         return
     from ..display import display  # noqa: PLC0415
 

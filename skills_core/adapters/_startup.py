@@ -1,23 +1,26 @@
-"""What a serving process says about its catalog once it is loaded (lines for the operator).
+"""What a serving process says about its catalog once it is loaded, on stderr for the operator.
 
 Shared by ``skills-core serve`` over stdio (after :class:`~skills_core.adapters.loading.LoadingServer`
 has loaded) and by each HTTP worker (after :meth:`SkillsApp.loading
 <skills_core.adapters.asgi.SkillsApp.loading>` has loaded): both load in a thread while the
 handshake and the probes are answered, so what follows a load is said from that thread, once the
-catalog is served. Sizing the listing reads every listed entry once; it runs after the catalog is
-published, so it never delays readiness.
+catalog is served. Sizing the listing reads every listed entry once (below the entry cap; past
+it the count alone says it); it runs after the catalog is published, so it never delays
+readiness. :func:`say_in_log` writes a worker's lines, in the log's format when the log is
+configured.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..server.catalog import Catalog
 
-__all__ = ["report_catalog", "default_host_overflow"]
+__all__ = ["report_catalog", "default_host_overflow", "say_in_log"]
 
 
 def default_host_overflow(catalog: Catalog) -> str | None:
@@ -60,3 +63,17 @@ def report_catalog(catalog: Catalog, say: Callable[[str, str], None]) -> None:
             "so; its users can raise the cap (skills-core host --max-entries, "
             "--max-listed-resources, --max-listing-bytes)",
         )
+
+
+def say_in_log(level: str, message: str) -> None:
+    """A worker's line about the catalog it loaded, on stderr, every character made visible: in
+    the log's format when the log is configured, else as a plain line."""
+    from ._asgi_observe import log_event, logging_configured  # noqa: PLC0415 - HTTP only
+
+    if logging_configured():
+        log_event(level, "catalog", message)
+        return
+    from ..display import display  # noqa: PLC0415
+
+    sys.stderr.write(f"skills-core: serve: {display(message)}\n")
+    sys.stderr.flush()

@@ -9,7 +9,7 @@ and at a repeated cursor; SIL-17, WG-05), and each skill seen in this walk, so t
 listed twice with different entries is caught (SIL-04).
 
 **Budgets.** The registry keeps what servers list until they are forgotten, so a listing is
-bounded by what the registry may hold, not only by the walk's caps (issue: pages of 300 entries of
+bounded by what the registry may hold, not only by the walk's caps (pages of 300 entries of
 512 files reach 1.5 GB before 10,000 entries stop the walk). Before an entry is validated,
 :func:`~skills_core.host.budgets.entry_footprint` estimates what keeping it costs: its manifest
 rows, and its "listing bytes" (compact JSON plus

@@ -11,26 +11,33 @@ the folder it leads to and that folder's identity (device, inode). The source re
 when made and again at each look (a poll at most once per ``ttlMs``, a scan, a re-check), so a root
 switched to another folder, or a folder replaced under the same name, is served from its new
 place; links are followed only here, in the name of a root itself, never below it.
+
+Also the source's default log (:func:`log_warning`) and how it words why a digest index failed
+(:func:`reason_of`).
 """
 
 from __future__ import annotations
 
 import errno
 import hashlib
+import logging
 import os
 import stat
 from collections.abc import Callable, Sequence
 from typing import Final, final
 
-from .index import Signature
+from ..display import display
+from .index import DigestIndexError, Signature
 
 __all__ = [
     "CHUNK",
     "FILE_FLAGS",
     "PROBE",
     "Roots",
+    "log_warning",
     "read_hashing",
     "read_only",
+    "reason_of",
     "resolve_root",
     "stat_key",
 ]
@@ -210,3 +217,16 @@ def read_hashing(fd: int, size: int, keep: bool) -> tuple[int, str, bytes | None
         if keep:
             parts.append(chunk)
     return total, "sha256:" + hasher.hexdigest(), b"".join(parts) if keep else None
+
+
+def log_warning(message: str) -> None:
+    """A source's default ``log``: a warning of the ``skills_core`` logger, every character
+    visible."""
+    logging.getLogger("skills_core").warning("%s", display(message))
+
+
+def reason_of(exc: OSError | DigestIndexError) -> str:
+    """Why a digest index could not be used or written, in a few words."""
+    if isinstance(exc, DigestIndexError):
+        return exc.reason
+    return exc.strerror or str(exc)

@@ -242,7 +242,9 @@ class PackedKey(Sequence[str | int]):
             return self._unpacked() == other
         return NotImplemented
 
-    __hash__ = None  # type: ignore[assignment]  # a list's stand-in: not hashable either
+    def __hash__(self) -> int:
+        """Never: a list's stand-in is not hashable either."""
+        raise TypeError("unhashable type: 'PackedKey'")
 
     def __repr__(self) -> str:
         return f"PackedKey({self._unpacked()!r})"

@@ -40,7 +40,10 @@ __all__ = [
     "DIR_FLAGS",
     "EXHAUSTED",
     "NOT_SERVED",
+    "SPECIAL_REASON",
+    "SYMLINK_REASON",
     "Frame",
+    "RefusedError",
     "Structure",
     "Walk",
     "join",
@@ -66,6 +69,18 @@ NOT_SERVED: Final = frozenset(
 )
 #: Errors that say the process is out of descriptors or memory, not that a folder changed.
 EXHAUSTED: Final = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM})
+#: Why a walk refuses a link, and a FIFO, socket or device, where it finds one.
+SYMLINK_REASON: Final = "is a symbolic link; links are never followed or served"
+SPECIAL_REASON: Final = "is not a regular file or folder (a FIFO, socket or device); never opened"
+
+
+class RefusedError(Exception):
+    """A file the walk found but refuses to read (``code`` and ``reason`` for its problem)."""
+
+    def __init__(self, code: ProblemCode, reason: str) -> None:
+        super().__init__(reason)
+        self.code = code
+        self.reason = reason
 
 
 def open_below(fd: int, local: str) -> int:

@@ -50,13 +50,11 @@ of a folder's files in one record per folder with, given an index, the folder's 
 listing (:func:`~skills_core.server.index.pack_folder`: one bytes object per folder, none per
 file); a later scan or the re-check of one skill re-reads only files whose signature changed
 (and an unchanged ``SKILL.md`` whose frontmatter the catalog builder no longer knows). A file
-modified within a few seconds of being hashed could keep
-its signature through a second write (timestamps are coarse), so such a "racy" entry is never
-trusted and gets re-hashed the next time. What the cache cannot see is a write that moves no
-timestamp and keeps the size: through a shared writable mapping (``mmap``), only the first
-write to a page since it was mapped or last saved to disk updates ``mtime`` and ``ctime``. Such a
-file keeps its old digest in listings and ``skills/get`` (reads serve its bytes as they are)
-until its signature changes (``touch`` it) or a source without the cache hashes it.
+modified within a few seconds of being hashed could keep its signature through a second write
+(timestamps are coarse), so such a "racy" entry is never trusted and gets re-hashed the next
+time. A write that moves no timestamp and keeps the size (through a shared writable mapping,
+``mmap``) is not seen: such a file keeps its old digest in listings and ``skills/get`` (reads
+serve its bytes as they are) until its signature changes (``touch`` it).
 
 **A warm start from a digest index** (``index=``; the format and the rules of trust are in
 :mod:`skills_core.server.index`). The cache of digests, the folder listings, the skill
@@ -97,7 +95,7 @@ re-scans, with its cache, only when that record differs: a skill folder appeared
 and in listings after a re-scan (or at once, when a read or ``skills/get`` finds them: the server
 then re-checks the skill).
 
-**Roots are followed as the operator named them** (issue 22). A root is kept as named (absolute,
+**Roots are followed as the operator named them.** A root is kept as named (absolute,
 links in its name not resolved) and resolved again (:func:`~skills_core.server._fileio.resolve_root`)
 at every look: each poll that looks, each scan (``SIGHUP``, ``refresh()``), each re-check. A
 ``current`` link switched to another release (``ln -sfn`` and a rename; a Kubernetes ConfigMap's
@@ -117,7 +115,6 @@ descriptors or memory) is no change either, and :attr:`FilesystemSource.poll_not
 
 from __future__ import annotations
 
-import logging
 import os
 import stat
 import struct
@@ -127,14 +124,16 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Final, final
 
 from .._version import __version__
-from ..display import display
 from ..entry import DEFAULT_LIMITS, Limits
 from ..spec import SKILL_MD
-from ._fileio import FILE_FLAGS, Roots, read_hashing, read_only, stat_key
+from ._fileio import FILE_FLAGS, Roots, log_warning, read_hashing, read_only, reason_of, stat_key
 from ._walk import (
     DIR_FLAGS,
     NOT_SERVED,
+    SPECIAL_REASON,
+    SYMLINK_REASON,
     Frame,
+    RefusedError,
     Walk,
     join,
     open_below,
@@ -199,17 +198,6 @@ _DIR_FLAGS: Final = DIR_FLAGS  # what tests/benchmarks/bench_catalog.py walks wi
 _RACY_NS: Final = 3_000_000_000
 
 
-class _RefusedError(Exception):
-    def __init__(self, code: ProblemCode, reason: str) -> None:
-        super().__init__(reason)
-        self.code = code
-        self.reason = reason
-
-
-_SYMLINK_REASON: Final = "is a symbolic link; links are never followed or served"
-_SPECIAL_REASON: Final = "is not a regular file or folder (a FIFO, socket or device); never opened"
-
-
 @final
 class FilesystemSource(TreeSource):
     """Skills from folders on disk (the server's only I/O).
@@ -262,7 +250,7 @@ class FilesystemSource(TreeSource):
         self._selection = Selection(include_hidden=include_hidden, exclude=exclude, ignore=ignore)
         # Per root: its path as the operator named it, the folder it led to at the last look,
         # that folder's (device, inode), and its path as a prefix (lists updated in place).
-        self._where = Roots(roots, log if log is not None else _log_warning)
+        self._where = Roots(roots, log if log is not None else log_warning)
         self._named = self._where.named
         self._roots = self._where.resolved
         self._identities = self._where.identities
@@ -698,9 +686,9 @@ class FilesystemSource(TreeSource):
                 if name == SKILL_MD:
                     has_skill_md = True
             elif kind == "l":
-                walk.refuse(path, name, ProblemCode.SYMLINK, _SYMLINK_REASON)
+                walk.refuse(path, name, ProblemCode.SYMLINK, SYMLINK_REASON)
             else:
-                walk.refuse(path, name, ProblemCode.SPECIAL_FILE, _SPECIAL_REASON)
+                walk.refuse(path, name, ProblemCode.SPECIAL_FILE, SPECIAL_REASON)
         in_skill = in_skill or has_skill_md
         rows: dict[str, bytes] = {}
         if in_skill:
@@ -710,7 +698,7 @@ class FilesystemSource(TreeSource):
             for name in regular:
                 try:
                     files.append(self._file(walk, fd, path, name))
-                except _RefusedError as refused:
+                except RefusedError as refused:
                     walk.refuse(path, name, refused.code, refused.reason)
                 except OSError as exc:
                     walk.problems.append(problem(walk.root, join(path, name), exc))
@@ -774,7 +762,7 @@ class FilesystemSource(TreeSource):
         try:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
-                raise _RefusedError(ProblemCode.SPECIAL_FILE, _SPECIAL_REASON)
+                raise RefusedError(ProblemCode.SPECIAL_FILE, SPECIAL_REASON)
             if st.st_size > self._builder.limits.max_total_bytes:
                 # Any skill holding this file is over the limit and never published: skip the hash.
                 if keep:
@@ -923,7 +911,7 @@ class FilesystemSource(TreeSource):
             # else is replaced by a whole index of this user's, mode 0600.
             foreign = isinstance(exc, UntrustedFileError) and exc.foreign
             fate = "is not written" if foreign else "is rebuilt"
-            self.index_note = f"the digest index {path} was ignored and {fate}: {_why(exc)}"
+            self.index_note = f"the digest index {path} was ignored and {fate}: {reason_of(exc)}"
             self._unsaved = True
             return
         sections = {(r.path, r.device, r.inode, r.mount): r for r in index.roots}
@@ -996,20 +984,9 @@ class FilesystemSource(TreeSource):
             write_atomically(path, encode_index(index))
         except UntrustedFileError as exc:
             if self.index_note is None:
-                self.index_note = f"the digest index {path} is not written: {_why(exc)}"
+                self.index_note = f"the digest index {path} is not written: {reason_of(exc)}"
             return
         except OSError as exc:
-            self.index_note = f"the digest index {path} could not be written: {_why(exc)}"
+            self.index_note = f"the digest index {path} could not be written: {reason_of(exc)}"
             return
         self._unsaved = False
-
-
-def _log_warning(message: str) -> None:
-    """The default ``log``: a warning of the ``skills_core`` logger, every character visible."""
-    logging.getLogger("skills_core").warning("%s", display(message))
-
-
-def _why(exc: OSError | DigestIndexError) -> str:
-    if isinstance(exc, DigestIndexError):
-        return exc.reason
-    return exc.strerror or str(exc)
